@@ -1,0 +1,273 @@
+"""stepgate's command line: parse options -> settings -> Store -> ui.build_app -> launch.
+
+    python app.py                      serve ./stepgate.duckdb on 127.0.0.1:7860 (demo data on first run)
+    python app.py serve --db PATH --host HOST --port PORT
+    python app.py import PATH [--format F] [--dataset NAME] [--skip-bad]
+    python app.py export --format F --out PATH [--dataset NAME]
+    python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE
+    python app.py datasets list | set NAME KEY=VALUE ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+DEFAULT_DB = "stepgate.duckdb"
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=DEFAULT_DB, help=f"DuckDB database file (default: ./{DEFAULT_DB})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from exports import EXPORT_FORMATS
+    from store.importers import FORMATS
+    from store.records import TASKS
+    from store.users import ROLES
+
+    parser = argparse.ArgumentParser(
+        prog="app.py",
+        description="stepgate: annotation, agreement and quality gating for step-level reasoning data. "
+        "Without a verb, serves the app like `serve`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+
+    serve = verbs.add_parser("serve", help="serve the web app (the default verb)")
+    _add_serve_options(serve)
+
+    imp = verbs.add_parser("import", help="import a dataset file (format detected when not given)")
+    _add_db(imp)
+    imp.add_argument("path", help="the file to import (JSONL, CSV or Parquet)")
+    imp.add_argument("--format", choices=FORMATS, help="source format (detected when not given)")
+    imp.add_argument("--dataset", help="dataset name (default: the file name without extension)")
+    imp.add_argument("--task", choices=TASKS, help="gating task (default: by format)")
+    imp.add_argument("--mapping", help='column mapping for plain JSONL/CSV/Parquet, as JSON: {"question": "prompt", ...}')
+    imp.add_argument("--skip-bad", action="store_true",
+                     help="import the good lines and write a report of the skipped ones (default: a file "
+                          "with bad lines imports nothing)")  # fmt: skip
+    imp.add_argument("--report", help="where to write the report of skipped lines (with --skip-bad)")
+
+    exp = verbs.add_parser("export", help="write the gated data, the annotation log or the agreement report")
+    _add_db(exp)
+    exp.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="output format")
+    exp.add_argument("--out", required=True, help="output file")
+    exp.add_argument("--dataset", help="only this dataset (default: all)")
+
+    usr = verbs.add_parser("users", help="manage annotators: add, list, passwd, role")
+    uverbs = usr.add_subparsers(dest="users_verb", metavar="ACTION", required=True)
+    add = uverbs.add_parser("add", help="add an annotator")
+    _add_db(add)
+    add.add_argument("name")
+    add.add_argument("--role", choices=ROLES, default="annotator", help="role (default: annotator)")
+    add.add_argument("--password", help="password (prompted when omitted and a terminal is attached; "
+                                        "or set STEPGATE_PASSWORD)")  # fmt: skip
+    add.add_argument("--no-password", action="store_true", help="no password: can only log in in local mode")
+    _add_db(uverbs.add_parser("list", help="list annotators and their roles"))
+    pw = uverbs.add_parser("passwd", help="set an annotator's password")
+    _add_db(pw)
+    pw.add_argument("name")
+    pw.add_argument("--password", help="the new password (prompted when omitted; or STEPGATE_PASSWORD)")
+    role = uverbs.add_parser("role", help="change an annotator's role")
+    _add_db(role)
+    role.add_argument("name")
+    role.add_argument("role", choices=ROLES)
+
+    ds = verbs.add_parser("datasets", help="list datasets or change their quorum and assignment settings")
+    dverbs = ds.add_subparsers(dest="datasets_verb", metavar="ACTION", required=True)
+    _add_db(dverbs.add_parser("list", help="list datasets with their task, size and settings"))
+    dset = dverbs.add_parser("set", help="change settings, e.g. quorum=3 max_annotators=5 annotators_per_item=2")
+    _add_db(dset)
+    dset.add_argument("name")
+    dset.add_argument("settings", nargs="+", metavar="KEY=VALUE")
+    return parser
+
+
+def _add_serve_options(parser: argparse.ArgumentParser) -> None:
+    _add_db(parser)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=7860, help="port (default: 7860)")
+    parser.add_argument("--team", action="store_true",
+                        help="require a password login even on 127.0.0.1 (always on for other addresses)")  # fmt: skip
+    parser.add_argument("--no-demo", action="store_true", help="do not import the demo data into an empty database")
+    parser.add_argument("--encoder", help="folder of a local sentence-transformers model for step matching "
+                                          "(default: the bundled all-MiniLM-L6-v2)")  # fmt: skip
+
+
+def _open_store(db: str):
+    from store import Store, StoreError
+
+    try:
+        return Store(db)
+    except StoreError as exc:
+        sys.exit(f"error: {exc}")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from functools import partial
+
+    from store import users
+    from store.demo import populate_demo
+    from ui.app import build_app, launch_kwargs
+    from ui.auth import check_login
+    from ui.context import LOCAL, TEAM, AppContext
+
+    mode = LOCAL if args.host in LOCAL_HOSTS and not args.team else TEAM
+    store = _open_store(args.db)
+    if mode == TEAM and not any(u.has_password for u in users.list_users(store)):
+        store.close()
+        sys.exit(
+            "error: team mode needs at least one annotator with a password. Add one first:\n"
+            f"  python app.py users add NAME --role admin --db {args.db}"
+        )
+    if not args.no_demo:
+        for outcome in populate_demo(store):
+            print(f"demo: {outcome.summary()}")
+    ctx = AppContext(store=store, mode=mode, encoder_path=args.encoder)
+    app = build_app(ctx)
+    app.queue(default_concurrency_limit=8)
+    message = (
+        "Local mode: type your annotator name and a password. A new name creates your annotator "
+        "with that password." if mode == LOCAL else "Log in with your stepgate annotator name and password."
+    )
+    print(f"stepgate: serving {args.db} on http://{args.host}:{args.port} ({mode} mode)", flush=True)
+    try:
+        app.launch(server_name=args.host, server_port=args.port, auth=partial(check_login, ctx),
+                   auth_message=message, show_error=True, **launch_kwargs(ctx))  # fmt: skip
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from store.importers import ImportFormatError
+    from store.imports import ImportRejected, import_file
+
+    mapping = None
+    if args.mapping:
+        try:
+            mapping = json.loads(args.mapping)
+        except json.JSONDecodeError as exc:
+            sys.exit(f"error: --mapping is not valid JSON ({exc.msg} at character {exc.pos})")
+    store = _open_store(args.db)
+    try:
+        with tqdm(desc=f"importing {Path(args.path).name}", unit=" items", disable=None) as bar:
+            outcome = import_file(store, args.path, format=args.format, dataset=args.dataset, task=args.task,
+                                  mapping=mapping, skip_bad=args.skip_bad, report_path=args.report,
+                                  progress=bar.update)  # fmt: skip
+    except (ImportRejected, ImportFormatError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    print(outcome.summary())
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from exports import ExportError, export
+
+    store = _open_store(args.db)
+    try:
+        written = export(store, args.format, Path(args.out), dataset=args.dataset)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    print(f"wrote {written.rows} row(s) to {written.path}")
+    return 0
+
+
+def _password(given: str | None, name: str) -> str:
+    if given:
+        return given
+    if os.environ.get("STEPGATE_PASSWORD"):
+        return os.environ["STEPGATE_PASSWORD"]
+    if not sys.stdin.isatty():
+        sys.exit("error: give --password, set STEPGATE_PASSWORD, or run in a terminal to be asked")
+    first = getpass.getpass(f"password for {name}: ")
+    if first != getpass.getpass("again: "):
+        sys.exit("error: the two passwords differ; nothing was changed")
+    return first
+
+
+def cmd_users(args: argparse.Namespace) -> int:
+    from store import users
+
+    store = _open_store(args.db)
+    try:
+        if args.users_verb == "add":
+            password = None if args.no_password else _password(args.password, args.name)
+            if password is not None and len(password) < 8:
+                sys.exit("error: a password needs at least 8 characters; nothing was changed")
+            user = users.add_user(store, args.name, args.role, password)
+            print(f"added {user.name} ({user.role}{', no password' if password is None else ''})")
+        elif args.users_verb == "list":
+            for user in users.list_users(store):
+                print(f"{user.name}\t{user.role}\t{'password set' if user.has_password else 'no password'}")
+        elif args.users_verb == "passwd":
+            users.set_password(store, args.name, _password(args.password, args.name))
+            print(f"password of {args.name} changed")
+        elif args.users_verb == "role":
+            users.set_role(store, args.name, args.role)
+            print(f"{args.name} is now {args.role}")
+    except users.UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from store import datasets
+    from store.assignments import progress
+
+    store = _open_store(args.db)
+    try:
+        if args.datasets_verb == "list":
+            for d in datasets.list_datasets(store):
+                p = progress(store, d.id)
+                settings = {k: d.setting(k) for k in datasets.DEFAULT_SETTINGS}
+                print(f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}")
+        else:
+            changes = {}
+            for pair in args.settings:
+                key, _, value = pair.partition("=")
+                if not value.strip().lstrip("-").isdigit():
+                    print(f"error: {pair!r}: write KEY=NUMBER, e.g. quorum=3", file=sys.stderr)
+                    return 1
+                changes[key.strip()] = int(value)
+            d = datasets.update_settings(store, args.name, changes)
+            print(f"{d.name}: {json.dumps(d.settings)}")
+    except datasets.DatasetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("--") and argv[0] not in ("--help", "-h")):
+        argv = ["serve", *argv]
+    args = parser.parse_args(argv)
+    handlers = {"serve": cmd_serve, "import": cmd_import, "export": cmd_export, "users": cmd_users,
+                "datasets": cmd_datasets}  # fmt: skip
+    return handlers[args.verb](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Exports: one module per output format; reads through store functions, writes files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store import Store
+
+__all__ = ["EXPORT_FORMATS", "ExportError", "Written", "export"]
+
+
+class ExportError(ValueError):
+    """An export that cannot be written, said with what and where."""
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    rows: int
+
+
+def _writers() -> dict:
+    from exports import gated, log
+
+    return {
+        "log-parquet": log.write_parquet,
+        "log-csv": log.write_csv,
+        "log-jsonl": log.write_jsonl,
+        "prmbench": gated.write_prmbench,
+        "processbench": gated.write_processbench,
+        "items-jsonl": gated.write_items_jsonl,
+    }
+
+
+EXPORT_FORMATS = ("log-parquet", "log-csv", "log-jsonl", "prmbench", "processbench", "items-jsonl")
+
+
+def export(store: Store, fmt: str, out: Path, *, dataset: str | None = None) -> Written:
+    """Write one export; the file appears whole or not at all (written beside, then renamed)."""
+    from store.datasets import get_dataset
+
+    writers = _writers()
+    if fmt not in writers:
+        raise ExportError(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+    dataset_id = None
+    if dataset is not None:
+        found = get_dataset(store, dataset)
+        if found is None:
+            raise ExportError(f"no dataset named {dataset!r}")
+        dataset_id = found.id
+    out = Path(out)
+    if not out.parent.exists():
+        raise ExportError(f"the folder {out.parent} does not exist")
+    tmp = out.with_name(f".{out.name}.partial")
+    try:
+        rows = writers[fmt](store, tmp, dataset_id)
+        tmp.replace(out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    return Written(out, rows)

@@ -1,0 +1,1 @@
+"""Pure statistics and decisions for stepgate: agreement, consensus, scoring, reports."""

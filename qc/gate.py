@@ -1,0 +1,125 @@
+"""The gate: turns a submitted label into a stored annotation and the item's next state.
+
+Runs inside one store transaction, so the label, the assignment and the decision are committed
+together before the annotator is told "saved". The decision itself comes from pure functions
+(`decide`), the writes from store functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from qc.consensus import earliest_error_consensus
+from qc.tasks import PayloadError, validate_payload
+from store import annotations, datasets, items, state
+from store.datasets import Dataset
+from store.db import Store
+from store.items import ItemView
+from store.records import EARLIEST_ERROR, NO_ERROR
+from store.users import Annotator
+
+__all__ = ["GateError", "SubmitResult", "decide", "now_utc", "submit"]
+
+
+class GateError(ValueError):
+    """A submit that cannot be accepted; nothing was stored."""
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    annotation_id: int
+    duplicate: bool
+    status: str
+    target: int
+
+
+@dataclass(frozen=True)
+class Decision:
+    target: int
+    status: str
+    decision: dict[str, Any] | None
+    settled_at: int | None
+
+
+def now_utc() -> datetime:
+    """Naive UTC: what the store compares lease times in."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def decide(dataset: Dataset, item: ItemView, labels: list[dict[str, Any]], target: int) -> Decision:
+    """The item's state after these labels (arrival order), by the dataset's task rule."""
+    if dataset.task == EARLIEST_ERROR:
+        result = earliest_error_consensus(
+            [int(p["earliest_error"]) for p in labels],
+            quorum=int(dataset.setting("quorum")),
+            max_annotators=int(dataset.setting("max_annotators")),
+        )
+        status = "open" if result.status == "pending" else result.status
+        decision: dict[str, Any] = {"label": result.label, "labels": len(labels)}
+        # ProcessBench discards items whose final answer is wrong but whose consensus says "no error".
+        if result.status == "consensus" and result.label == NO_ERROR and item.final_answer_correct is False:
+            status, decision["flag"] = "discarded", "final answer wrong but consensus says all steps correct"
+        settled = len(labels) if status != "open" else None
+        return Decision(len(labels) + result.needed, status, decision, settled)
+    if len(labels) >= target:
+        return Decision(target, "complete", {"labels": len(labels)}, len(labels))
+    return Decision(target, "open", None, None)
+
+
+def submit(
+    store: Store,
+    *,
+    annotator: Annotator,
+    item_id: int,
+    version_id: int,
+    payload: dict[str, Any],
+    request_id: str,
+    seconds_spent: float | None = None,
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Store one label and settle the item's state; a retried request id is stored once."""
+    now = now or now_utc()
+    if not request_id or len(request_id) > 128:
+        raise GateError("a submit needs a request id of 1-128 characters")
+    with store.writing() as tx:
+        previous = annotations.annotation_by_request(tx, request_id)
+        if previous is not None:
+            if previous.annotator_id != annotator.id or previous.item_id != item_id:
+                raise GateError("this request id was already used for another submit; nothing was stored")
+            current = state.get_item_state(tx, item_id)
+            return SubmitResult(previous.id, True, current.status if current else "open",
+                                current.target if current else 0)  # fmt: skip
+        item = items.get_item(tx, item_id)
+        if item is None:
+            raise GateError(f"there is no item {item_id}")
+        if item.version_id != version_id:
+            raise GateError(
+                f"item {item.external_id} changed (now version {item.version}) since you opened it; "
+                "your label was not saved: reload the item"
+            )
+        dataset = datasets.get_dataset(tx, item.dataset_id)
+        assert dataset is not None
+        try:
+            clean = validate_payload(dataset.task, payload, item)
+        except PayloadError as exc:
+            raise GateError(str(exc)) from exc
+        if not store.scheduler.can_submit(tx, dataset.id, item_id, annotator.id, now):
+            raise GateError(
+                f"item {item.external_id} already has all the annotators it needs "
+                "(your lease had expired); your label was not saved"
+            )
+        stored = annotations.insert_annotation(
+            tx, request_id=request_id, annotator_id=annotator.id, item_id=item_id, version_id=version_id,
+            dataset_id=dataset.id, task=dataset.task, payload=clean, seconds_spent=seconds_spent, now=now,
+        )  # fmt: skip
+        current = state.get_item_state(tx, item_id)
+        labels = [a.payload for a in annotations.labels_for_item(tx, item_id, version_id)]
+        result = decide(dataset, item, labels, current.target if current else 1)
+        state.set_item_state(tx, item_id, target=result.target, status=result.status,
+                             decision=result.decision, settled_at=result.settled_at, now=now)  # fmt: skip
+        tx.after_commit(partial(store.scheduler.record_done, dataset.id, item_id, annotator.id,
+                                target=result.target, open_=result.status == "open"))  # fmt: skip
+    return SubmitResult(stored.id, stored.duplicate, result.status, result.target)

@@ -1,0 +1,455 @@
+"""Agreement report over long-format labels, with item-bootstrap confidence intervals.
+
+Long format: one row per label, columns ``item, annotator, field, value``.
+
+Fast bootstrap: every coefficient here is a function of sums over items of per-item quantities
+(category counts, pairwise agreement, Krippendorff's per-item coincidences). Those quantities
+are computed once as the columns of a matrix X (items x m); a bootstrap replicate that draws
+items with replacement is then a weight vector w (how often each item was drawn), and its sums
+are w @ X. A thousand replicates over 100,000 items are a few matrix products.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from qc.agreement import (
+    _alpha_values,
+    _as_2d,
+    _item_agreement,
+    _paradox,
+    category_counts,
+    encode_labels,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    observed_agreement,
+)
+
+__all__ = [
+    "FAST_STATISTICS",
+    "agreement_report",
+    "bootstrap_ci",
+    "point_estimates",
+    "ratings_matrix",
+    "within_tolerance_agreement",
+]
+
+NAN = float("nan")
+_EPS = 1e-12
+FAST_STATISTICS = (
+    "observed_agreement",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "gwet_ac1",
+    "pabak",
+    "mean_cohen_kappa",
+)
+_DENSE_CELLS = 8_000_000  # a block of sums larger than this stays sparse (many annotators or labels)
+_DRAWS_PER_CHUNK = 8_000_000  # item draws held in memory at once while resampling
+
+
+def ratings_matrix(df: pd.DataFrame, field: str) -> pd.DataFrame:
+    """Items x annotators table of one field's values (NaN where unlabelled); a repeated label keeps the last."""
+    rows = df.loc[df["field"] == field, ["item", "annotator", "value"]]
+    rows = rows.drop_duplicates(["item", "annotator"], keep="last")
+    wide = rows.pivot(index="item", columns="annotator", values="value")
+    return wide.sort_index().sort_index(axis=1)
+
+
+def within_tolerance_agreement(ratings: Any, tolerance: int = 1) -> float:
+    """Mean pairwise agreement on earliest-error labels where |a - b| <= tolerance counts; -1 agrees only with -1."""
+    values = np.asarray(_as_2d(ratings), dtype=float)
+    n_items, n_annotators = values.shape
+    agree = np.zeros(n_items)
+    pairs = np.zeros(n_items)
+    for i in range(n_annotators):
+        for j in range(i + 1, n_annotators):
+            a, b = values[:, i], values[:, j]
+            both = ~np.isnan(a) & ~np.isnan(b)
+            no_error = (a == -1) | (b == -1)
+            ok = np.where(no_error, a == b, np.abs(a - b) <= tolerance) & both
+            agree += ok
+            pairs += both
+    pairable = pairs > 0
+    if pairable.sum() < 2:
+        return NAN
+    return float((agree[pairable] / pairs[pairable]).mean())
+
+
+@dataclass(frozen=True)
+class _Block:
+    """Per-item columns X (dense or sparse) and the function turning summed columns into the statistic."""
+
+    columns: Any
+    finish: Callable[[np.ndarray], np.ndarray]
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _chance_corrected(observed: np.ndarray, chance: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (observed - chance) / (1.0 - chance)
+    return np.where(ok & (1.0 - chance > _EPS), out, np.nan)
+
+
+def _columns(
+    rows: list[np.ndarray], cols: list[np.ndarray], vals: list[np.ndarray], shape: tuple[int, int]
+) -> Any:
+    """Per-item columns from (item, column, value) entries, repeats summed; dense unless large."""
+    flat = [np.concatenate(part) if part else np.zeros(0) for part in (rows, cols, vals)]
+    matrix = sparse.coo_matrix((flat[2], (flat[0].astype(np.int64), flat[1].astype(np.int64))), shape=shape)
+    return matrix.toarray() if shape[0] * shape[1] <= _DENSE_CELLS else matrix.tocsr()
+
+
+def _category_blocks(counts: np.ndarray, q: int) -> dict[str, _Block]:
+    """Observed agreement (Fleiss' P-bar), Fleiss' kappa and Gwet's AC1 from per-item category counts."""
+    k = counts.shape[1]
+    agree, pairable = _item_agreement(counts)
+    m = counts.sum(axis=1)
+    rated = m >= 1
+    base = np.column_stack([agree, pairable.astype(float)])
+
+    def oa(s: np.ndarray) -> np.ndarray:
+        return np.where(s[:, 1] >= 2, _safe_div(s[:, 0], s[:, 1]), np.nan)
+
+    def fleiss(s: np.ndarray) -> np.ndarray:
+        p = _safe_div(s[:, 2:], s[:, 2:].sum(axis=1, keepdims=True))
+        return _chance_corrected(oa(s), (p**2).sum(axis=1), s[:, 1] >= 2)
+
+    def ac1(s: np.ndarray) -> np.ndarray:
+        pi = _safe_div(s[:, 2 : 2 + k], s[:, [-1]])
+        pe = (pi * (1.0 - pi)).sum(axis=1) / (q - 1) if q >= 2 else np.full(len(s), np.nan)
+        return _chance_corrected(oa(s), pe, s[:, 1] >= 2)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = np.where(rated[:, None], counts / np.where(rated, m, 1.0)[:, None], 0.0)
+    return {
+        "observed_agreement": _Block(base, oa),
+        "fleiss_kappa": _Block(np.column_stack([base, counts * pairable[:, None]]), fleiss),
+        "gwet_ac1": _Block(np.column_stack([base, shares, rated.astype(float)]), ac1),
+    }
+
+
+def _distance_matrix(values: np.ndarray, level: str) -> np.ndarray:
+    """Krippendorff's fixed difference functions (2011, sec. "metric differences"); ordinal depends on the data."""
+    a, b = values[:, None], values[None, :]
+    if level == "nominal":
+        return (a != b).astype(float)
+    if level == "interval":
+        return (a - b) ** 2
+    total = a + b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total != 0, ((a - b) / np.where(total != 0, total, 1.0)) ** 2, 0.0)
+
+
+def _alpha_block(codes: np.ndarray, counts: np.ndarray, values: np.ndarray, level: str) -> _Block:
+    """Krippendorff's alpha from summed per-item coincidences (Krippendorff 2011, coincidence matrix o_ck).
+
+    Item u adds (n_uc n_uk - [c == k] n_uc) / (m_u - 1) to o_ck. Its row sums are the item's counts,
+    so the marginals n_c are sums of counts over pairable items and only the distance-weighted
+    disagreement needs more: one column for fixed distances, the upper triangle of o for ordinal.
+    """
+    k = counts.shape[1]
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    held = counts * pairable[:, None]
+    n_items = len(counts)
+    if level != "ordinal":
+        dist = _distance_matrix(values, level)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            disagreement = np.where(pairable, np.einsum("ij,jk,ik->i", held, dist, held) / (m - 1), 0.0)
+        columns = np.column_stack([held, pairable.astype(float), disagreement])
+
+        def finish(s: np.ndarray) -> np.ndarray:
+            n_c = s[:, :k]
+            n = n_c.sum(axis=1)
+            expected = np.einsum("bi,ij,bj->b", n_c, dist, n_c)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                alpha = 1.0 - (n - 1.0) * s[:, k + 1] / expected
+            return np.where((s[:, k] >= 2) & (expected > _EPS), alpha, np.nan)
+
+        return _Block(columns, finish)
+
+    iu, ju = np.triu_indices(k, 1)
+    pair_col = -np.ones((k, k), dtype=np.int64)
+    pair_col[iu, ju] = np.arange(len(iu))
+    rows, cols, vals = [], [], []
+    present = ~np.isnan(codes)
+    weight = np.where(pairable, 1.0 / np.maximum(m - 1, 1), 0.0)
+    for a in range(codes.shape[1]):
+        for b in range(a + 1, codes.shape[1]):
+            both = present[:, a] & present[:, b] & (codes[:, a] != codes[:, b])
+            ca, cb = codes[both, a].astype(np.int64), codes[both, b].astype(np.int64)
+            rows.append(np.flatnonzero(both))
+            cols.append(pair_col[np.minimum(ca, cb), np.maximum(ca, cb)])
+            vals.append(weight[both])
+    head = np.column_stack([held, pairable.astype(float)])
+    upper = _columns(rows, cols, vals, (n_items, len(iu)))
+    columns = (
+        np.column_stack([head, upper])
+        if isinstance(upper, np.ndarray)
+        else sparse.hstack([sparse.csr_matrix(head), upper], format="csr")
+    )
+
+    def finish_ordinal(s: np.ndarray) -> np.ndarray:
+        n_c = s[:, :k]
+        n = n_c.sum(axis=1)
+        cum = np.cumsum(n_c, axis=1)
+        # ordinal difference: (sum of n_g for g from c to k, minus half of n_c and n_k) squared
+        span = cum[:, ju] - cum[:, iu] + n_c[:, iu]
+        dist = (span - (n_c[:, iu] + n_c[:, ju]) / 2.0) ** 2
+        observed = (s[:, k + 1 :] * dist).sum(axis=1)
+        expected = (n_c[:, iu] * n_c[:, ju] * dist).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = 1.0 - (n - 1.0) * observed / expected
+        return np.where((s[:, k] >= 2) & (expected > _EPS), alpha, np.nan)
+
+    return _Block(columns, finish_ordinal)
+
+
+def _pairwise_blocks(codes: np.ndarray, k: int) -> dict[str, _Block]:
+    """Mean over annotator pairs of Cohen's kappa and of PABAK; per pair: agreements and both marginals."""
+    present = ~np.isnan(codes)
+    width = 1 + 2 * k
+    rows, cols, vals = [], [], []
+    n_pairs = 0
+    for a in range(codes.shape[1]):
+        for b in range(a + 1, codes.shape[1]):
+            both = present[:, a] & present[:, b]
+            if not both.any():
+                continue
+            items = np.flatnonzero(both)
+            ca, cb = codes[both, a].astype(np.int64), codes[both, b].astype(np.int64)
+            start = n_pairs * width
+            same = ca == cb
+            rows += [items[same], items, items]
+            cols += [np.full(same.sum(), start), start + 1 + ca, start + 1 + k + cb]
+            vals += [np.ones(same.sum()), np.ones(len(items)), np.ones(len(items))]
+            n_pairs += 1
+    columns = _columns(rows, cols, vals, (len(codes), max(n_pairs, 1) * width))
+    k_pabak = max(k, 2)
+
+    def split(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        s = s[:, : n_pairs * width].reshape(len(s), n_pairs, width)
+        n = s[:, :, 1 : 1 + k].sum(axis=2)
+        return s, n, _safe_div(s[:, :, 0], n), n >= 2
+
+    def mean_over_pairs(values: np.ndarray) -> np.ndarray:
+        ok = ~np.isnan(values)
+        return np.where(
+            ok.any(axis=1), np.where(ok, values, 0.0).sum(axis=1) / np.maximum(ok.sum(axis=1), 1), np.nan
+        )
+
+    def kappa(s: np.ndarray) -> np.ndarray:
+        s, n, po, ok = split(s)
+        pa = _safe_div(s[:, :, 1 : 1 + k], n[:, :, None])
+        pb = _safe_div(s[:, :, 1 + k :], n[:, :, None])
+        return mean_over_pairs(_chance_corrected(po, (pa * pb).sum(axis=2), ok))
+
+    def pabak(s: np.ndarray) -> np.ndarray:
+        _, _, po, ok = split(s)
+        return mean_over_pairs(np.where(ok, (k_pabak * po - 1.0) / (k_pabak - 1.0), np.nan))
+
+    return {"pabak": _Block(columns, pabak), "mean_cohen_kappa": _Block(columns, kappa)}
+
+
+def _blocks(
+    ratings: Any, names: Sequence[str], level: str, order: Sequence[Any] | None
+) -> tuple[dict[str, _Block], int]:
+    codes, categories = encode_labels(ratings, order)
+    k = len(categories)
+    counts = category_counts(codes, k)
+    blocks: dict[str, _Block] = {}
+    if {"observed_agreement", "fleiss_kappa", "gwet_ac1"} & set(names):
+        blocks.update(_category_blocks(counts, k))
+    if "krippendorff_alpha" in names:
+        values = _alpha_values(categories, level, order)
+        blocks["krippendorff_alpha"] = _alpha_block(codes, counts, values, level)
+    if {"pabak", "mean_cohen_kappa"} & set(names):
+        blocks.update(_pairwise_blocks(codes, k))
+    unknown = set(names) - set(FAST_STATISTICS)
+    if unknown:
+        raise ValueError(f"no fast path for {sorted(unknown)}; known: {FAST_STATISTICS}")
+    return {name: blocks[name] for name in names}, len(codes)
+
+
+class _Plan:
+    """All blocks' dense columns side by side, so one replicate chunk costs one matrix product."""
+
+    def __init__(self, blocks: dict[str, _Block]):
+        self.blocks = blocks
+        self.slices: dict[int, slice] = {}
+        self.sparse: dict[int, Any] = {}
+        dense, width = [], 0
+        for block in blocks.values():
+            key = id(block.columns)
+            if key in self.slices or key in self.sparse:
+                continue
+            if sparse.issparse(block.columns):
+                self.sparse[key] = block.columns.tocsc()
+            else:
+                cols = np.asarray(block.columns, dtype=float)
+                dense.append(cols)
+                self.slices[key] = slice(width, width + cols.shape[1])
+                width += cols.shape[1]
+        self.dense = np.hstack(dense) if dense else None
+
+    def evaluate(self, weights: np.ndarray) -> dict[str, np.ndarray]:
+        """Each statistic for every row of ``weights`` (replicates x items)."""
+        # (X.T @ W.T).T runs several times faster than W @ X for a short, wide W under OpenBLAS.
+        summed = (self.dense.T @ weights.T).T if self.dense is not None else None
+        out = {}
+        for name, block in self.blocks.items():
+            key = id(block.columns)
+            if key in self.slices:
+                s = summed[:, self.slices[key]]
+            else:
+                s = np.asarray((self.sparse[key].T @ weights.T).T)
+            out[name] = block.finish(s)
+        return out
+
+
+def point_estimates(
+    ratings: Any,
+    statistics: Sequence[str] = FAST_STATISTICS,
+    level: str = "nominal",
+    order: Sequence[Any] | None = None,
+) -> dict[str, float]:
+    """The statistics from the summed per-item columns the bootstrap uses (equal to qc.agreement's)."""
+    blocks, n_items = _blocks(ratings, statistics, level, order)
+    return {name: float(v[0]) for name, v in _Plan(blocks).evaluate(np.ones((1, n_items))).items()}
+
+
+def _index_chunks(n_items: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
+    """Rows of item indices drawn with replacement, in chunks; same seed, same draws on every path."""
+    rng = np.random.default_rng(seed)
+    per_chunk = max(1, _DRAWS_PER_CHUNK // max(n_items, 1))
+    done = 0
+    while done < n_boot:
+        size = min(per_chunk, n_boot - done)
+        yield rng.integers(0, n_items, size=(size, n_items))
+        done += size
+
+
+def _weights(draws: np.ndarray, n_items: int) -> np.ndarray:
+    """How often each item was drawn, per replicate (consumes ``draws``)."""
+    draws += (np.arange(len(draws)) * n_items)[:, None]
+    return np.bincount(draws.ravel(), minlength=draws.size).reshape(len(draws), n_items).astype(float)
+
+
+def _replicates(
+    ratings: Any, statistics: Sequence[str], n_boot: int, seed: int, level: str, order: Sequence[Any] | None
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    blocks, n_items = _blocks(ratings, statistics, level, order)
+    plan = _Plan(blocks)
+    points = {name: float(v[0]) for name, v in plan.evaluate(np.ones((1, n_items))).items()}
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in statistics}
+    if n_items:
+        for draws in _index_chunks(n_items, n_boot, seed):
+            for name, values in plan.evaluate(_weights(draws, n_items)).items():
+                parts[name].append(values)
+    reps = {name: np.concatenate(v) if v else np.full(n_boot, np.nan) for name, v in parts.items()}
+    return points, reps
+
+
+def _interval(replicates: np.ndarray, ci: float) -> tuple[float, float]:
+    """Percentile interval over the defined replicates (a replicate can be NaN, e.g. one label only)."""
+    finite = replicates[~np.isnan(replicates)]
+    if finite.size == 0:
+        return NAN, NAN
+    tail = (1.0 - ci) / 2.0
+    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+_FAST_FUNCTIONS = {
+    observed_agreement: "observed_agreement",
+    fleiss_kappa: "fleiss_kappa",
+    gwet_ac1: "gwet_ac1",
+    krippendorff_alpha: "krippendorff_alpha",
+}
+
+
+def bootstrap_ci(
+    ratings: Any,
+    statistic: str | Callable[[Any], float],
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci: float = 0.95,
+    *,
+    level: str = "nominal",
+    order: Sequence[Any] | None = None,
+) -> tuple[float, float]:
+    """Percentile interval from resampling items (rows) with replacement (Efron & Tibshirani 1993, ch. 13).
+
+    ``statistic`` is a name in FAST_STATISTICS or one of qc.agreement's coefficient functions
+    (vectorised path; the label set stays that of the full data), or any callable on a ratings
+    matrix (one call per replicate, same draws for the same seed).
+    """
+    if not 0.0 < ci < 1.0:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    name = statistic if isinstance(statistic, str) else _FAST_FUNCTIONS.get(statistic)
+    if name is not None:
+        _, reps = _replicates(ratings, [name], n_boot, seed, level, order)
+        return _interval(reps[name], ci)
+    frame = ratings if isinstance(ratings, pd.DataFrame) else None
+    arr = _as_2d(ratings)
+    values = []
+    for draws in _index_chunks(len(arr), n_boot, seed):
+        for row in draws:
+            values.append(statistic(frame.iloc[row] if frame is not None else arr[row]))
+    return _interval(np.asarray(values, dtype=float), ci)
+
+
+def agreement_report(
+    df: pd.DataFrame,
+    fields: dict[str, str],
+    n_boot: int = 1000,
+    seed: int = 0,
+    order: dict[str, Sequence[Any]] | None = None,
+    ci: float = 0.95,
+    paradox_threshold: float = 0.8,
+    paradox_gap: float = 0.2,
+) -> pd.DataFrame:
+    """One row per field (``fields`` maps field -> alpha level): coefficients with bootstrap intervals.
+
+    Nominal coefficients treat values as categories whatever the level; Krippendorff's alpha uses
+    the level. ``pabak`` and ``mean_cohen_kappa`` average over annotator pairs (PABAK's k = the
+    field's label count). ``kappa_paradox`` follows qc.agreement.kappa_paradox.
+    """
+    order = order or {}
+    records = []
+    for field, level in fields.items():
+        wide = ratings_matrix(df, field)
+        field_order = order.get(field)
+        points, reps = _replicates(wide, FAST_STATISTICS, n_boot, seed, level, field_order)
+        codes, categories = encode_labels(wide, field_order)
+        totals = category_counts(codes, len(categories)).sum(axis=0)
+        prevalence = float(totals.max() / totals.sum()) if totals.sum() else NAN
+        row: dict[str, Any] = {
+            "field": field,
+            "level": level,
+            "n_items": len(wide),
+            "n_annotators": wide.shape[1],
+            "n_ratings": int(totals.sum()),
+            "n_categories": len(categories),
+        }
+        for name in FAST_STATISTICS:
+            low, high = _interval(reps[name], ci)
+            row.update({name: points[name], f"{name}_low": low, f"{name}_high": high})
+        row["max_prevalence"] = prevalence
+        row["kappa_paradox"] = _paradox(
+            points["observed_agreement"], points["fleiss_kappa"], prevalence, paradox_threshold, paradox_gap
+        )
+        records.append(row)
+    return pd.DataFrame.from_records(records)

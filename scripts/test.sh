@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs everything the tests need (Debian's Chromium included) and runs the whole suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium chromium-driver
+fi
+python3 -m pip install -q -e '.[test]'
+
+export HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
+python3 -m ruff check .
+python3 -m pytest "$@"

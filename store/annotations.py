@@ -1,0 +1,125 @@
+"""The append-only annotation log. Current state is read from it, never written over it.
+
+A submit carries a client request id: a retried submit with the same id returns the stored row
+instead of adding a second one, so a flaky network never double-counts a label.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = [
+    "AnnotationConflict",
+    "StoredAnnotation",
+    "annotation_by_request",
+    "annotations_frame",
+    "count_annotations",
+    "insert_annotation",
+    "labels_for_item",
+]
+
+
+class AnnotationConflict(ValueError):
+    """A request id already used for a different annotator or item: refused, nothing stored."""
+
+
+@dataclass(frozen=True)
+class StoredAnnotation:
+    id: int
+    annotator_id: int
+    item_id: int
+    version_id: int
+    payload: dict[str, Any]
+    created_at: datetime
+    seconds_spent: float | None
+    duplicate: bool = False  # True when this was a retry of an already stored submit
+
+
+def annotation_by_request(db: Store | Tx, request_id: str) -> StoredAnnotation | None:
+    row = db.fetchone(
+        "SELECT id, annotator_id, item_id, version_id, payload, created_at, seconds_spent "
+        "FROM annotations WHERE request_id = ?",
+        [request_id],
+    )
+    if row is None:
+        return None
+    return StoredAnnotation(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], duplicate=True)
+
+
+def insert_annotation(
+    tx: Tx,
+    *,
+    request_id: str,
+    annotator_id: int,
+    item_id: int,
+    version_id: int,
+    dataset_id: int,
+    task: str,
+    payload: dict[str, Any],
+    seconds_spent: float | None,
+    now: datetime,
+) -> StoredAnnotation:
+    """Append one annotation; a retry with the same request id returns the first one."""
+    previous = annotation_by_request(tx, request_id)
+    if previous is not None:
+        if previous.annotator_id != annotator_id or previous.item_id != item_id:
+            raise AnnotationConflict(f"request id {request_id!r} was already used for another submit")
+        return previous
+    (new_id,) = tx.fetchone("SELECT nextval('annotation_ids')")  # type: ignore[misc]
+    tx.execute(
+        "INSERT INTO annotations (id, request_id, annotator_id, item_id, version_id, dataset_id, task, "
+        "payload, seconds_spent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [new_id, request_id, annotator_id, item_id, version_id, dataset_id, task,
+         json.dumps(payload, sort_keys=True), seconds_spent, now],
+    )  # fmt: skip
+    return StoredAnnotation(new_id, annotator_id, item_id, version_id, payload, now, seconds_spent)
+
+
+def labels_for_item(db: Store | Tx, item_id: int, version_id: int) -> list[StoredAnnotation]:
+    """Every annotation of one item version, in arrival order (one per annotator: the latest)."""
+    rows = db.fetchall(
+        "SELECT id, annotator_id, item_id, version_id, payload, created_at, seconds_spent FROM annotations "
+        "WHERE item_id = ? AND version_id = ? ORDER BY id",
+        [item_id, version_id],
+    )
+    latest: dict[int, StoredAnnotation] = {}
+    for r in rows:
+        # A correction is a new row: the newest row is the annotator's label, and re-assigning an
+        # existing key keeps the annotator's first arrival position (dicts keep insertion order).
+        latest[r[1]] = StoredAnnotation(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6])
+    return list(latest.values())
+
+
+def count_annotations(db: Store | Tx, dataset_id: int | None = None) -> int:
+    if dataset_id is None:
+        return int(db.scalar("SELECT count(*) FROM annotations"))
+    return int(db.scalar("SELECT count(*) FROM annotations WHERE dataset_id = ?", [dataset_id]))
+
+
+def annotations_frame(
+    db: Store | Tx, dataset_id: int | None = None, current_versions_only: bool = True
+) -> pd.DataFrame:
+    """The log as a frame (one row per stored annotation) for QC and exports."""
+    where, params = [], []
+    if dataset_id is not None:
+        where.append("a.dataset_id = ?")
+        params.append(dataset_id)
+    if current_versions_only:
+        where.append("a.version_id = i.current_version_id")
+    clause = ("WHERE " + " AND ".join(where)) if where else ""
+    return db.df(
+        "SELECT a.id AS annotation_id, a.request_id, a.dataset_id, d.name AS dataset, a.task, a.item_id, "
+        "i.external_id, a.version_id, a.annotator_id, u.name AS annotator, a.payload, a.seconds_spent, "
+        "a.created_at FROM annotations a JOIN items i ON i.id = a.item_id "
+        "JOIN datasets d ON d.id = a.dataset_id JOIN annotators u ON u.id = a.annotator_id "
+        f"{clause} ORDER BY a.id",
+        params,
+    )

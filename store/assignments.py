@@ -1,0 +1,275 @@
+"""Who works on what: leases that expire, so an abandoned item returns to the pool.
+
+Leases live in memory, in one Scheduler per Store, rebuilt from the annotation log on demand:
+a lease is a promise of seconds, not data, so after a crash every lease has simply expired and
+its item is back in the pool. What is done comes from the log itself; skips are stored. Claims
+and the gate's capacity check run under the scheduler's lock, so many annotators asking at the
+same moment never push an item past its target, and no annotator gets an item twice.
+One process owns a DuckDB file (the file lock guarantees it), so one in-memory scheduler is
+the whole truth; a multi-replica deployment over PostgreSQL would keep leases in a table instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = ["Claim", "Scheduler", "claim_item", "claim_next", "progress", "release"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    item_id: int
+    resumed: bool  # True when the annotator already held this lease
+
+
+@dataclass
+class _Pool:
+    """One dataset's open items: targets, who has done each, live leases, skips."""
+
+    target: dict[int, int] = field(default_factory=dict)
+    done: dict[int, set[int]] = field(default_factory=dict)
+    leases: dict[int, dict[int, datetime]] = field(default_factory=dict)
+    held: dict[int, int] = field(default_factory=dict)  # annotator -> item under a lease
+    skipped: dict[int, dict[int, datetime]] = field(default_factory=dict)  # annotator -> item -> when
+    order: list[int] = field(default_factory=list)  # open items, ascending id
+    started: dict[int, None] = field(default_factory=dict)  # items someone has touched, in start order
+    next_fresh: int = 0
+
+    def live_leases(self, item_id: int, now: datetime) -> dict[int, datetime]:
+        leases = self.leases.get(item_id)
+        if not leases:
+            return {}
+        for who in [w for w, until in leases.items() if until <= now]:
+            del leases[who]
+            if self.held.get(who) == item_id:
+                del self.held[who]
+        return leases
+
+    def taken_by_others(self, item_id: int, annotator_id: int, now: datetime) -> int:
+        done = self.done.get(item_id, set())
+        live = self.live_leases(item_id, now)
+        return len(done - {annotator_id}) + sum(1 for w in live if w != annotator_id and w not in done)
+
+    def eligible(self, item_id: int, annotator_id: int, now: datetime, *, allow_skipped: bool = False) -> bool:
+        if item_id not in self.target or annotator_id in self.done.get(item_id, ()):
+            return False
+        if not allow_skipped and item_id in self.skipped.get(annotator_id, {}):
+            return False
+        return self.taken_by_others(item_id, annotator_id, now) < self.target[item_id]
+
+    def lease(self, item_id: int, annotator_id: int, now: datetime, seconds: int) -> None:
+        previous = self.held.get(annotator_id)
+        if previous is not None and previous != item_id:
+            self.leases.get(previous, {}).pop(annotator_id, None)
+        self.leases.setdefault(item_id, {})[annotator_id] = now + timedelta(seconds=seconds)
+        self.held[annotator_id] = item_id
+        self.started.setdefault(item_id, None)
+
+    def close(self, item_id: int) -> None:
+        self.target.pop(item_id, None)
+        self.done.pop(item_id, None)
+        self.started.pop(item_id, None)
+        for who in self.leases.pop(item_id, {}):
+            if self.held.get(who) == item_id:
+                del self.held[who]
+
+
+class Scheduler:
+    """In-memory assignment state for one Store; loads a dataset's pool from the log when first asked."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._pools: dict[int, _Pool] = {}
+        self._stale: dict[int, _Pool] = {}
+
+    def pool(self, db: Store | Tx, dataset_id: int) -> _Pool:
+        with self.lock:
+            pool = self._pools.get(dataset_id)
+            if pool is None:
+                pool = self._pools[dataset_id] = _load_pool(db, dataset_id)
+                stale = self._stale.pop(dataset_id, None)
+                if stale is not None:
+                    _carry_leases(stale, pool)
+            return pool
+
+    def invalidate(self, dataset_id: int | None = None) -> None:
+        """Reload a pool from the log after items or settings changed; live leases carry over."""
+        with self.lock:
+            for key in list(self._pools) if dataset_id is None else [dataset_id]:
+                if key in self._pools:
+                    self._stale[key] = self._pools.pop(key)
+
+    def can_submit(self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime) -> bool:
+        """A label fits when it corrects the annotator's own, they hold a live lease, or there is room."""
+        with self.lock:
+            pool = self.pool(db, dataset_id)
+            if item_id not in pool.target:
+                return annotator_id in _done_annotators(db, item_id)
+            if annotator_id in pool.done.get(item_id, ()):
+                return True
+            if annotator_id in pool.live_leases(item_id, now):
+                return True
+            return pool.taken_by_others(item_id, annotator_id, now) < pool.target[item_id]
+
+    def record_done(self, dataset_id: int, item_id: int, annotator_id: int, *, target: int, open_: bool) -> None:
+        """After a committed submit: the item's new target, or its removal from the pool once settled."""
+        with self.lock:
+            pool = self._pools.get(dataset_id)
+            if pool is None:
+                return
+            pool.leases.get(item_id, {}).pop(annotator_id, None)
+            if pool.held.get(annotator_id) == item_id:
+                del pool.held[annotator_id]
+            if open_:
+                pool.target[item_id] = target
+                pool.done.setdefault(item_id, set()).add(annotator_id)
+                pool.started.setdefault(item_id, None)
+            else:
+                pool.close(item_id)
+
+
+def _carry_leases(old: _Pool, new: _Pool) -> None:
+    for item_id, leases in old.leases.items():
+        if item_id in new.target:
+            for who, until in leases.items():
+                if who not in new.done.get(item_id, ()):
+                    new.leases.setdefault(item_id, {})[who] = until
+                    new.held[who] = item_id
+                    new.started.setdefault(item_id, None)
+
+
+def _done_annotators(db: Store | Tx, item_id: int) -> set[int]:
+    rows = db.fetchall(
+        "SELECT DISTINCT a.annotator_id FROM annotations a JOIN items i ON i.id = a.item_id "
+        "AND a.version_id = i.current_version_id WHERE a.item_id = ?",
+        [item_id],
+    )
+    return {r[0] for r in rows}
+
+
+def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
+    pool = _Pool()
+    for item_id, target in db.fetchall(
+        "SELECT item_id, target FROM item_state WHERE dataset_id = ? AND status = 'open' ORDER BY item_id",
+        [dataset_id],
+    ):
+        pool.target[item_id] = target
+        pool.order.append(item_id)
+    for item_id, annotator_id in db.fetchall(
+        "SELECT DISTINCT a.item_id, a.annotator_id FROM annotations a JOIN items i ON i.id = a.item_id "
+        "AND a.version_id = i.current_version_id JOIN item_state s ON s.item_id = a.item_id "
+        "WHERE a.dataset_id = ? AND s.status = 'open' ORDER BY a.item_id",
+        [dataset_id],
+    ):
+        pool.done.setdefault(item_id, set()).add(annotator_id)
+        pool.started.setdefault(item_id, None)
+    for item_id, annotator_id, when in db.fetchall(
+        "SELECT item_id, annotator_id, updated_at FROM assignments WHERE dataset_id = ? AND status = 'skipped'",
+        [dataset_id],
+    ):
+        pool.skipped.setdefault(annotator_id, {})[item_id] = when
+    return pool
+
+
+def _scheduler(db: Store | Tx) -> Scheduler:
+    store = db if hasattr(db, "scheduler") else db.store  # type: ignore[union-attr]
+    return store.scheduler  # type: ignore[union-attr]
+
+
+def claim_next(
+    db: Store | Tx, annotator_id: int, dataset_id: int, *, lease_seconds: int, now: datetime
+) -> Claim | None:
+    """The annotator's live lease if any, else the next open item with room, leased to them.
+
+    Items already started come first, so that escalations (a 4th, a 5th annotator) settle soonest.
+    """
+    scheduler = _scheduler(db)
+    with scheduler.lock:
+        pool = scheduler.pool(db, dataset_id)
+        held = pool.held.get(annotator_id)
+        if held is not None and annotator_id in pool.live_leases(held, now):
+            return Claim(held, resumed=True)
+        for item_id in pool.started:
+            if pool.eligible(item_id, annotator_id, now):
+                pool.lease(item_id, annotator_id, now, lease_seconds)
+                return Claim(item_id, resumed=False)
+        while pool.next_fresh < len(pool.order):
+            item_id = pool.order[pool.next_fresh]
+            if item_id in pool.started or item_id not in pool.target:
+                pool.next_fresh += 1
+                continue
+            if pool.eligible(item_id, annotator_id, now):
+                pool.lease(item_id, annotator_id, now, lease_seconds)
+                return Claim(item_id, resumed=False)
+            break  # pragma: no cover - a fresh item is always eligible
+        # Nothing new: offer back what this annotator skipped, oldest skip first.
+        skips = pool.skipped.get(annotator_id, {})
+        for item_id in sorted(skips, key=skips.__getitem__):
+            if pool.eligible(item_id, annotator_id, now, allow_skipped=True):
+                pool.lease(item_id, annotator_id, now, lease_seconds)
+                return Claim(item_id, resumed=False)
+        return None
+
+
+def claim_item(
+    db: Store | Tx, annotator_id: int, item_id: int, dataset_id: int, *, lease_seconds: int, now: datetime
+) -> str:
+    """Jump to one item: 'done' (theirs to review or correct), 'leased', 'full' or 'closed'."""
+    scheduler = _scheduler(db)
+    with scheduler.lock:
+        pool = scheduler.pool(db, dataset_id)
+        if annotator_id in pool.done.get(item_id, ()):
+            return "done"
+        if item_id not in pool.target:
+            return "done" if annotator_id in _done_annotators(db, item_id) else "closed"
+        if annotator_id in pool.live_leases(item_id, now):
+            return "leased"
+        if not pool.eligible(item_id, annotator_id, now, allow_skipped=True):
+            return "full"
+        pool.lease(item_id, annotator_id, now, lease_seconds)
+        return "leased"
+
+
+def release(db: Store, annotator_id: int, item_id: int, dataset_id: int, now: datetime) -> None:
+    """Skip: the item goes back to the pool for everyone else at once; the skip is remembered."""
+    scheduler = _scheduler(db)
+    with db.writing() as tx:
+        tx.execute(
+            "INSERT INTO assignments (item_id, annotator_id, dataset_id, status, leased_at, expires_at, updated_at) "
+            "VALUES (?, ?, ?, 'skipped', ?, ?, ?) ON CONFLICT (item_id, annotator_id) DO UPDATE SET "
+            "status = 'skipped', updated_at = excluded.updated_at",
+            [item_id, annotator_id, dataset_id, now, now, now],
+        )
+    with scheduler.lock:
+        pool = scheduler.pool(db, dataset_id)
+        pool.leases.get(item_id, {}).pop(annotator_id, None)
+        if pool.held.get(annotator_id) == item_id:
+            del pool.held[annotator_id]
+        pool.skipped.setdefault(annotator_id, {})[item_id] = now
+        pool.started.setdefault(item_id, None)
+
+
+def progress(db: Store | Tx, dataset_id: int, annotator_id: int | None = None) -> dict[str, int]:
+    """Items in the dataset by gating state, and how many this annotator has labelled."""
+    row = db.fetchone(
+        "SELECT count(*), count(*) FILTER (WHERE status <> 'open'), "
+        "count(*) FILTER (WHERE status = 'discarded') FROM item_state WHERE dataset_id = ?",
+        [dataset_id],
+    )
+    total, settled, discarded = row if row else (0, 0, 0)
+    mine = 0
+    if annotator_id is not None:
+        mine = int(
+            db.scalar(
+                "SELECT count(DISTINCT a.item_id) FROM annotations a JOIN items i ON i.id = a.item_id "
+                "AND a.version_id = i.current_version_id WHERE a.dataset_id = ? AND a.annotator_id = ?",
+                [dataset_id, annotator_id],
+            )
+        )
+    return {"total": int(total), "settled": int(settled), "discarded": int(discarded), "mine": mine}

@@ -1,0 +1,136 @@
+"""Datasets: a named set of items gated by one task, with its quorum and assignment settings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from store.records import EARLIEST_ERROR, TASKS
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "Dataset",
+    "DatasetError",
+    "get_dataset",
+    "get_or_create_dataset",
+    "initial_target",
+    "list_datasets",
+    "update_settings",
+]
+
+# Defaults per task. earliest_error follows ProcessBench: 3 annotators, one more at a time up to 5.
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "annotators_per_item": 1,
+    "quorum": 3,
+    "max_annotators": 5,
+    "lease_seconds": 900,
+}
+
+
+class DatasetError(ValueError):
+    """A dataset request that cannot be done (unknown name, wrong task, bad setting)."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    id: int
+    name: str
+    task: str
+    source_format: str | None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def setting(self, key: str) -> Any:
+        return self.settings.get(key, DEFAULT_SETTINGS[key])
+
+
+def _from_row(row: tuple | None) -> Dataset | None:
+    if row is None:
+        return None
+    return Dataset(id=row[0], name=row[1], task=row[2], source_format=row[3], settings=json.loads(row[4]))
+
+
+_COLUMNS = "id, name, task, source_format, settings"
+
+
+def get_dataset(db: Store | Tx, name_or_id: str | int) -> Dataset | None:
+    if isinstance(name_or_id, int):
+        return _from_row(db.fetchone(f"SELECT {_COLUMNS} FROM datasets WHERE id = ?", [name_or_id]))
+    return _from_row(db.fetchone(f"SELECT {_COLUMNS} FROM datasets WHERE name = ?", [name_or_id]))
+
+
+def list_datasets(db: Store | Tx, task: str | None = None) -> list[Dataset]:
+    if task:
+        rows = db.fetchall(f"SELECT {_COLUMNS} FROM datasets WHERE task = ? ORDER BY id", [task])
+    else:
+        rows = db.fetchall(f"SELECT {_COLUMNS} FROM datasets ORDER BY id")
+    return [d for d in map(_from_row, rows) if d is not None]
+
+
+def get_or_create_dataset(tx: Tx, name: str, task: str, source_format: str | None = None) -> Dataset:
+    if task not in TASKS:
+        raise DatasetError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
+    existing = get_dataset(tx, name)
+    if existing is not None:
+        if existing.task != task:
+            raise DatasetError(
+                f"dataset {name!r} holds {existing.task} items; this file is for {task}: "
+                "import it under another --dataset name"
+            )
+        return existing
+    tx.execute(
+        "INSERT INTO datasets (name, task, source_format, settings) VALUES (?, ?, ?, ?)",
+        [name, task, source_format, json.dumps({})],
+    )
+    created = get_dataset(tx, name)
+    assert created is not None
+    return created
+
+
+def initial_target(dataset: Dataset) -> int:
+    """How many annotators a fresh item needs before anything is known about it."""
+    if dataset.task == EARLIEST_ERROR:
+        return int(dataset.setting("quorum"))
+    return int(dataset.setting("annotators_per_item"))
+
+
+def _validate(settings: dict[str, Any]) -> None:
+    for key, value in settings.items():
+        if key not in DEFAULT_SETTINGS:
+            raise DatasetError(f"unknown setting {key!r}: known settings are {', '.join(DEFAULT_SETTINGS)}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise DatasetError(f"setting {key!r} must be a positive whole number, not {value!r}")
+    quorum = settings.get("quorum")
+    most = settings.get("max_annotators")
+    if quorum is not None and most is not None and most < quorum:
+        raise DatasetError(f"max_annotators ({most}) cannot be below quorum ({quorum})")
+
+
+def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Dataset:
+    """Change quorum / escalation / lease settings; open items take the new target at once."""
+    with db.writing() as tx:
+        dataset = get_dataset(tx, name)
+        if dataset is None:
+            raise DatasetError(f"no dataset named {name!r}")
+        merged = {**dataset.settings, **changes}
+        _validate({**{k: dataset.setting(k) for k in DEFAULT_SETTINGS}, **merged})
+        tx.execute("UPDATE datasets SET settings = ? WHERE id = ?", [json.dumps(merged), dataset.id])
+        updated = get_dataset(tx, dataset.id)
+        assert updated is not None
+        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+        # Open items take the new rule; an item never drops below the labels it already has, and
+        # earliest-error items that are escalating keep the target their consensus gave them.
+        started_rule = "" if updated.task != EARLIEST_ERROR else " AND done = 0"
+        tx.execute(
+            "UPDATE item_state SET target = greatest(?, done) FROM ("
+            "  SELECT s.item_id AS sid, count(DISTINCT a.annotator_id) AS done FROM item_state s"
+            "  JOIN items i ON i.id = s.item_id"
+            "  LEFT JOIN annotations a ON a.item_id = s.item_id AND a.version_id = i.current_version_id"
+            "  WHERE s.dataset_id = ? AND s.status = 'open' GROUP BY s.item_id"
+            f") counts WHERE item_state.item_id = counts.sid{started_rule}",
+            [initial_target(updated), dataset.id],
+        )
+        return updated

@@ -1,0 +1,200 @@
+"""Turn a source file into records and problems, without touching the database.
+
+`parse_file` reads PRMBench, ProcessBench, CRYSTAL, the QwQ annotation export, step pairs, and
+plain JSONL/CSV/Parquet with a column mapping. A bad line never stops a file: it becomes exactly
+one ImportProblem naming the field. Only a file that cannot be read at all raises ImportFormatError.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+from store.importers import crystal, prmbench, processbench, qwq, steppairs, tabular
+from store.importers.common import (
+    ImportFormatError,
+    Row,
+    collect,
+    decode_json_line,
+    iter_csv,
+    iter_jsonl,
+    iter_parquet,
+    parquet_columns,
+    table_columns,
+)
+from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
+from store.records import ParseResult
+
+__all__ = ["FORMATS", "ImportFormatError", "detect_format", "parse_file"]
+
+_SCHEMAS: dict[str, ModuleType] = {
+    "prmbench": prmbench,
+    "processbench": processbench,
+    "crystal": crystal,
+    "qwq": qwq,
+    "steppairs": steppairs,
+}
+TABULAR = ("jsonl", "csv", "parquet")  # plain tables read through a column mapping
+FORMATS = (*_SCHEMAS, *TABULAR)
+_DETECT_LINES = 50  # non-blank lines searched for a first JSON object
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """Name the format from the first JSON object's keys (or a CSV header / Parquet schema).
+
+    A table whose columns match a known schema (e.g. a PRMBench CSV export) gets that schema;
+    otherwise "jsonl", "csv" or "parquet", which need a column mapping.
+    """
+    path = _readable(Path(path))
+    container = _container(path, None)
+    if container == "jsonl":
+        keys = _first_object_keys(path)
+    else:
+        keys = set(table_columns(path, _delimiter(path)) if container == "csv" else parquet_columns(path))
+    return _schema_for(keys) or container
+
+
+def parse_file(
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    mapping: dict[str, str] | None = None,
+    *,
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
+    max_image_bytes: int = MAX_IMAGE_BYTES,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> ParseResult:
+    """Read one file into a ParseResult; images resolve inside base_dir (default: the file's folder).
+
+    With a mapping and no format, the file is read as a plain table. Raises ImportFormatError
+    for a missing or unreadable file, an unknown format, an empty file or an unusable mapping.
+    """
+    path = _readable(Path(path))
+    name = path.name
+    if format is None:
+        format = _container(path, None) if mapping else detect_format(path)
+    if format not in FORMATS:
+        raise ImportFormatError(name, f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
+    if mapping and format not in TABULAR:
+        raise ImportFormatError(name, f"a column mapping applies to {', '.join(TABULAR)}, not to {format}")
+    container = _container(path, format)
+    try:
+        if container == "jsonl":
+            columns, rows = [], iter_jsonl(path)
+        else:
+            columns, rows = _open_table(path, container)
+        rows = _non_empty(name, rows, header_only=bool(columns))
+        if format in _SCHEMAS:
+            module = _SCHEMAS[format]
+            parse_row, id_field = module.parse_row, module.ID_FIELD
+        else:
+            if container == "jsonl":
+                first, rows = _peek_object(rows)
+                columns = list(first) if first else []
+            checked = tabular.check_mapping(name, mapping, columns)
+            parse_row, id_field = tabular.make_row_parser(checked), tabular.id_label(checked)
+        return collect(
+            format,
+            name,
+            rows,
+            parse_row,
+            id_field=id_field,
+            base_dir=Path(base_dir) if base_dir is not None else path.parent,
+            max_image_pixels=max_image_pixels,
+            max_image_bytes=max_image_bytes,
+        )
+    except OSError as exc:
+        raise ImportFormatError(name, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def _readable(path: Path) -> Path:
+    if not path.exists():
+        raise ImportFormatError(str(path), "file not found")
+    if not path.is_file():
+        raise ImportFormatError(str(path), "is not a regular file")
+    if not os.access(path, os.R_OK):
+        raise ImportFormatError(str(path), "is not readable (permission denied)")
+    return path
+
+
+def _container(path: Path, format: str | None) -> str:
+    """How the file is laid out (jsonl, csv or parquet), whatever schema its rows follow."""
+    if format in TABULAR:
+        return format  # the caller said how the file is laid out
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return "csv"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    return "jsonl"
+
+
+def _open_table(path: Path, container: str) -> tuple[list[str], Iterator[Row]]:
+    return iter_parquet(path) if container == "parquet" else iter_csv(path, _delimiter(path))
+
+
+def _delimiter(path: Path) -> str:
+    return "\t" if path.suffix.lower() == ".tsv" else ","
+
+
+def _schema_for(keys: set[str]) -> str | None:
+    """The schema whose telltale fields these keys carry; None for a plain table."""
+    if "custom" in keys and ("evaluation" in keys or "data_id" in keys):
+        return "qwq"
+    if "original_process" in keys or "modified_process" in keys:
+        return "prmbench"
+    if {"steps", "label"} <= keys and ("problem" in keys or "generator" in keys):
+        return "processbench"
+    if {"predicted", "reference"} <= keys:
+        return "steppairs"
+    if "question" in keys and (
+        keys & {"candidate_steps", "reference_steps"}
+        or ("steps" in keys and keys & {"image", "images", "answer"})
+    ):
+        return "crystal"
+    return None
+
+
+def _first_object_keys(path: Path) -> set[str]:
+    name, seen = path.name, 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            stripped = raw.strip().removeprefix(b"\xef\xbb\xbf")
+            if not stripped:
+                continue
+            obj = decode_json_line(stripped)
+            if isinstance(obj, dict):
+                return set(obj)
+            if seen == 0 and stripped.startswith(b"["):
+                raise ImportFormatError(
+                    name, "holds a JSON array; JSONL (one JSON object per line) is expected"
+                )
+            seen += 1
+            if seen >= _DETECT_LINES:
+                break
+    if seen == 0:
+        raise ImportFormatError(name, "is empty: nothing to import")
+    raise ImportFormatError(
+        name, f"no JSON object in its first {seen} non-blank lines; cannot tell the format"
+    )
+
+
+def _non_empty(name: str, rows: Iterator[Row], *, header_only: bool) -> Iterator[Row]:
+    """The rows, or ImportFormatError if there are none: an empty file is a mistake worth saying."""
+    first = next(rows, None)
+    if first is None:
+        reason = "has column names but no data rows" if header_only else "is empty: nothing to import"
+        raise ImportFormatError(name, reason)
+    return itertools.chain([first], rows)
+
+
+def _peek_object(rows: Iterator[Row]) -> tuple[dict | None, Iterator[Row]]:
+    """The first row that is a JSON object (its keys are the columns), without consuming the rows."""
+    buffered: list[Row] = []
+    for row in rows:
+        buffered.append(row)
+        if isinstance(row[1], dict):
+            return row[1], itertools.chain(buffered, rows)
+    return None, iter(buffered)

@@ -1,0 +1,120 @@
+"""Import a file end to end: parse, refuse or report bad lines, write the good ones in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from store.importers import ImportFormatError, parse_file
+from store.items import write_records
+from store.records import EARLIEST_ERROR, QUALITY_GATE, STEP_MATCH, STEP_REVIEW, ImportProblem
+
+if TYPE_CHECKING:
+    from store.db import Store
+
+__all__ = ["TASK_OF_FORMAT", "ImportOutcome", "ImportRejected", "import_file", "write_skip_report"]
+
+_CHUNK = 5000  # records written per step, so a progress bar moves on long imports
+
+TASK_OF_FORMAT = {
+    "prmbench": STEP_REVIEW,
+    "processbench": EARLIEST_ERROR,
+    "qwq": EARLIEST_ERROR,
+    "crystal": QUALITY_GATE,
+    "steppairs": STEP_MATCH,
+}
+
+
+class ImportRejected(ValueError):
+    """The file had bad lines and partial import was not asked for: nothing was stored."""
+
+    def __init__(self, path: Path, problems: list[ImportProblem], good: int) -> None:
+        self.path, self.problems, self.good = path, problems, good
+        shown = "\n".join(f"  {p}" for p in problems[:20])
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        super().__init__(
+            f"{path}: {len(problems)} bad line(s), so nothing was imported ({good} good line(s) held back). "
+            f"Fix them, or import the good lines with --skip-bad (a report of the skipped lines is written).\n"
+            f"{shown}{more}"
+        )
+
+
+@dataclass
+class ImportOutcome:
+    path: Path
+    format: str
+    dataset: str
+    task: str
+    added: int = 0
+    new_versions: int = 0
+    unchanged: int = 0
+    skipped: list[ImportProblem] = field(default_factory=list)
+    warnings: list[ImportProblem] = field(default_factory=list)
+    report_path: Path | None = None
+
+    def summary(self) -> str:
+        text = (
+            f"{self.path.name} ({self.format}) -> dataset {self.dataset!r} [{self.task}]: "
+            f"{self.added} new item(s), {self.new_versions} new version(s), {self.unchanged} unchanged"
+        )
+        if self.skipped:
+            text += f"; {len(self.skipped)} bad line(s) skipped, listed in {self.report_path}"
+        if self.warnings:
+            text += f"; {len(self.warnings)} warning(s) (kept with a change), listed in {self.report_path}"
+        return text
+
+
+def write_skip_report(
+    path: Path, source: Path, problems: list[ImportProblem], warnings: list[ImportProblem] = ()  # type: ignore[assignment]
+) -> None:
+    """A tab-separated list: every skipped line, then every line kept with a change, and why."""
+    lines = [f"# {source}: {len(problems)} line(s) skipped, {len(warnings)} kept with a warning",
+             "kind\tfile\tline\treason"]  # fmt: skip
+    lines += [f"skipped\t{p.file}\t{p.line}\t{p.reason}" for p in problems]
+    lines += [f"warning\t{p.file}\t{p.line}\t{p.reason}" for p in warnings]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def import_file(
+    store: Store,
+    path: str | Path,
+    *,
+    format: str | None = None,
+    dataset: str | None = None,
+    task: str | None = None,
+    mapping: dict[str, str] | None = None,
+    skip_bad: bool = False,
+    report_path: str | Path | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ImportOutcome:
+    """All good lines or nothing, unless skip_bad: then the good lines and a report of the rest."""
+    path = Path(path)
+    try:
+        parsed = parse_file(path, format=format, mapping=mapping)
+    except OSError as exc:
+        raise ImportFormatError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
+    the_task = task or TASK_OF_FORMAT.get(parsed.format) or EARLIEST_ERROR
+    name = dataset or path.stem
+    if parsed.problems and not skip_bad:
+        raise ImportRejected(path, parsed.problems, len(parsed.records))
+    outcome = ImportOutcome(path=path, format=parsed.format, dataset=name, task=the_task)
+    warnings = list(getattr(parsed, "warnings", []))
+    if parsed.problems or warnings:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        report = Path(report_path) if report_path else store.data_dir / "import-reports" / f"{path.stem}-{stamp}.tsv"
+        report.parent.mkdir(parents=True, exist_ok=True)
+        write_skip_report(report, path, parsed.problems, warnings)
+        outcome.skipped, outcome.warnings, outcome.report_path = parsed.problems, warnings, report
+    with store.writing() as tx:  # one transaction: a file is imported whole or not at all
+        for start in range(0, max(len(parsed.records), 1), _CHUNK):
+            chunk = parsed.records[start : start + _CHUNK]
+            written = write_records(tx, name, the_task, chunk, parsed.format)
+            outcome.added += written.added
+            outcome.new_versions += written.new_versions
+            outcome.unchanged += written.unchanged
+            if progress:
+                progress(len(chunk))
+    return outcome

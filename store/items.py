@@ -1,0 +1,329 @@
+"""Items and their versions: bulk writes from importers, reads for the panels.
+
+Every change makes a new row in item_versions that names its parent and why (imported,
+reimported, edited, regenerated); items.current_version_id points at the newest one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from store.datasets import Dataset, get_or_create_dataset, initial_target
+from store.images import image_hash, image_path, save_image
+from store.records import ItemRecord
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = [
+    "ItemView",
+    "WriteSummary",
+    "add_version",
+    "content_hash",
+    "current_version_id",
+    "get_item",
+    "item_ids",
+    "write_records",
+]
+
+_VERSION_COLUMNS = [
+    "id", "item_id", "version", "parent_id", "reason", "content_hash", "question", "reference_answer",
+    "reference_solution", "error_type", "rationale", "source", "final_answer_correct", "earliest_error",
+    "error_steps", "modified_steps", "options", "meta",
+]  # fmt: skip
+
+
+@dataclass
+class WriteSummary:
+    dataset: str
+    added: int = 0
+    new_versions: int = 0
+    unchanged: int = 0
+    item_ids: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """An item's current version as the panels show it."""
+
+    item_id: int
+    dataset_id: int
+    external_id: str
+    version_id: int
+    version: int
+    question: str
+    steps: dict[str, list[str]]
+    reference_answer: str | None
+    reference_solution: str | None
+    error_type: str | None
+    rationale: str | None
+    source: str | None
+    final_answer_correct: bool | None
+    earliest_error: int | None
+    error_steps: list[int]
+    modified_steps: list[int]
+    options: list[str]
+    meta: dict[str, Any]
+    image_paths: list[str]
+
+
+def content_hash(record: ItemRecord) -> str:
+    """What makes two imports of an item the same: its content, not where it was read from."""
+    body = {
+        "question": record.question,
+        "steps": record.steps,
+        "reference_answer": record.reference_answer,
+        "reference_solution": record.reference_solution,
+        "error_steps": record.error_steps,
+        "modified_steps": record.modified_steps,
+        "earliest_error": record.earliest_error,
+        "error_type": record.error_type,
+        "rationale": record.rationale,
+        "source": record.source,
+        "final_answer_correct": record.final_answer_correct,
+        "options": record.options,
+        "images": [image_hash(i.data) for i in record.images],
+        "meta": record.meta,
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _version_row(record: ItemRecord, vid: int, item_id: int, version: int, parent: int | None,
+                 reason: str, digest: str) -> list[Any]:  # fmt: skip
+    return [
+        vid, item_id, version, parent, reason, digest, record.question, record.reference_answer,
+        record.reference_solution, record.error_type, record.rationale, record.source,
+        record.final_answer_correct, record.earliest_error, json.dumps(record.error_steps),
+        json.dumps(record.modified_steps), json.dumps(record.options),
+        json.dumps(record.meta, default=str),
+    ]  # fmt: skip
+
+
+def _ids(tx: Tx, sequence: str, n: int) -> list[int]:
+    if n == 0:
+        return []
+    return [r[0] for r in tx.fetchall(f"SELECT nextval('{sequence}') FROM range(?)", [n])]
+
+
+def _insert_frame(tx: Tx, table: str, columns: Sequence[str], rows: list[list[Any]]) -> None:
+    if not rows:
+        return
+    frame = pd.DataFrame(rows, columns=list(columns))
+    name = f"_incoming_{table}"
+    tx.register(name, frame)
+    try:
+        cols = ", ".join(columns)
+        tx.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
+    finally:
+        tx.unregister(name)
+
+
+def _write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:
+    """pending: (record, item_id, version, parent_id, reason, hash) -> the new version ids."""
+    vids = _ids(tx, "version_ids", len(pending))
+    version_rows, step_rows, image_rows = [], [], []
+    for vid, (record, item_id, version, parent, reason, digest) in zip(vids, pending, strict=True):
+        version_rows.append(_version_row(record, vid, item_id, version, parent, reason, digest))
+        for role, texts in record.steps.items():
+            step_rows.extend([vid, role, pos, text] for pos, text in enumerate(texts))
+        for pos, image in enumerate(record.images):
+            image_rows.append([vid, pos, save_image(tx, image)])
+    version_frame = pd.DataFrame(version_rows, columns=_VERSION_COLUMNS).astype(
+        {"final_answer_correct": "object", "earliest_error": "Int64", "parent_id": "Int64"}
+    )
+    tx.register("_incoming_versions", version_frame)
+    try:
+        cols = ", ".join(_VERSION_COLUMNS)
+        tx.execute(f"INSERT INTO item_versions ({cols}) SELECT {cols} FROM _incoming_versions")
+    finally:
+        tx.unregister("_incoming_versions")
+    _insert_frame(tx, "steps", ["version_id", "role", "position", "text"], step_rows)
+    _insert_frame(tx, "version_images", ["version_id", "position", "image_hash"], image_rows)
+    return vids
+
+
+def write_records(
+    tx: Tx,
+    dataset_name: str,
+    task: str,
+    records: Sequence[ItemRecord],
+    source_format: str | None = None,
+) -> WriteSummary:
+    """Store parsed records: new ids become items, changed content a new version, the rest nothing."""
+    dataset = get_or_create_dataset(tx, dataset_name, task, source_format)
+    existing = {
+        row[0]: (row[1], row[2], row[3], row[4])
+        for row in tx.fetchall(
+            "SELECT i.external_id, i.id, v.id, v.version, v.content_hash FROM items i "
+            "JOIN item_versions v ON v.id = i.current_version_id WHERE i.dataset_id = ?",
+            [dataset.id],
+        )
+    }
+    summary = WriteSummary(dataset=dataset.name)
+    fresh: list[ItemRecord] = []
+    changed: list[tuple[ItemRecord, int, int, int]] = []
+    for record in records:
+        digest = content_hash(record)
+        known = existing.get(record.external_id)
+        if known is None:
+            fresh.append(record)
+        elif known[3] == digest:
+            summary.unchanged += 1
+            summary.item_ids.append(known[0])
+        else:
+            changed.append((record, known[0], known[1], known[2]))
+
+    new_item_ids = _ids(tx, "item_ids", len(fresh))
+    _insert_frame(
+        tx, "items", ["id", "dataset_id", "external_id"],
+        [[iid, dataset.id, r.external_id] for iid, r in zip(new_item_ids, fresh, strict=True)],
+    )  # fmt: skip
+    pending = [(r, iid, 1, None, "imported", content_hash(r)) for iid, r in zip(new_item_ids, fresh, strict=True)]
+    pending += [(r, iid, ver + 1, vid, "reimported", content_hash(r)) for r, iid, vid, ver in changed]
+    vids = _write_versions(tx, pending)
+
+    touched = [(p[1], vid) for p, vid in zip(pending, vids, strict=True)]
+    if touched:
+        frame = pd.DataFrame(touched, columns=["item_id", "version_id"])
+        tx.register("_touched", frame)
+        try:
+            tx.execute(
+                "UPDATE items SET current_version_id = t.version_id FROM _touched t WHERE items.id = t.item_id"
+            )
+        finally:
+            tx.unregister("_touched")
+    _reset_state(tx, dataset, [iid for iid, _ in touched])
+    summary.added = len(fresh)
+    summary.new_versions = len(changed)
+    summary.item_ids.extend(iid for iid, _ in touched)
+    return summary
+
+
+def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int]) -> None:
+    """A new version starts its gating afresh; the old version's labels stay in the log."""
+    if not item_ids:
+        return
+    tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+    frame = pd.DataFrame({"item_id": item_ids})
+    tx.register("_reset", frame)
+    try:
+        tx.execute("DELETE FROM item_state WHERE item_id IN (SELECT item_id FROM _reset)")
+        tx.execute("DELETE FROM assignments WHERE item_id IN (SELECT item_id FROM _reset)")
+        tx.execute(
+            "INSERT INTO item_state (item_id, dataset_id, target, status) "
+            "SELECT item_id, ?, ?, 'open' FROM _reset",
+            [dataset.id, initial_target(dataset)],
+        )
+    finally:
+        tx.unregister("_reset")
+
+
+def add_version(tx: Tx, item_id: int, record: ItemRecord, reason: str) -> int:
+    """A new version of one item (edited in a panel, or regenerated); returns its version id."""
+    row = tx.fetchone(
+        "SELECT v.id, v.version, i.dataset_id FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+        "WHERE i.id = ?",
+        [item_id],
+    )
+    if row is None:
+        raise KeyError(f"no item {item_id}")
+    (vid,) = _write_versions(tx, [(record, item_id, row[1] + 1, row[0], reason, content_hash(record))])
+    tx.execute("UPDATE items SET current_version_id = ? WHERE id = ?", [vid, item_id])
+    from store.datasets import get_dataset
+
+    dataset = get_dataset(tx, int(row[2]))
+    assert dataset is not None
+    _reset_state(tx, dataset, [item_id])
+    return vid
+
+
+def item_ids(db: Store | Tx, dataset_id: int) -> list[int]:
+    return [r[0] for r in db.fetchall("SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id])]
+
+
+def current_version_id(db: Store | Tx, item_id: int) -> int | None:
+    return db.scalar("SELECT current_version_id FROM items WHERE id = ?", [item_id])
+
+
+def get_item(db: Store | Tx, item_id: int, version_id: int | None = None) -> ItemView | None:
+    """The current version of an item (or a given version), with its steps and image files."""
+    version_id = version_id or current_version_id(db, item_id)
+    if version_id is None:
+        return None
+    store = db if hasattr(db, "versions") else db.store  # type: ignore[union-attr]
+    cached = store.versions.get(version_id)  # type: ignore[union-attr]
+    if cached is not None and cached.item_id == item_id:
+        return cached
+    view = _load_version(db, item_id, version_id)
+    if view is not None:
+        store.versions.put(version_id, view)  # type: ignore[union-attr]
+    return view
+
+
+def _load_version(db: Store | Tx, item_id: int, version_id: int) -> ItemView | None:
+    cols = ", ".join(f"v.{c}" for c in _VERSION_COLUMNS)
+    row = db.fetchone(
+        f"SELECT i.dataset_id, i.external_id, {cols} FROM items i JOIN item_versions v ON v.item_id = i.id "
+        "WHERE v.id = ? AND v.item_id = ?",
+        [version_id, item_id],
+    )
+    if row is None:
+        return None
+    rec = dict(zip(["dataset_id", "external_id", *_VERSION_COLUMNS], row, strict=True))
+    steps: dict[str, list[str]] = {}
+    for role, text in db.fetchall(
+        "SELECT role, text FROM steps WHERE version_id = ? ORDER BY role, position", [rec["id"]]
+    ):
+        steps.setdefault(role, []).append(text)
+    paths = []
+    for (digest,) in db.fetchall(
+        "SELECT image_hash FROM version_images WHERE version_id = ? ORDER BY position", [rec["id"]]
+    ):
+        path = image_path(db, digest)
+        if path is not None:
+            paths.append(str(path))
+    return ItemView(
+        item_id=item_id,
+        dataset_id=rec["dataset_id"],
+        external_id=rec["external_id"],
+        version_id=rec["id"],
+        version=rec["version"],
+        question=rec["question"],
+        steps=steps,
+        reference_answer=rec["reference_answer"],
+        reference_solution=rec["reference_solution"],
+        error_type=rec["error_type"],
+        rationale=rec["rationale"],
+        source=rec["source"],
+        final_answer_correct=rec["final_answer_correct"],
+        earliest_error=rec["earliest_error"],
+        error_steps=json.loads(rec["error_steps"]),
+        modified_steps=json.loads(rec["modified_steps"]),
+        options=json.loads(rec["options"]),
+        meta=json.loads(rec["meta"]),
+        image_paths=paths,
+    )
+
+
+def items_frame(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
+    """Every item's current version with its step lists and gating state, one row per item (for exports)."""
+    where = "WHERE i.dataset_id = ?" if dataset_id is not None else ""
+    frame = db.df(
+        "WITH s AS (SELECT version_id, role, list(text ORDER BY position) AS texts FROM steps GROUP BY ALL), "
+        "sj AS (SELECT version_id, map(list(role), list(texts)) AS steps FROM s GROUP BY version_id) "
+        "SELECT i.id AS item_id, d.name AS dataset, d.task, i.external_id, v.version, v.reason AS version_reason, "
+        "v.question, v.reference_answer, v.reference_solution, v.error_type, v.rationale, v.source, "
+        "v.final_answer_correct, v.earliest_error, v.error_steps, v.modified_steps, v.options, v.meta, "
+        "sj.steps, st.status, st.decision, st.target, st.settled_at "
+        "FROM items i JOIN datasets d ON d.id = i.dataset_id JOIN item_versions v ON v.id = i.current_version_id "
+        "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
+        f"{where} ORDER BY i.id",
+        [dataset_id] if dataset_id is not None else [],
+    )
+    return frame

@@ -1,0 +1,190 @@
+"""The schema as ordered migrations recorded in `schema_migrations`; an old file upgrades in place.
+
+A migration is never edited once it has shipped: add a new one. The SQL sticks to what DuckDB and
+PostgreSQL both run (sequences, plain types, JSON kept as text), so that the store can move to
+PostgreSQL for teams that outgrow one machine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.db import Tx
+
+__all__ = ["MIGRATIONS", "migrate", "schema_version"]
+
+_V1_BASE = """
+CREATE SEQUENCE dataset_ids START 1;
+CREATE TABLE datasets (
+    id INTEGER PRIMARY KEY DEFAULT nextval('dataset_ids'),
+    name VARCHAR NOT NULL UNIQUE,
+    task VARCHAR NOT NULL,
+    source_format VARCHAR,
+    settings VARCHAR NOT NULL DEFAULT '{}',
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE SEQUENCE item_ids START 1;
+CREATE TABLE items (
+    id BIGINT PRIMARY KEY DEFAULT nextval('item_ids'),
+    dataset_id INTEGER NOT NULL,
+    external_id VARCHAR NOT NULL,
+    current_version_id BIGINT,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    UNIQUE (dataset_id, external_id)
+);
+CREATE SEQUENCE version_ids START 1;
+CREATE TABLE item_versions (
+    id BIGINT PRIMARY KEY DEFAULT nextval('version_ids'),
+    item_id BIGINT NOT NULL,
+    version INTEGER NOT NULL,
+    parent_id BIGINT,
+    reason VARCHAR NOT NULL,
+    content_hash VARCHAR NOT NULL,
+    question VARCHAR NOT NULL,
+    reference_answer VARCHAR,
+    reference_solution VARCHAR,
+    error_type VARCHAR,
+    rationale VARCHAR,
+    source VARCHAR,
+    final_answer_correct BOOLEAN,
+    earliest_error INTEGER,
+    error_steps VARCHAR NOT NULL DEFAULT '[]',
+    modified_steps VARCHAR NOT NULL DEFAULT '[]',
+    options VARCHAR NOT NULL DEFAULT '[]',
+    meta VARCHAR NOT NULL DEFAULT '{}',
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE steps (
+    version_id BIGINT NOT NULL,
+    role VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    text VARCHAR NOT NULL,
+    PRIMARY KEY (version_id, role, position)
+);
+CREATE TABLE images (
+    hash VARCHAR PRIMARY KEY,
+    mime VARCHAR NOT NULL,
+    width INTEGER NOT NULL,
+    height INTEGER NOT NULL,
+    size_bytes BIGINT NOT NULL,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE version_images (
+    version_id BIGINT NOT NULL,
+    position INTEGER NOT NULL,
+    image_hash VARCHAR NOT NULL,
+    PRIMARY KEY (version_id, position)
+);
+CREATE SEQUENCE annotator_ids START 1;
+CREATE TABLE annotators (
+    id INTEGER PRIMARY KEY DEFAULT nextval('annotator_ids'),
+    name VARCHAR NOT NULL UNIQUE,
+    role VARCHAR NOT NULL,
+    password_hash VARCHAR,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE item_state (
+    item_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    target INTEGER NOT NULL,
+    status VARCHAR NOT NULL DEFAULT 'open',
+    decision VARCHAR,
+    settled_at INTEGER,
+    updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE assignments (
+    item_id BIGINT NOT NULL,
+    annotator_id INTEGER NOT NULL,
+    dataset_id INTEGER NOT NULL,
+    status VARCHAR NOT NULL,
+    leased_at TIMESTAMP NOT NULL,
+    expires_at TIMESTAMP NOT NULL,
+    updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    PRIMARY KEY (item_id, annotator_id)
+);
+CREATE SEQUENCE annotation_ids START 1;
+CREATE TABLE annotations (
+    id BIGINT PRIMARY KEY DEFAULT nextval('annotation_ids'),
+    request_id VARCHAR NOT NULL UNIQUE,
+    annotator_id INTEGER NOT NULL,
+    item_id BIGINT NOT NULL,
+    version_id BIGINT NOT NULL,
+    dataset_id INTEGER NOT NULL,
+    task VARCHAR NOT NULL,
+    payload VARCHAR NOT NULL,
+    seconds_spent DOUBLE,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE SEQUENCE job_ids START 1;
+CREATE TABLE jobs (
+    id BIGINT PRIMARY KEY DEFAULT nextval('job_ids'),
+    kind VARCHAR NOT NULL,
+    item_id BIGINT NOT NULL,
+    version_id BIGINT NOT NULL,
+    status VARCHAR NOT NULL DEFAULT 'queued',
+    reason VARCHAR,
+    payload VARCHAR NOT NULL DEFAULT '{}',
+    result_version_id BIGINT,
+    error VARCHAR,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+"""
+
+# Agreement studies (issue 4): a drawn sample of items given to K blind raters.
+_V2_STUDIES = """
+CREATE SEQUENCE study_ids START 1;
+CREATE TABLE studies (
+    id INTEGER PRIMARY KEY DEFAULT nextval('study_ids'),
+    dataset_id INTEGER NOT NULL,
+    name VARCHAR NOT NULL UNIQUE,
+    raters INTEGER NOT NULL,
+    stratify_by VARCHAR,
+    seed INTEGER NOT NULL DEFAULT 0,
+    created_by INTEGER,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE study_items (
+    study_id INTEGER NOT NULL,
+    item_id BIGINT NOT NULL,
+    stratum VARCHAR,
+    PRIMARY KEY (study_id, item_id)
+);
+CREATE INDEX annotations_item ON annotations (item_id);
+CREATE INDEX annotations_annotator ON annotations (annotator_id);
+"""
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "base schema: datasets, versioned items, steps, images, annotators, log, assignments, jobs", _V1_BASE),
+    (2, "agreement studies and lookup indexes", _V2_STUDIES),
+]
+
+
+def schema_version(tx: Tx) -> int:
+    exists = tx.scalar(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+    )
+    if not exists:
+        return 0
+    return tx.scalar("SELECT coalesce(max(version), 0) FROM schema_migrations") or 0
+
+
+def migrate(tx: Tx, upto: int | None = None) -> list[int]:
+    """Apply the migrations this file has not seen yet, in order; returns the versions applied."""
+    tx.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+        " applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
+    current = schema_version(tx)
+    applied = []
+    for version, name, sql in MIGRATIONS:
+        if version <= current or (upto is not None and version > upto):
+            continue
+        for statement in (s.strip() for s in sql.split(";")):
+            if statement:
+                tx.execute(statement)
+        tx.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
+        applied.append(version)
+    return applied

@@ -1,0 +1,70 @@
+"""Per-item gating state: how many annotators the item needs now and whether it is settled.
+
+The state is derived from the log by qc's gate after every submit, inside the same transaction,
+and can always be recomputed from the log; it is a cache of a decision, never a source of labels.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = ["ItemState", "get_item_state", "set_item_state", "states_frame"]
+
+OPEN = "open"
+
+
+@dataclass(frozen=True)
+class ItemState:
+    item_id: int
+    dataset_id: int
+    target: int
+    status: str  # open | consensus | complete | discarded | rejected
+    decision: dict[str, Any] | None
+    settled_at: int | None
+
+
+def get_item_state(db: Store | Tx, item_id: int) -> ItemState | None:
+    row = db.fetchone(
+        "SELECT item_id, dataset_id, target, status, decision, settled_at FROM item_state WHERE item_id = ?",
+        [item_id],
+    )
+    if row is None:
+        return None
+    return ItemState(row[0], row[1], row[2], row[3], json.loads(row[4]) if row[4] else None, row[5])
+
+
+def set_item_state(
+    tx: Tx,
+    item_id: int,
+    *,
+    target: int,
+    status: str,
+    decision: dict[str, Any] | None,
+    settled_at: int | None,
+    now: datetime,
+) -> None:
+    tx.execute(
+        "UPDATE item_state SET target = ?, status = ?, decision = ?, settled_at = ?, updated_at = ? "
+        "WHERE item_id = ?",
+        [target, status, json.dumps(decision) if decision is not None else None, settled_at, now, item_id],
+    )
+
+
+def states_frame(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
+    """Every item's state with the fields QC groups by (error type, final-answer correctness)."""
+    where = "WHERE s.dataset_id = ?" if dataset_id is not None else ""
+    return db.df(
+        "SELECT s.item_id, i.external_id, s.dataset_id, d.name AS dataset, d.task, s.target, s.status, "
+        "s.decision, s.settled_at, v.version, v.error_type, v.source, v.final_answer_correct, v.earliest_error "
+        "FROM item_state s JOIN items i ON i.id = s.item_id JOIN item_versions v ON v.id = i.current_version_id "
+        f"JOIN datasets d ON d.id = s.dataset_id {where} ORDER BY s.item_id",
+        [dataset_id] if dataset_id is not None else [],
+    )

@@ -1,0 +1,146 @@
+"""Annotators, their roles and password hashes (scrypt, from the standard library)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = [
+    "ROLES",
+    "Annotator",
+    "UserError",
+    "add_user",
+    "authenticate",
+    "get_user",
+    "hash_password",
+    "list_users",
+    "set_password",
+    "set_role",
+    "verify_password",
+]
+
+ROLES = ("annotator", "adjudicator", "admin")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+# scrypt parameters: n=2**14, r=8 costs ~30 ms per check here, slow enough for offline guessing.
+_N, _R, _P = 2**14, 8, 1
+
+
+class UserError(ValueError):
+    """A user-management request that cannot be done, said in words the admin can act on."""
+
+
+@dataclass(frozen=True)
+class Annotator:
+    id: int
+    name: str
+    role: str
+    has_password: bool
+
+    @property
+    def can_see_labels(self) -> bool:
+        """Adjudicators and admins may see others' labels; annotators work blind."""
+        return self.role in ("adjudicator", "admin")
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=_N, r=_R, p=_P, dklen=32)
+    enc = base64.b64encode
+    return f"scrypt${_N}${_R}${_P}${enc(salt).decode()}${enc(digest).decode()}"
+
+
+def verify_password(password: str, stored: str | None) -> bool:
+    if not stored:
+        return False
+    try:
+        scheme, n, r, p, salt, digest = stored.split("$")
+        if scheme != "scrypt":
+            return False
+        got = hashlib.scrypt(
+            password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=32
+        )
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(got, base64.b64decode(digest))
+
+
+def _row_to_user(row: tuple | None) -> Annotator | None:
+    if row is None:
+        return None
+    return Annotator(id=row[0], name=row[1], role=row[2], has_password=row[3] is not None)
+
+
+def get_user(db: Store | Tx, name: str) -> Annotator | None:
+    return _row_to_user(db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE name = ?", [name]))
+
+
+def get_user_by_id(db: Store | Tx, annotator_id: int) -> Annotator | None:
+    return _row_to_user(
+        db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE id = ?", [annotator_id])
+    )
+
+
+def list_users(db: Store | Tx) -> list[Annotator]:
+    rows = db.fetchall("SELECT id, name, role, password_hash FROM annotators ORDER BY name")
+    return [u for u in (_row_to_user(r) for r in rows) if u is not None]
+
+
+def _check_role(role: str) -> None:
+    if role not in ROLES:
+        raise UserError(f"unknown role {role!r}: choose one of {', '.join(ROLES)}")
+
+
+def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str | None = None) -> Annotator:
+    if not _NAME.match(name or ""):
+        raise UserError(
+            f"invalid annotator name {name!r}: use 1-64 letters, digits, '.', '_', '-' or '@', "
+            "starting with a letter or digit"
+        )
+    _check_role(role)
+    with db.writing() as tx:
+        if get_user(tx, name) is not None:
+            raise UserError(f"annotator {name!r} already exists")
+        tx.execute(
+            "INSERT INTO annotators (name, role, password_hash) VALUES (?, ?, ?)",
+            [name, role, hash_password(password) if password else None],
+        )
+        user = get_user(tx, name)
+    assert user is not None
+    return user
+
+
+def set_password(db: Store | Tx, name: str, password: str) -> None:
+    if len(password) < 8:
+        raise UserError("a password needs at least 8 characters")
+    with db.writing() as tx:
+        if get_user(tx, name) is None:
+            raise UserError(f"no annotator named {name!r}")
+        tx.execute("UPDATE annotators SET password_hash = ? WHERE name = ?", [hash_password(password), name])
+
+
+def set_role(db: Store | Tx, name: str, role: str) -> None:
+    _check_role(role)
+    with db.writing() as tx:
+        if get_user(tx, name) is None:
+            raise UserError(f"no annotator named {name!r}")
+        tx.execute("UPDATE annotators SET role = ? WHERE name = ?", [role, name])
+
+
+def authenticate(db: Store | Tx, name: str, password: str) -> Annotator | None:
+    """The annotator when name and password match a stored hash; None otherwise."""
+    row = db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE name = ?", [name])
+    if row is None or not verify_password(password, row[3]):
+        return None
+    return _row_to_user(row)

@@ -1,0 +1,59 @@
+"""Fixtures: a real DuckDB file in tmp_path, populated by the same function the demo uses."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from store import Store
+from store.demo import DEMO_DIR, populate_demo
+
+ROOT = Path(__file__).resolve().parent.parent
+_SHARED = ROOT.parent / "shared" / "data"
+# The real public files; the project ships identical copies in demo_data/ for machines without ../shared.
+PRMBENCH_FILE = _SHARED / "prmbench_subset400.jsonl" if _SHARED.exists() else DEMO_DIR / "prmbench_demo.jsonl"
+QWQ_FILE = (
+    _SHARED / "prmbench_qwq_annotated_solutions.jsonl" if _SHARED.exists() else DEMO_DIR / "qwq_solutions_demo.jsonl"
+)
+MATHVISTA_DIR = _SHARED / "mathvista_context_images" if _SHARED.exists() else DEMO_DIR / "images"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    db = Store(tmp_path / "stepgate.duckdb")
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def demo_store(store: Store) -> Store:
+    populate_demo(store)
+    return store
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium through Playwright (Playwright cannot download browsers here)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    tab = context.new_page()
+    tab.set_default_timeout(20_000)
+    yield tab
+    context.close()

@@ -1,0 +1,43 @@
+"""The app started as the README says, opened in headless Chromium: login and every tab."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.browser_support import cli, login, running, screenshot
+from ui.panels import PANELS
+
+pytestmark = pytest.mark.browser
+
+
+def test_team_mode_login_shows_every_tab_and_the_user(tmp_path: Path, page) -> None:
+    db = tmp_path / "team.duckdb"
+    cli("users", "add", "lead", "--role", "admin", "--password", "lead-password-1", db=db)
+    with running(db, "--team") as server:
+        # Unauthenticated requests are refused in team mode.
+        assert requests.get(server.url + "/gradio_api/info", timeout=5).status_code == 401
+        page.goto(server.url)
+        page.get_by_label("username").fill("lead")
+        page.get_by_label("password").fill("wrong-password")
+        page.get_by_role("button", name="Login").click()
+        page.get_by_text("Incorrect Credentials").wait_for()
+        login(page, server.url, "lead", "lead-password-1")
+        page.get_by_text("Signed in as").wait_for()
+        assert "role: admin" in page.locator("#whoami").inner_text()
+        for title, _ in PANELS:
+            page.get_by_role("tab", name=title).click()
+        screenshot(page, "shell-team-mode")
+    assert "demo:" in server.log.read_text()
+
+
+def test_local_mode_creates_the_annotator_on_first_login(tmp_path: Path, page) -> None:
+    db = tmp_path / "local.duckdb"
+    with running(db, "--no-demo") as server:
+        login(page, server.url, "first-person", "my-pass")
+        page.get_by_text("Signed in as").wait_for()
+        assert "role: admin" in page.locator("#whoami").inner_text()
+    result = cli("users", "list", db=db)
+    assert "first-person\tadmin\tpassword set" in result.stdout

@@ -1,0 +1,1 @@
+"""stepgate's Gradio UI: build_app() assembles one module per panel."""

@@ -1,0 +1,50 @@
+"""build_app(): the tabs, the signed-in user, and nothing else; each panel builds itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio as gr
+
+from ui import panels
+from ui.auth import require_user
+from ui.binding import bind
+from ui.context import LOCAL, AppContext
+from ui.render import escape_text
+
+__all__ = ["CSS_PATH", "build_app"]
+
+CSS_PATH = Path(__file__).with_name("stepgate.css")
+JS_PATH = Path(__file__).with_name("shortcuts.js")
+
+
+def whoami(ctx: AppContext, request: gr.Request) -> str:
+    user = require_user(ctx, request)
+    mode = "local mode" if ctx.mode == LOCAL else "team mode"
+    return (
+        f"Signed in as **{escape_text(user.name)}** · role: **{user.role}** · {mode} · "
+        '<a href="/logout" id="logout-link">log out</a>'
+    )
+
+
+def build_app(ctx: AppContext) -> gr.Blocks:
+    with gr.Blocks(title="stepgate") as app:
+        with gr.Row(elem_id="stepgate-header"):
+            gr.Markdown("## stepgate", elem_id="stepgate-title")
+            user_line = gr.Markdown("", elem_id="whoami")
+        with gr.Tabs(elem_id="panels"):
+            for title, module in panels.PANELS:
+                with gr.Tab(title, id=module.__name__.rsplit(".", 1)[-1], elem_id=f"tab-{module.__name__.rsplit('.', 1)[-1]}"):
+                    module.build(ctx)
+        app.load(bind(whoami, ctx), None, user_line, api_visibility="private")
+    return app
+
+
+def launch_kwargs(ctx: AppContext) -> dict:
+    """What Gradio's launch() needs for this app: theme, CSS, shortcut script, allowed image folder."""
+    return {
+        "css_paths": [CSS_PATH],
+        "head": f"<script>{JS_PATH.read_text(encoding='utf-8')}</script>" if JS_PATH.exists() else None,
+        "allowed_paths": [str(ctx.store.data_dir / "images")],
+        "theme": gr.themes.Soft(),
+    }

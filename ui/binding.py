@@ -1,0 +1,32 @@
+"""Bind the app context to a module-level handler so Gradio still sees its gr.Request parameter.
+
+functools.partial hides type hints from Gradio, which then never passes the request (and with it
+the logged-in user). bind() keeps the handler's own signature, minus its first `ctx` argument.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from ui.context import AppContext
+
+__all__ = ["bind"]
+
+
+def bind(handler: Callable[..., Any], ctx: AppContext) -> Callable[..., Any]:
+    hints = typing.get_type_hints(handler)
+    signature = inspect.signature(handler)
+    first, *rest = signature.parameters.values()
+
+    @functools.wraps(handler)
+    def bound(*args: Any, **kwargs: Any) -> Any:
+        return handler(ctx, *args, **kwargs)
+
+    del bound.__wrapped__  # type: ignore[attr-defined]
+    bound.__signature__ = signature.replace(parameters=rest)  # type: ignore[attr-defined]
+    bound.__annotations__ = {k: v for k, v in hints.items() if k != first.name}
+    return bound
