@@ -24,6 +24,8 @@ __all__ = [
     "count_annotations",
     "insert_annotation",
     "labels_for_item",
+    "my_history",
+    "my_label",
 ]
 
 
@@ -123,3 +125,24 @@ def annotations_frame(
         f"{clause} ORDER BY a.id",
         params,
     )
+
+
+def my_history(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[int]:
+    """Items this annotator labelled in a dataset (current versions), in the order first labelled."""
+    rows = db.fetchall(
+        "SELECT a.item_id FROM annotations a JOIN items i ON i.id = a.item_id "
+        "AND a.version_id = i.current_version_id WHERE a.annotator_id = ? AND a.dataset_id = ? "
+        "GROUP BY a.item_id ORDER BY min(a.id)",
+        [annotator_id, dataset_id],
+    )
+    return [r[0] for r in rows]
+
+
+def my_label(db: Store | Tx, annotator_id: int, item_id: int, version_id: int) -> dict[str, Any] | None:
+    """This annotator's latest label on one item version (their own only: annotators work blind)."""
+    row = db.fetchone(
+        "SELECT payload FROM annotations WHERE annotator_id = ? AND item_id = ? AND version_id = ? "
+        "ORDER BY id DESC LIMIT 1",
+        [annotator_id, item_id, version_id],
+    )
+    return json.loads(row[0]) if row else None

@@ -12,10 +12,9 @@ from ui.binding import bind
 from ui.context import LOCAL, AppContext
 from ui.render import escape_text
 
-__all__ = ["CSS_PATH", "build_app"]
+__all__ = ["build_app", "launch_kwargs"]
 
-CSS_PATH = Path(__file__).with_name("stepgate.css")
-JS_PATH = Path(__file__).with_name("shortcuts.js")
+ASSETS = Path(__file__).parent
 
 
 def whoami(ctx: AppContext, request: gr.Request) -> str:
@@ -41,10 +40,11 @@ def build_app(ctx: AppContext) -> gr.Blocks:
 
 
 def launch_kwargs(ctx: AppContext) -> dict:
-    """What Gradio's launch() needs for this app: theme, CSS, shortcut script, allowed image folder."""
+    """What Gradio's launch() needs: theme, each panel's CSS and keyboard script, the image folder."""
+    scripts = "".join(f"<script>{p.read_text(encoding='utf-8')}</script>" for p in sorted((ASSETS / "js").glob("*.js")))
     return {
-        "css_paths": [CSS_PATH],
-        "head": f"<script>{JS_PATH.read_text(encoding='utf-8')}</script>" if JS_PATH.exists() else None,
+        "css_paths": sorted((ASSETS / "css").glob("*.css")),
+        "head": scripts or None,
         "allowed_paths": [str(ctx.store.data_dir / "images")],
         "theme": gr.themes.Soft(),
     }

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from ui.panels import planned
+from ui.panels import dashboard, data, earliest_error, planned, step_review
 
 __all__ = ["PANELS"]
 
 PANELS = [
-    ("Step review", planned.step_review),
-    ("Earliest error", planned.earliest_error),
+    ("Step review", step_review),
+    ("Earliest error", earliest_error),
     ("Quality gate", planned.quality_gate),
     ("Perturbation check", planned.perturbation_check),
     ("Step-match study", planned.step_match),
-    ("QC dashboard", planned.dashboard),
+    ("QC dashboard", dashboard),
     ("Browse", planned.browse),
-    ("Data", planned.data),
+    ("Data", data),
 ]

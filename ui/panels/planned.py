@@ -11,14 +11,10 @@ from ui.context import AppContext
 __all__ = ["PLANNED"]
 
 PLANNED = {
-    "step_review": "Step review (PRMBench-V annotation tool): planned.",
-    "earliest_error": "Earliest error (ProcessBench protocol): planned.",
     "quality_gate": "Quality gate (CRYSTAL phase 4 human gate): planned.",
     "perturbation_check": "Perturbation check (ConfProBench data quality control): planned.",
     "step_match": "Step-match study (CRYSTAL metric validation): planned.",
-    "dashboard": "QC dashboard (agreement, consensus, annotator quality): planned.",
     "browse": "Browse (filter and search error cases): planned.",
-    "data": "Data (import, annotators and roles, quorum settings, export): planned.",
 }
 
 
@@ -29,11 +25,7 @@ def _panel(key: str) -> SimpleNamespace:
     return SimpleNamespace(__name__=f"ui.panels.{key}", build=build)
 
 
-step_review = _panel("step_review")
-earliest_error = _panel("earliest_error")
 quality_gate = _panel("quality_gate")
 perturbation_check = _panel("perturbation_check")
 step_match = _panel("step_match")
-dashboard = _panel("dashboard")
 browse = _panel("browse")
-data = _panel("data")

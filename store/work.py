@@ -1,0 +1,116 @@
+"""An annotator's way through a dataset: next item, jump, previous, skip. One call per panel action.
+
+Every function takes the annotator (from the session) and returns only what that annotator may
+see: the item, their own label if they already gave one, and progress counts. Never another
+annotator's label: the panels of blind tasks are built on these functions alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from store import annotations, assignments
+from store.datasets import Dataset, get_dataset
+from store.items import ItemView, get_item
+
+if TYPE_CHECKING:
+    from store.db import Store
+    from store.users import Annotator
+
+__all__ = [
+    "WorkError", "WorkItem", "dataset_for", "jump_to", "next_in_history", "next_item", "previous_item", "skip_item",
+]  # fmt: skip
+
+
+class WorkError(ValueError):
+    """A navigation request that cannot be served, said so the annotator knows what to do."""
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    item: ItemView
+    dataset: Dataset
+    state: str  # "new" | "resumed" | "done" (theirs already: shown to review or correct)
+    my_label: dict[str, Any] | None
+    position: int  # 1-based place of the item in its dataset
+    progress: dict[str, int]
+
+
+def dataset_for(store: Store, name: str, task: str) -> Dataset:
+    dataset = get_dataset(store, name)
+    if dataset is None:
+        raise WorkError(f"there is no dataset named {name!r}")
+    if dataset.task != task:
+        raise WorkError(f"dataset {name!r} is a {dataset.task} dataset, not {task}")
+    return dataset
+
+
+def _position(store: Store, dataset_id: int, item_id: int) -> int:
+    return int(store.scalar("SELECT count(*) FROM items WHERE dataset_id = ? AND id <= ?", [dataset_id, item_id]))
+
+
+def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, state: str) -> WorkItem:
+    item = get_item(store, item_id)
+    if item is None:
+        raise WorkError(f"item {item_id} no longer exists")
+    label = annotations.my_label(store, annotator.id, item_id, item.version_id) if state == "done" else None
+    return WorkItem(item, dataset, state, label, _position(store, dataset.id, item_id),
+                    assignments.progress(store, dataset.id, annotator.id))  # fmt: skip
+
+
+def next_item(store: Store, annotator: Annotator, dataset: Dataset, now: datetime) -> WorkItem | None:
+    """The item this annotator holds, else the next one the rules give them; None when all is done."""
+    claim = assignments.claim_next(store, annotator.id, dataset.id,
+                                   lease_seconds=int(dataset.setting("lease_seconds")), now=now)  # fmt: skip
+    if claim is None:
+        return None
+    return _work(store, annotator, dataset, claim.item_id, "resumed" if claim.resumed else "new")
+
+
+def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now: datetime) -> WorkItem:
+    """Open an item by its id in the source file or its 1-based number in the dataset."""
+    ref = (ref or "").strip()
+    item_id = store.scalar("SELECT id FROM items WHERE dataset_id = ? AND external_id = ?", [dataset.id, ref])
+    if item_id is None and ref.isdigit():
+        item_id = store.scalar(
+            "SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 1 OFFSET ?", [dataset.id, int(ref) - 1]
+        ) if int(ref) >= 1 else None  # fmt: skip
+    if item_id is None:
+        raise WorkError(f"no item {ref!r} in {dataset.name}: give its id or a number from 1 to the dataset size")
+    outcome = assignments.claim_item(store, annotator.id, item_id, dataset.id,
+                                     lease_seconds=int(dataset.setting("lease_seconds")), now=now)  # fmt: skip
+    if outcome == "full":
+        raise WorkError(f"item {ref} already has all the annotators it needs; pick another")
+    if outcome == "closed":
+        raise WorkError(f"item {ref} is already settled; there is nothing left to label on it")
+    return _work(store, annotator, dataset, item_id, "done" if outcome == "done" else "new")
+
+
+def previous_item(store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int | None) -> WorkItem | None:
+    """The item this annotator labelled before the current one (their own history only)."""
+    history = annotations.my_history(store, annotator.id, dataset.id)
+    if not history:
+        return None
+    if current_item_id in history:
+        index = history.index(current_item_id)
+        if index == 0:
+            return None
+        return _work(store, annotator, dataset, history[index - 1], "done")
+    return _work(store, annotator, dataset, history[-1], "done")
+
+
+def next_in_history(store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int,
+                    now: datetime) -> WorkItem | None:  # fmt: skip
+    """Forward through the annotator's own history, then on to new work."""
+    history = annotations.my_history(store, annotator.id, dataset.id)
+    if current_item_id in history and history.index(current_item_id) < len(history) - 1:
+        return _work(store, annotator, dataset, history[history.index(current_item_id) + 1], "done")
+    return next_item(store, annotator, dataset, now)
+
+
+def skip_item(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, now: datetime) -> WorkItem | None:
+    """Give the item back to the pool for others and move on; it returns to this annotator last."""
+    assignments.release(store, annotator.id, item_id, dataset.id, now)
+    return next_item(store, annotator, dataset, now)
