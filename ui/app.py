@@ -7,6 +7,7 @@ from pathlib import Path
 import gradio as gr
 
 from ui import panels
+from ui.api import build_api
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import LOCAL, AppContext
@@ -36,6 +37,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 with gr.Tab(title, id=module.__name__.rsplit(".", 1)[-1], elem_id=f"tab-{module.__name__.rsplit('.', 1)[-1]}"):
                     module.build(ctx)
         app.load(bind(whoami, ctx), None, user_line, api_visibility="private")
+        build_api(ctx)
     return app
 
 
