@@ -84,18 +84,36 @@ def submit(
     now = now or now_utc()
     if not request_id or len(request_id) > 128:
         raise GateError("a submit needs a request id of 1-128 characters")
+    try:
+        return _submit(store, annotator, item_id, version_id, payload, request_id, seconds_spent, now)
+    except annotations.AnnotationConflict:
+        # The id is in the log already (the transaction was rolled back): a retry of a stored submit,
+        # or an id reused for something else.
+        previous = annotations.annotation_by_request(store, request_id)
+        if previous is None or previous.annotator_id != annotator.id or previous.item_id != item_id:
+            raise GateError("this request id was already used for another submit; nothing was stored") from None
+        current = state.get_item_state(store, item_id)
+        return SubmitResult(previous.id, True, current.status if current else "open", current.target if current else 0)
+
+
+def _submit(store: Store, annotator: Annotator, item_id: int, version_id: int, payload: dict[str, Any],
+            request_id: str, seconds_spent: float | None, now: datetime) -> SubmitResult:  # fmt: skip
     with store.writing() as tx:
-        previous = annotations.annotation_by_request(tx, request_id)
-        if previous is not None:
-            if previous.annotator_id != annotator.id or previous.item_id != item_id:
-                raise GateError("this request id was already used for another submit; nothing was stored")
-            current = state.get_item_state(tx, item_id)
-            return SubmitResult(previous.id, True, current.status if current else "open",
-                                current.target if current else 0)  # fmt: skip
         item = items.get_item(tx, item_id)
         if item is None:
             raise GateError(f"there is no item {item_id}")
+        rows = annotations.item_annotations(tx, item_id, version_id) if item.version_id == version_id else []
+        for row in rows:
+            if row.request_id == request_id:  # the common retry: same item, same attempt
+                if row.annotator_id != annotator.id:
+                    raise GateError("this request id was already used for another submit; nothing was stored")
+                current = state.get_item_state(tx, item_id)
+                return SubmitResult(row.id, True, current.status if current else "open",
+                                    current.target if current else 0)  # fmt: skip
         if item.version_id != version_id:
+            previous = annotations.annotation_by_request(tx, request_id)
+            if previous is not None and previous.annotator_id == annotator.id and previous.item_id == item_id:
+                return SubmitResult(previous.id, True, "open", 0)
             raise GateError(
                 f"item {item.external_id} changed (now version {item.version}) since you opened it; "
                 "your label was not saved: reload the item"
@@ -115,11 +133,16 @@ def submit(
             tx, request_id=request_id, annotator_id=annotator.id, item_id=item_id, version_id=version_id,
             dataset_id=dataset.id, task=dataset.task, payload=clean, seconds_spent=seconds_spent, now=now,
         )  # fmt: skip
-        current = state.get_item_state(tx, item_id)
-        labels = [a.payload for a in annotations.labels_for_item(tx, item_id, version_id)]
-        result = decide(dataset, item, labels, current.target if current else 1)
+        first_label = all(row.annotator_id != annotator.id for row in rows)
+        labels = [a.payload for a in annotations.latest_per_annotator([*rows, stored])]
+        target = store.scheduler.target_of(tx, dataset.id, item_id)
+        if target is None:
+            current = state.get_item_state(tx, item_id)
+            target = current.target if current else 1
+        result = decide(dataset, item, labels, target)
         state.set_item_state(tx, item_id, target=result.target, status=result.status,
                              decision=result.decision, settled_at=result.settled_at, now=now)  # fmt: skip
         tx.after_commit(partial(store.scheduler.record_done, dataset.id, item_id, annotator.id,
-                                target=result.target, open_=result.status == "open"))  # fmt: skip
-    return SubmitResult(stored.id, stored.duplicate, result.status, result.target)
+                                target=result.target, open_=result.status == "open",
+                                first_label=first_label))  # fmt: skip
+    return SubmitResult(stored.id, False, result.status, result.target)

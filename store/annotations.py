@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pandas as pd
 
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ __all__ = [
     "annotations_frame",
     "count_annotations",
     "insert_annotation",
+    "item_annotations",
+    "latest_per_annotator",
     "labels_for_item",
     "my_history",
     "my_label",
@@ -42,18 +45,20 @@ class StoredAnnotation:
     payload: dict[str, Any]
     created_at: datetime
     seconds_spent: float | None
+    request_id: str = ""
     duplicate: bool = False  # True when this was a retry of an already stored submit
 
 
+_COLUMNS = "id, annotator_id, item_id, version_id, payload, created_at, seconds_spent, request_id"
+
+
+def _row(r: tuple, duplicate: bool = False) -> StoredAnnotation:
+    return StoredAnnotation(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], duplicate)
+
+
 def annotation_by_request(db: Store | Tx, request_id: str) -> StoredAnnotation | None:
-    row = db.fetchone(
-        "SELECT id, annotator_id, item_id, version_id, payload, created_at, seconds_spent "
-        "FROM annotations WHERE request_id = ?",
-        [request_id],
-    )
-    if row is None:
-        return None
-    return StoredAnnotation(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], duplicate=True)
+    row = db.fetchone(f"SELECT {_COLUMNS} FROM annotations WHERE request_id = ?", [request_id])
+    return None if row is None else _row(row, duplicate=True)
 
 
 def insert_annotation(
@@ -69,35 +74,41 @@ def insert_annotation(
     seconds_spent: float | None,
     now: datetime,
 ) -> StoredAnnotation:
-    """Append one annotation; a retry with the same request id returns the first one."""
-    previous = annotation_by_request(tx, request_id)
-    if previous is not None:
-        if previous.annotator_id != annotator_id or previous.item_id != item_id:
-            raise AnnotationConflict(f"request id {request_id!r} was already used for another submit")
-        return previous
-    (new_id,) = tx.fetchone("SELECT nextval('annotation_ids')")  # type: ignore[misc]
-    tx.execute(
-        "INSERT INTO annotations (id, request_id, annotator_id, item_id, version_id, dataset_id, task, "
-        "payload, seconds_spent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [new_id, request_id, annotator_id, item_id, version_id, dataset_id, task,
-         json.dumps(payload, sort_keys=True), seconds_spent, now],
-    )  # fmt: skip
-    return StoredAnnotation(new_id, annotator_id, item_id, version_id, payload, now, seconds_spent)
+    """Append one annotation. A request id already in the log raises AnnotationConflict: the unique
+    constraint is the guard, so the common path costs one statement. The transaction is then
+    unusable; the caller rolls back and reads the first submit with annotation_by_request."""
+    try:
+        new_id = tx.scalar(
+            "INSERT INTO annotations (request_id, annotator_id, item_id, version_id, dataset_id, task, "
+            "payload, seconds_spent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            [request_id, annotator_id, item_id, version_id, dataset_id, task,
+             json.dumps(payload, sort_keys=True), seconds_spent, now],
+        )  # fmt: skip
+    except duckdb.ConstraintException as exc:
+        raise AnnotationConflict(f"request id {request_id!r} is already in the log") from exc
+    return StoredAnnotation(new_id, annotator_id, item_id, version_id, payload, now, seconds_spent, request_id)
+
+
+def item_annotations(db: Store | Tx, item_id: int, version_id: int) -> list[StoredAnnotation]:
+    """Every stored row of one item version, corrections included, in arrival order."""
+    rows = db.fetchall(
+        f"SELECT {_COLUMNS} FROM annotations WHERE item_id = ? AND version_id = ? ORDER BY id",
+        [item_id, version_id],
+    )
+    return [_row(r) for r in rows]
+
+
+def latest_per_annotator(rows: list[StoredAnnotation]) -> list[StoredAnnotation]:
+    """One label per annotator: their newest row, at the position of their first (arrival order)."""
+    latest: dict[int, StoredAnnotation] = {}
+    for row in rows:
+        latest[row.annotator_id] = row  # re-assigning a key keeps its first position
+    return list(latest.values())
 
 
 def labels_for_item(db: Store | Tx, item_id: int, version_id: int) -> list[StoredAnnotation]:
-    """Every annotation of one item version, in arrival order (one per annotator: the latest)."""
-    rows = db.fetchall(
-        "SELECT id, annotator_id, item_id, version_id, payload, created_at, seconds_spent FROM annotations "
-        "WHERE item_id = ? AND version_id = ? ORDER BY id",
-        [item_id, version_id],
-    )
-    latest: dict[int, StoredAnnotation] = {}
-    for r in rows:
-        # A correction is a new row: the newest row is the annotator's label, and re-assigning an
-        # existing key keeps the annotator's first arrival position (dicts keep insertion order).
-        latest[r[1]] = StoredAnnotation(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6])
-    return list(latest.values())
+    """Every annotator's current label on one item version, in arrival order."""
+    return latest_per_annotator(item_annotations(db, item_id, version_id))
 
 
 def count_annotations(db: Store | Tx, dataset_id: int | None = None) -> int:

@@ -11,7 +11,9 @@ the whole truth; a multi-replica deployment over PostgreSQL would keep leases in
 
 from __future__ import annotations
 
+import bisect
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -39,6 +41,7 @@ class _Pool:
     skipped: dict[int, dict[int, datetime]] = field(default_factory=dict)  # annotator -> item -> when
     order: list[int] = field(default_factory=list)  # open items, ascending id
     started: dict[int, None] = field(default_factory=dict)  # items someone has touched, in start order
+    mine: dict[int, int] = field(default_factory=dict)  # annotator -> items labelled (loaded on demand)
     next_fresh: int = 0
 
     def live_leases(self, item_id: int, now: datetime) -> dict[int, datetime]:
@@ -105,6 +108,30 @@ class Scheduler:
                 if key in self._pools:
                     self._stale[key] = self._pools.pop(key)
 
+    def upcoming(self, db: Store | Tx, dataset_id: int, after_item: int, n: int) -> list[int]:
+        """The next open items after this one in hand-out order (for prefetching)."""
+        with self.lock:
+            pool = self.pool(db, dataset_id)
+            start = bisect.bisect_right(pool.order, after_item)
+            return [i for i in pool.order[start : start + 2 * n] if i in pool.target][:n]
+
+    def target_of(self, db: Store | Tx, dataset_id: int, item_id: int) -> int | None:
+        """An open item's current target (None when the item is settled or unknown)."""
+        with self.lock:
+            return self.pool(db, dataset_id).target.get(item_id)
+
+    def labelled_by(self, db: Store | Tx, dataset_id: int, annotator_id: int) -> int:
+        """How many items of the dataset this annotator has labelled (current versions)."""
+        with self.lock:
+            pool = self.pool(db, dataset_id)
+            if annotator_id not in pool.mine:
+                pool.mine[annotator_id] = int(db.scalar(
+                    "SELECT count(DISTINCT a.item_id) FROM annotations a JOIN items i ON i.id = a.item_id "
+                    "AND a.version_id = i.current_version_id WHERE a.dataset_id = ? AND a.annotator_id = ?",
+                    [dataset_id, annotator_id],
+                ))  # fmt: skip
+            return pool.mine[annotator_id]
+
     def can_submit(self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime) -> bool:
         """A label fits when it corrects the annotator's own, they hold a live lease, or there is room."""
         with self.lock:
@@ -117,12 +144,16 @@ class Scheduler:
                 return True
             return pool.taken_by_others(item_id, annotator_id, now) < pool.target[item_id]
 
-    def record_done(self, dataset_id: int, item_id: int, annotator_id: int, *, target: int, open_: bool) -> None:
+    def record_done(
+        self, dataset_id: int, item_id: int, annotator_id: int, *, target: int, open_: bool, first_label: bool
+    ) -> None:
         """After a committed submit: the item's new target, or its removal from the pool once settled."""
         with self.lock:
             pool = self._pools.get(dataset_id)
             if pool is None:
                 return
+            if first_label and annotator_id in pool.mine:
+                pool.mine[annotator_id] += 1
             pool.leases.get(item_id, {}).pop(annotator_id, None)
             if pool.held.get(annotator_id) == item_id:
                 del pool.held[annotator_id]
@@ -255,21 +286,22 @@ def release(db: Store, annotator_id: int, item_id: int, dataset_id: int, now: da
         pool.started.setdefault(item_id, None)
 
 
+_TOTALS_TTL = 2.0  # seconds a dataset's settled/total counts may lag behind other annotators' saves
+
+
 def progress(db: Store | Tx, dataset_id: int, annotator_id: int | None = None) -> dict[str, int]:
     """Items in the dataset by gating state, and how many this annotator has labelled."""
-    row = db.fetchone(
-        "SELECT count(*), count(*) FILTER (WHERE status <> 'open'), "
-        "count(*) FILTER (WHERE status = 'discarded') FROM item_state WHERE dataset_id = ?",
-        [dataset_id],
-    )
-    total, settled, discarded = row if row else (0, 0, 0)
-    mine = 0
-    if annotator_id is not None:
-        mine = int(
-            db.scalar(
-                "SELECT count(DISTINCT a.item_id) FROM annotations a JOIN items i ON i.id = a.item_id "
-                "AND a.version_id = i.current_version_id WHERE a.dataset_id = ? AND a.annotator_id = ?",
-                [dataset_id, annotator_id],
-            )
+    store = db if hasattr(db, "memo") else db.store  # type: ignore[union-attr]
+    key = ("progress", dataset_id)
+    cached = store.memo.get(key)  # type: ignore[union-attr]
+    if cached is None or time.monotonic() - cached[0] > _TOTALS_TTL:
+        row = db.fetchone(
+            "SELECT count(*), count(*) FILTER (WHERE status <> 'open'), "
+            "count(*) FILTER (WHERE status = 'discarded') FROM item_state WHERE dataset_id = ?",
+            [dataset_id],
         )
-    return {"total": int(total), "settled": int(settled), "discarded": int(discarded), "mine": mine}
+        cached = (time.monotonic(), tuple(int(v) for v in row) if row else (0, 0, 0))
+        store.memo[key] = cached  # type: ignore[union-attr]
+    total, settled, discarded = cached[1]
+    mine = _scheduler(db).labelled_by(db, dataset_id, annotator_id) if annotator_id is not None else 0
+    return {"total": total, "settled": settled, "discarded": discarded, "mine": mine}

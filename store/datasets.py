@@ -57,6 +57,17 @@ _COLUMNS = "id, name, task, source_format, settings"
 
 
 def get_dataset(db: Store | Tx, name_or_id: str | int) -> Dataset | None:
+    store = db if hasattr(db, "memo") else db.store  # type: ignore[union-attr]
+    key = ("dataset", name_or_id)
+    if key in store.memo:  # type: ignore[union-attr]
+        return store.memo[key]  # type: ignore[union-attr]
+    found = _read_dataset(db, name_or_id)
+    if found is not None:
+        store.memo[key] = found  # type: ignore[union-attr]
+    return found
+
+
+def _read_dataset(db: Store | Tx, name_or_id: str | int) -> Dataset | None:
     if isinstance(name_or_id, int):
         return _from_row(db.fetchone(f"SELECT {_COLUMNS} FROM datasets WHERE id = ?", [name_or_id]))
     return _from_row(db.fetchone(f"SELECT {_COLUMNS} FROM datasets WHERE name = ?", [name_or_id]))
@@ -85,6 +96,7 @@ def get_or_create_dataset(tx: Tx, name: str, task: str, source_format: str | Non
         "INSERT INTO datasets (name, task, source_format, settings) VALUES (?, ?, ?, ?)",
         [name, task, source_format, json.dumps({})],
     )
+    tx.after_commit(tx.store.forget)
     created = get_dataset(tx, name)
     assert created is not None
     return created
@@ -118,6 +130,8 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
         merged = {**dataset.settings, **changes}
         _validate({**{k: dataset.setting(k) for k in DEFAULT_SETTINGS}, **merged})
         tx.execute("UPDATE datasets SET settings = ? WHERE id = ?", [json.dumps(merged), dataset.id])
+        tx.store.forget()  # this transaction must read its own change
+        tx.after_commit(tx.store.forget)
         updated = get_dataset(tx, dataset.id)
         assert updated is not None
         tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))

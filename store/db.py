@@ -52,7 +52,9 @@ class _Reader:
         return self.execute(sql, params).fetchall()
 
     def fetchone(self, sql: str, params: Sequence[Any] | None = None) -> tuple | None:
-        return self.execute(sql, params).fetchone()
+        # Fetch everything: DuckDB refuses other work on a cursor whose result is unfinished.
+        rows = self.execute(sql, params).fetchall()
+        return rows[0] if rows else None
 
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         row = self.fetchone(sql, params)
@@ -65,6 +67,16 @@ class _Reader:
 
     def df(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
         return self.execute(sql, params).df()
+
+    @contextmanager
+    def reading_frame(self, name: str, frame: pd.DataFrame) -> Iterator[_Reader]:
+        """Let SQL join against a data frame (a list of ids, say) for the length of a block."""
+        cur = self._cursor()
+        cur.register(name, frame)
+        try:
+            yield self
+        finally:
+            cur.unregister(name)
 
 
 class Tx(_Reader):
@@ -112,6 +124,8 @@ class Store(_Reader):
         self._closed = False
         self.scheduler = Scheduler()
         self.versions = LruCache()  # ItemView by version id: versions are immutable
+        # Small read caches (datasets, current versions, item order); forget() after structural writes.
+        self.memo: dict[Any, Any] = {}
         self._con = self._connect()
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -173,6 +187,10 @@ class Store(_Reader):
                 raise StoreOpenError(f"could not commit to {self.path}: {exc}") from exc
             for callback in tx.on_commit:
                 callback()
+
+    def forget(self) -> None:
+        """Drop the read caches: called after a commit that changed datasets, items or versions."""
+        self.memo.clear()
 
     def checkpoint(self) -> None:
         with self._write_lock:

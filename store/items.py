@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from store.datasets import Dataset, get_or_create_dataset, initial_target
@@ -29,6 +30,8 @@ __all__ = [
     "current_version_id",
     "get_item",
     "item_ids",
+    "position",
+    "prefetch",
     "write_records",
 ]
 
@@ -210,6 +213,8 @@ def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int]) -> None:
     if not item_ids:
         return
     tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+    tx.store.forget()
+    tx.after_commit(tx.store.forget)
     frame = pd.DataFrame({"item_id": item_ids})
     tx.register("_reset", frame)
     try:
@@ -247,8 +252,64 @@ def item_ids(db: Store | Tx, dataset_id: int) -> list[int]:
     return [r[0] for r in db.fetchall("SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id])]
 
 
+def _store(db: Store | Tx) -> Store:
+    return db if hasattr(db, "memo") else db.store  # type: ignore[union-attr,return-value]
+
+
 def current_version_id(db: Store | Tx, item_id: int) -> int | None:
-    return db.scalar("SELECT current_version_id FROM items WHERE id = ?", [item_id])
+    memo = _store(db).memo
+    key = ("current", item_id)
+    if key not in memo:
+        found = db.scalar("SELECT current_version_id FROM items WHERE id = ?", [item_id])
+        if found is None:
+            return None
+        memo[key] = found
+    return memo[key]
+
+
+def position(db: Store | Tx, dataset_id: int, item_id: int) -> int:
+    """The 1-based place of an item in its dataset (by id), from a cached sorted array."""
+    memo = _store(db).memo
+    key = ("order", dataset_id)
+    if key not in memo:
+        ids = [r[0] for r in db.fetchall("SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id])]
+        memo[key] = np.array(ids, dtype=np.int64)
+    return int(np.searchsorted(memo[key], item_id, side="right"))
+
+
+def prefetch(db: Store | Tx, item_ids: Sequence[int]) -> None:
+    """Load the current versions of many items into the version cache in three queries."""
+    store = _store(db)
+    wanted = [i for i in item_ids if store.versions.get(store.memo.get(("current", i), -1)) is None]
+    if not wanted:
+        return
+    frame = pd.DataFrame({"item_id": wanted})
+    cols = ", ".join(f"v.{c}" for c in _VERSION_COLUMNS)
+    with store.reading_frame("_wanted", frame) as reader:
+        rows = reader.fetchall(
+            f"SELECT i.dataset_id, i.external_id, {cols} FROM _wanted w JOIN items i ON i.id = w.item_id "
+            "JOIN item_versions v ON v.id = i.current_version_id"
+        )
+        steps = reader.fetchall(
+            "SELECT s.version_id, s.role, s.text FROM _wanted w JOIN items i ON i.id = w.item_id "
+            "JOIN steps s ON s.version_id = i.current_version_id ORDER BY s.version_id, s.role, s.position"
+        )
+        images = reader.fetchall(
+            "SELECT vi.version_id, vi.image_hash FROM _wanted w JOIN items i ON i.id = w.item_id "
+            "JOIN version_images vi ON vi.version_id = i.current_version_id ORDER BY vi.version_id, vi.position"
+        )
+    by_version: dict[int, dict[str, list[str]]] = {}
+    for vid, role, text in steps:
+        by_version.setdefault(vid, {}).setdefault(role, []).append(text)
+    pictures: dict[int, list[str]] = {}
+    for vid, digest in images:
+        path = image_path(db, digest)
+        if path is not None:
+            pictures.setdefault(vid, []).append(str(path))
+    for row in rows:
+        rec = dict(zip(["dataset_id", "external_id", *_VERSION_COLUMNS], row, strict=True))
+        store.versions.put(rec["id"], _view(rec, by_version.get(rec["id"], {}), pictures.get(rec["id"], [])))
+        store.memo[("current", rec["item_id"])] = rec["id"]
 
 
 def get_item(db: Store | Tx, item_id: int, version_id: int | None = None) -> ItemView | None:
@@ -288,8 +349,12 @@ def _load_version(db: Store | Tx, item_id: int, version_id: int) -> ItemView | N
         path = image_path(db, digest)
         if path is not None:
             paths.append(str(path))
+    return _view(rec, steps, paths)
+
+
+def _view(rec: dict[str, Any], steps: dict[str, list[str]], paths: list[str]) -> ItemView:
     return ItemView(
-        item_id=item_id,
+        item_id=rec["item_id"],
         dataset_id=rec["dataset_id"],
         external_id=rec["external_id"],
         version_id=rec["id"],

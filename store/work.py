@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from store import annotations, assignments
 from store.datasets import Dataset, get_dataset
-from store.items import ItemView, get_item
+from store.items import ItemView, current_version_id, get_item, position, prefetch
 
 if TYPE_CHECKING:
     from store.db import Store
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 __all__ = [
     "WorkError", "WorkItem", "dataset_for", "jump_to", "next_in_history", "next_item", "previous_item", "skip_item",
 ]  # fmt: skip
+
+
+_PREFETCH = 100  # items loaded ahead of an annotator
 
 
 class WorkError(ValueError):
@@ -47,16 +50,15 @@ def dataset_for(store: Store, name: str, task: str) -> Dataset:
     return dataset
 
 
-def _position(store: Store, dataset_id: int, item_id: int) -> int:
-    return int(store.scalar("SELECT count(*) FROM items WHERE dataset_id = ? AND id <= ?", [dataset_id, item_id]))
-
-
 def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, state: str) -> WorkItem:
+    if store.versions.get(current_version_id(store, item_id) or -1) is None:
+        # A miss is usually the first of many new items in a row: load the next ones at once.
+        prefetch(store, [item_id, *store.scheduler.upcoming(store, dataset.id, item_id, _PREFETCH)])
     item = get_item(store, item_id)
     if item is None:
         raise WorkError(f"item {item_id} no longer exists")
     label = annotations.my_label(store, annotator.id, item_id, item.version_id) if state == "done" else None
-    return WorkItem(item, dataset, state, label, _position(store, dataset.id, item_id),
+    return WorkItem(item, dataset, state, label, position(store, dataset.id, item_id),
                     assignments.progress(store, dataset.id, annotator.id))  # fmt: skip
 
 

@@ -175,6 +175,21 @@ def test_request_id_reused_by_another_user_is_refused(store: Store) -> None:
     assert count_annotations(store) == 1
 
 
+def test_request_id_reused_on_another_item_is_refused_and_the_store_still_works(store: Store) -> None:
+    _dataset(store, 2)
+    ann = users.add_user(store, "ann")
+    first = assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
+    item = get_item(store, first.item_id)  # type: ignore[union-attr]
+    submit(store, annotator=ann, item_id=item.item_id, version_id=item.version_id, payload=REVIEW, request_id="x", now=T0)
+    other = get_item(store, assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id)  # type: ignore[union-attr]
+    with pytest.raises(GateError, match="already used"):
+        submit(store, annotator=ann, item_id=other.item_id, version_id=other.version_id, payload=REVIEW,
+               request_id="x", now=T0)  # fmt: skip
+    ok = submit(store, annotator=ann, item_id=other.item_id, version_id=other.version_id, payload=REVIEW,
+                request_id="y", now=T0)  # fmt: skip
+    assert not ok.duplicate and count_annotations(store) == 2
+
+
 def test_incomplete_label_is_refused_and_nothing_stored(store: Store) -> None:
     _dataset(store, 1)
     ann = users.add_user(store, "ann")
