@@ -25,8 +25,8 @@ __all__ = [
     "count_annotations",
     "insert_annotation",
     "item_annotations",
-    "latest_per_annotator",
     "labels_for_item",
+    "latest_per_annotator",
     "my_history",
     "my_label",
 ]
