@@ -6,6 +6,7 @@ Plain `requests` on a keep-alive session, because gradio_client adds ~140 ms of 
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import requests
@@ -22,13 +23,17 @@ class StepgateClient:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.http = requests.Session()
+        # A session hash, as the browser sends: without it Gradio rebuilds the whole session state
+        # (a config for every component of every panel) on each call.
+        self.session_hash = uuid.uuid4().hex
         reply = self.http.post(f"{self.url}/login", data={"username": name, "password": password}, timeout=timeout)
         if reply.status_code != 200:
             raise ApiError(f"login of {name!r} failed: HTTP {reply.status_code} {reply.text[:200]}")
 
     def run(self, endpoint: str, *args: Any) -> Any:
         """An unqueued endpoint (the API's annotation calls): one POST, one answer."""
-        reply = self.http.post(f"{self.url}/gradio_api/run/{endpoint}", json={"data": list(args)},
+        reply = self.http.post(f"{self.url}/gradio_api/run/{endpoint}",
+                               json={"data": list(args), "session_hash": self.session_hash},
                                timeout=self.timeout)  # fmt: skip
         body = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else {}
         if reply.status_code != 200 or "error" in body:
@@ -37,7 +42,8 @@ class StepgateClient:
 
     def call(self, endpoint: str, *args: Any) -> Any:
         """A queued endpoint: POST the call, then read its event stream until it completes."""
-        reply = self.http.post(f"{self.url}/gradio_api/call/{endpoint}", json={"data": list(args)},
+        reply = self.http.post(f"{self.url}/gradio_api/call/{endpoint}",
+                               json={"data": list(args), "session_hash": self.session_hash},
                                timeout=self.timeout)  # fmt: skip
         if reply.status_code != 200:
             raise ApiError(f"HTTP {reply.status_code}: {reply.text[:200]}")
