@@ -134,8 +134,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = build_app(ctx)
     app.queue(default_concurrency_limit=8)
     message = (
-        "Local mode: type your annotator name and a password. A new name creates your annotator "
-        "with that password." if mode == LOCAL else "Log in with your stepgate annotator name and password."
+        "Local mode: type your annotator name and a password (8 characters or more). A new name "
+        "creates your annotator with that password." if mode == LOCAL else "Log in with your stepgate annotator name and password."
     )
     print(f"stepgate: serving {args.db} on http://{args.host}:{args.port} ({mode} mode)", flush=True)
     try:

@@ -109,6 +109,8 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
             "starting with a letter or digit"
         )
     _check_role(role)
+    if password is not None and len(password) < 8:
+        raise UserError("a password needs at least 8 characters")
     with db.writing() as tx:
         if get_user(tx, name) is not None:
             raise UserError(f"annotator {name!r} already exists")

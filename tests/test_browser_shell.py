@@ -36,7 +36,7 @@ def test_team_mode_login_shows_every_tab_and_the_user(tmp_path: Path, page) -> N
 def test_local_mode_creates_the_annotator_on_first_login(tmp_path: Path, page) -> None:
     db = tmp_path / "local.duckdb"
     with running(db, "--no-demo") as server:
-        login(page, server.url, "first-person", "my-pass")
+        login(page, server.url, "first-person", "my-password")
         page.get_by_text("Signed in as").wait_for()
         assert "role: admin" in page.locator("#whoami").inner_text()
     result = cli("users", "list", db=db)

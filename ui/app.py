@@ -47,6 +47,6 @@ def launch_kwargs(ctx: AppContext) -> dict:
     return {
         "css_paths": sorted((ASSETS / "css").glob("*.css")),
         "head": scripts or None,
-        "allowed_paths": [str(ctx.store.data_dir / "images")],
+        "allowed_paths": [str(ctx.store.data_dir / "images"), str(ctx.export_dir)],
         "theme": gr.themes.Soft(),
     }

@@ -28,7 +28,7 @@ def escape_text(text: str | None) -> str:
     """Plain text for inline use (names, ids): HTML-escaped, no Markdown emphasis or links."""
     if text is None:
         return ""
-    escaped = html.escape(str(text), quote=True)
+    escaped = html.escape(str(text), quote=False)
     return re.sub(r"([\\`*_\[\]()#|])", r"\\\1", escaped)
 
 

@@ -1,13 +1,397 @@
-"""Data (import, annotators and roles, quorum settings, export)."""
+"""Data (admin): import datasets, manage annotators and roles, quorum settings, export.
+
+The browser twin of `app.py import | users | datasets | export`. Everything here is for admins:
+the tab shows others one line, and every handler checks the role again because Gradio exposes
+each event over HTTP. Components start empty and are filled on page load, for admins only.
+"""
 
 from __future__ import annotations
 
-import gradio as gr
+import html
+import json
+import re
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
 
+import gradio as gr
+import pandas as pd
+
+from exports import EXPORT_FORMATS, ExportError, export
+from store import datasets, users
+from store.assignments import progress
+from store.importers import FORMATS, ImportFormatError
+from store.imports import ImportRejected, import_file
+from store.records import EARLIEST_ERROR, TASKS
+from ui.auth import require_admin, require_user
+from ui.binding import bind
 from ui.context import AppContext
 
-__all__ = ["build"]
+__all__ = [
+    "build",
+    "on_add_user",
+    "on_change_role",
+    "on_export",
+    "on_import",
+    "on_open",
+    "on_pick_dataset",
+    "on_refresh",
+    "on_save_settings",
+    "on_set_password",
+]
+
+ADMINS_ONLY = (
+    "Only admins manage data: importing datasets, annotators and roles, quorum settings and exports."
+)
+DETECT = "detect"
+BY_FORMAT = "by format"
+ALL_DATASETS = ""  # the export dropdown's value for "every dataset"
+SETTINGS = ("quorum", "max_annotators", "annotators_per_item", "lease_seconds")
+DATASET_COLUMNS = ["dataset", "task", "items", "settled", "discarded", "quorum", "max annotators",
+                   "annotators per item", "lease (s)"]  # fmt: skip
+USER_COLUMNS = ["annotator", "role", "password"]
+_EXTENSION = {"log-parquet": "parquet", "log-csv": "csv"}  # every other export is JSON lines
+_MARKDOWN = re.compile(r"([\\`*_\[\]()#|~!])")  # characters Markdown would act on
+_MIN_PASSWORD = 8  # the same floor as store.users.set_password and `app.py users add`
+
+HELP = """\
+Formats: PRMBench, ProcessBench, QwQ, CRYSTAL and step pairs are detected; a plain JSONL / CSV / Parquet
+table needs a column mapping, e.g. `{"question": "prompt", "steps": "solution", "external_id": "id"}`.
+A file with bad lines imports nothing and lists each one; tick the box to import the good lines and get
+a report of the rest. Re-importing adds nothing; a changed item becomes a new version.
+
+**Images:** an upload is read from a temporary folder, so images the file names by a relative path are
+not found there. Put them in the file as base64, or import from the command line next to the image
+files: `python app.py import PATH`.
+"""
+
+
+# ----- what the tables show (no SQL here: store functions, mapped to rows)
+
+
+def _datasets_frame(ctx: AppContext) -> pd.DataFrame:
+    rows = []
+    for d in datasets.list_datasets(ctx.store):
+        counts = progress(ctx.store, d.id)
+        rows.append([d.name, d.task, counts["total"], counts["settled"], counts["discarded"],
+                     *(int(d.setting(key)) for key in SETTINGS)])  # fmt: skip
+    return pd.DataFrame(rows, columns=DATASET_COLUMNS)
+
+
+def _users_frame(ctx: AppContext) -> pd.DataFrame:
+    # Never the hash: only whether a password is set.
+    rows = [[u.name, u.role, "set" if u.has_password else "none"] for u in users.list_users(ctx.store)]
+    return pd.DataFrame(rows, columns=USER_COLUMNS)
+
+
+def _dataset_choices(ctx: AppContext, keep: str | None) -> tuple[dict, dict]:
+    """Fresh choices for the settings and export dropdowns, keeping what is picked when it still exists."""
+    names = [d.name for d in datasets.list_datasets(ctx.store)]
+    picked = keep if keep in names else (names[0] if names else None)
+    return (gr.update(choices=names, value=picked),
+            gr.update(choices=[("all datasets", ALL_DATASETS), *[(n, n) for n in names]]))  # fmt: skip
+
+
+def _user_choices(ctx: AppContext, keep: str | None = None) -> dict:
+    names = [u.name for u in users.list_users(ctx.store)]
+    return gr.update(choices=names, value=keep if keep in names else None)
+
+
+def _plain(text: str) -> str:
+    """Untrusted text (file lines, names) as inert Markdown: tags escaped, Markdown syntax backslashed.
+
+    Unlike ui.render.escape_text, quotes stay as they are: its `&#x27;` gets its `#` backslashed,
+    and Markdown then shows the entity itself instead of the quote.
+    """
+    return _MARKDOWN.sub(r"\\\1", html.escape(str(text), quote=False))
+
+
+def _done(text: str) -> str:
+    return f"✓ {_plain(text)}"
+
+
+def _refused(text: str) -> str:
+    return f"**Nothing changed.** {_plain(text)}"
+
+
+# ----- handlers: find the user, check the role, call one store/exports function, map the result
+
+
+def on_open(ctx: AppContext, request: gr.Request) -> tuple:
+    """Show the panel to admins with its data; others get one line and no data at all."""
+    user = require_user(ctx, request)
+    if not user.is_admin:
+        return (gr.update(visible=True), gr.update(visible=False), *[gr.skip()] * 5)
+    settings_pick, export_pick = _dataset_choices(ctx, None)
+    return (gr.update(visible=False), gr.update(visible=True), _datasets_frame(ctx), _users_frame(ctx),
+            settings_pick, export_pick, _user_choices(ctx))  # fmt: skip
+
+
+def on_refresh(ctx: AppContext, picked: str | None, request: gr.Request) -> tuple:
+    require_admin(ctx, request)
+    return (_datasets_frame(ctx), *_dataset_choices(ctx, picked))
+
+
+def on_import(
+    ctx: AppContext, file: str | None, fmt: str | None, name: str, task: str | None, mapping_text: str,
+    skip_bad: bool, picked: str | None, request: gr.Request,
+) -> tuple:  # fmt: skip
+    """Import one uploaded file whole, or refuse it and list every bad line (nothing stored)."""
+    require_admin(ctx, request)
+    unchanged = (gr.skip(), gr.skip(), gr.skip())
+    if not file:
+        return ("**Nothing imported.** Choose a file to upload first.", *unchanged)
+    path = Path(file)
+    try:
+        mapping = _parse_mapping(mapping_text)
+    except ValueError as exc:
+        return (f"**Nothing imported.** {_plain(str(exc))}", *unchanged)
+    try:
+        outcome = import_file(ctx.store, path, format=None if fmt in (None, "", DETECT) else fmt,
+                              dataset=(name or "").strip() or path.stem,
+                              task=None if task in (None, "", BY_FORMAT) else task,
+                              mapping=mapping, skip_bad=bool(skip_bad))  # fmt: skip
+    except ImportRejected as exc:
+        return (_rejection(path.name, exc), *unchanged)
+    except (ImportFormatError, ValueError) as exc:
+        # Messages name the file by its temporary path; the admin knows it by its own name.
+        message = str(exc).replace(str(path), path.name)
+        return (f"**Nothing imported.** {_plain(message)}", *unchanged)
+    text = _done(outcome.summary())
+    if outcome.skipped:
+        text += "\n\nSkipped lines:\n" + "\n".join(
+            f"- line {p.line}: {_plain(p.reason)}" for p in outcome.skipped
+        )
+    return (text, _datasets_frame(ctx), *_dataset_choices(ctx, picked))
+
+
+def _parse_mapping(text: str | None) -> dict[str, str] | None:
+    if not (text or "").strip():
+        return None
+    try:
+        mapping = json.loads(text)  # type: ignore[arg-type]
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"The column mapping is not valid JSON ({exc.msg} at character {exc.pos}).") from exc
+    if not isinstance(mapping, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
+    ):
+        raise ValueError(
+            'The column mapping must be a JSON object of field to column names, e.g. {"question": "prompt"}.'
+        )
+    return mapping
+
+
+def _rejection(file_name: str, exc: ImportRejected) -> str:
+    """Every bad line with its number and reason; file content is untrusted, so all of it is escaped."""
+    lines = "\n".join(f"- line {p.line}: {_plain(p.reason)}" for p in exc.problems)
+    return (
+        f"**Nothing was stored.** {_plain(file_name)} has {len(exc.problems)} bad line(s) "
+        f"({exc.good} good line(s) held back). Fix them and upload again, or tick "
+        f"*Import good lines and report the rest*.\n\n{lines}"
+    )
+
+
+def on_add_user(ctx: AppContext, name: str, role: str, password: str, request: gr.Request) -> tuple:
+    require_admin(ctx, request)
+    name = (name or "").strip()
+    if password and len(password) < _MIN_PASSWORD:
+        return (_refused(f"a password needs at least {_MIN_PASSWORD} characters"), gr.skip(), gr.skip())
+    try:
+        added = users.add_user(ctx.store, name, role, password or None)
+    except users.UserError as exc:
+        return (_refused(str(exc)), gr.skip(), gr.skip())
+    note = "" if added.has_password else " without a password: they can log in only in local mode"
+    return (
+        _done(f"added {added.name} ({added.role}){note}"),
+        _users_frame(ctx),
+        _user_choices(ctx, added.name),
+    )
+
+
+def on_change_role(ctx: AppContext, name: str | None, role: str, request: gr.Request) -> tuple:
+    admin = require_admin(ctx, request)
+    if not name:
+        return (_refused("pick an annotator first"), gr.skip())
+    if name == admin.name and role != "admin":
+        # An admin who demotes themselves cannot undo it here; another admin can.
+        return (_refused("you cannot take away your own admin role; another admin can"), gr.skip())
+    try:
+        users.set_role(ctx.store, name, role)
+    except users.UserError as exc:
+        return (_refused(str(exc)), gr.skip())
+    return (_done(f"{name} is now {role}"), _users_frame(ctx))
+
+
+def on_set_password(ctx: AppContext, name: str | None, password: str, request: gr.Request) -> tuple:
+    require_admin(ctx, request)
+    if not name:
+        return (_refused("pick an annotator first"), gr.skip(), gr.skip())
+    try:
+        users.set_password(ctx.store, name, password or "")
+    except users.UserError as exc:
+        return (_refused(str(exc)), gr.skip(), gr.skip())
+    return (_done(f"password of {name} changed"), _users_frame(ctx), "")
+
+
+def on_pick_dataset(ctx: AppContext, name: str | None, request: gr.Request) -> tuple:
+    """The picked dataset's current settings, defaults included, into the four number fields."""
+    require_admin(ctx, request)
+    found = datasets.get_dataset(ctx.store, name) if name else None
+    if found is None:
+        return (*[None] * len(SETTINGS), "")
+    if found.task == EARLIEST_ERROR:
+        rule = "each item starts with *quorum* annotators and escalates up to *max annotators* until that many agree"
+    else:
+        rule = "each item gets *annotators per item* labels"
+    return (
+        *[int(found.setting(key)) for key in SETTINGS],
+        f"**{_plain(found.name)}** ({found.task}): {rule}.",
+    )
+
+
+def on_save_settings(
+    ctx: AppContext, name: str | None, quorum: float | None, max_annotators: float | None,
+    annotators_per_item: float | None, lease_seconds: float | None, request: gr.Request,
+) -> tuple:  # fmt: skip
+    require_admin(ctx, request)
+    if not name:
+        return (_refused("pick a dataset first"), gr.skip())
+    given = dict(zip(SETTINGS, (quorum, max_annotators, annotators_per_item, lease_seconds), strict=True))
+    empty = [key for key, value in given.items() if value is None]
+    if empty:
+        return (_refused(f"{', '.join(empty)}: type a whole number"), gr.skip())
+    # gr.Number hands floats; a whole float is the integer the admin typed, anything else is refused below.
+    changes = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in given.items()}
+    try:
+        updated = datasets.update_settings(ctx.store, name, changes)
+    except datasets.DatasetError as exc:
+        return (_refused(str(exc)), gr.skip())
+    shown = ", ".join(f"{key}={updated.setting(key)}" for key in SETTINGS)
+    return (_done(f"{updated.name}: {shown}"), _datasets_frame(ctx))
+
+
+def on_export(ctx: AppContext, fmt: str, dataset: str | None, request: gr.Request) -> tuple:
+    """Write the export under the export folder and offer it for download."""
+    require_admin(ctx, request)
+    if fmt not in EXPORT_FORMATS:  # checked before it becomes part of a file name
+        return (f"**Nothing exported.** {_plain(f'unknown export format {fmt!r}')}", gr.update(visible=False))
+    # A fresh unguessable folder per export: the file is only reachable through this answer.
+    folder = ctx.export_dir / secrets.token_urlsafe(12)
+    folder.mkdir()
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", dataset or "all-datasets").strip("-.") or "dataset"
+    out = folder / f"{stem}-{fmt}-{stamp}.{_EXTENSION.get(fmt, 'jsonl')}"
+    try:
+        written = export(ctx.store, fmt, out, dataset=dataset or None)
+    except ExportError as exc:
+        folder.rmdir()
+        return (f"**Nothing exported.** {_plain(str(exc))}", gr.update(value=None, visible=False))
+    return (
+        _done(f"wrote {written.rows} row(s) to {written.path.name}"),
+        gr.update(value=str(written.path), visible=True),
+    )
+
+
+# ----- layout
 
 
 def build(ctx: AppContext) -> None:
-    gr.Markdown("Data (import, annotators and roles, quorum settings, export): planned.", elem_classes=["planned"])
+    refusal = gr.Markdown(ADMINS_ONLY, visible=False, elem_id="data-admins-only")
+    with gr.Column(visible=False, elem_id="data-admin") as admin_area, gr.Tabs(elem_id="data-sections"):
+        with gr.Tab("Datasets", id="data-datasets-tab"):
+            table = gr.Dataframe(headers=DATASET_COLUMNS, datatype="str", interactive=False, max_height=420,
+                                 elem_id="data-datasets", show_label=False)  # fmt: skip
+            refresh = gr.Button("Refresh", size="sm", elem_classes=["data-action"], elem_id="data-refresh")
+        with gr.Tab("Import", id="data-import"):
+            with gr.Row():
+                upload = gr.File(label="File (JSONL, CSV or Parquet)", file_types=[".jsonl", ".json", ".csv",
+                                 ".parquet"], height=150, scale=2, elem_id="data-import-file")  # fmt: skip
+                with gr.Column(scale=3):
+                    with gr.Row():
+                        fmt = gr.Dropdown(
+                            [DETECT, *FORMATS], value=DETECT, label="Format", elem_id="data-import-format"
+                        )
+                        task = gr.Dropdown(
+                            [BY_FORMAT, *TASKS], value=BY_FORMAT, label="Task", elem_id="data-import-task"
+                        )
+                        name = gr.Textbox(label="Dataset name", placeholder="default: the file name",
+                                          elem_id="data-import-name")  # fmt: skip
+                    mapping = gr.Textbox(label="Column mapping (JSON, plain tables only)", elem_id="data-import-mapping",
+                                         placeholder='{"question": "prompt", "steps": "solution"}')  # fmt: skip
+                    with gr.Row(equal_height=True):
+                        skip_bad = gr.Checkbox(label="Import good lines and report the rest", value=False,
+                                               elem_id="data-import-skip-bad")  # fmt: skip
+                        run_import = gr.Button("Import", variant="primary", elem_id="data-import-run")
+            import_status = gr.Markdown("", elem_id="data-import-status", latex_delimiters=[])
+            gr.Markdown(HELP, elem_classes=["data-help"])
+        with gr.Tab("Annotators", id="data-annotators"), gr.Row():
+            people = gr.Dataframe(headers=USER_COLUMNS, datatype="str", interactive=False, max_height=440,
+                                  elem_id="data-users", show_label=False, scale=2)  # fmt: skip
+            with gr.Column(scale=3):
+                gr.Markdown("**Add an annotator**", elem_classes=["data-note"])
+                with gr.Row(equal_height=True):
+                    new_name = gr.Textbox(label="Name", elem_id="data-user-name")
+                    new_role = gr.Dropdown(
+                        list(users.ROLES), value="annotator", label="Role", elem_id="data-user-role"
+                    )
+                    new_password = gr.Textbox(label="Password", placeholder="8+ characters; empty: local mode only",
+                                              type="password", elem_id="data-user-password")  # fmt: skip
+                    add = gr.Button(
+                        "Add", variant="primary", elem_classes=["data-action"], elem_id="data-user-add"
+                    )
+                gr.Markdown("**Change an annotator**", elem_classes=["data-note"])
+                with gr.Row(equal_height=True):
+                    who = gr.Dropdown([], label="Annotator", elem_id="data-user-pick")
+                    role = gr.Dropdown(
+                        list(users.ROLES), value="annotator", label="New role", elem_id="data-user-new-role"
+                    )
+                    change_role = gr.Button(
+                        "Change role", elem_classes=["data-action"], elem_id="data-user-role-save"
+                    )
+                with gr.Row(equal_height=True):
+                    password = gr.Textbox(label="New password (8+ characters)", type="password",
+                                          elem_id="data-user-new-password")  # fmt: skip
+                    set_password = gr.Button("Set password", elem_classes=["data-action"],
+                                             elem_id="data-user-password-save")  # fmt: skip
+                users_status = gr.Markdown("", elem_id="data-users-status", latex_delimiters=[])
+        with gr.Tab("Settings", id="data-settings"):
+            gr.Markdown("**quorum** and **max annotators**: earliest-error escalation (ProcessBench: 3 must agree, "
+                        "up to 5 annotators). **annotators per item**: how many label each item of the other "
+                        "tasks. **lease seconds**: how long an opened item stays reserved for its annotator.",
+                        elem_classes=["data-note"])  # fmt: skip
+            with gr.Row(equal_height=True):
+                picked = gr.Dropdown([], label="Dataset", elem_id="data-settings-dataset", min_width=240)
+                numbers = [gr.Number(label=key.replace("_", " "), precision=0, minimum=1,
+                                     elem_id=f"data-setting-{key}") for key in SETTINGS]  # fmt: skip
+                save = gr.Button(
+                    "Save", variant="primary", elem_classes=["data-action"], elem_id="data-settings-save"
+                )
+            settings_status = gr.Markdown("", elem_id="data-settings-status", latex_delimiters=[])
+        with gr.Tab("Export", id="data-export"):
+            with gr.Row(equal_height=True):
+                export_fmt = gr.Dropdown(list(EXPORT_FORMATS), value="log-csv", label="Format",
+                                         elem_id="data-export-format")  # fmt: skip
+                export_dataset = gr.Dropdown([("all datasets", ALL_DATASETS)], value=ALL_DATASETS,
+                                             label="Dataset", elem_id="data-export-dataset")  # fmt: skip
+                run_export = gr.Button("Export", variant="primary", elem_classes=["data-action"],
+                                       elem_id="data-export-run")  # fmt: skip
+            export_status = gr.Markdown("", elem_id="data-export-status", latex_delimiters=[])
+            download = gr.File(label="Download", interactive=False, visible=False, height=90,
+                               elem_id="data-export-file")  # fmt: skip
+
+    private = {"api_visibility": "private"}
+    gr.on(None, bind(on_open, ctx), None, [refusal, admin_area, table, people, picked, export_dataset, who],
+          **private)  # fmt: skip
+    refresh.click(bind(on_refresh, ctx), [picked], [table, picked, export_dataset], **private)
+    run_import.click(bind(on_import, ctx), [upload, fmt, name, task, mapping, skip_bad, picked],
+                     [import_status, table, picked, export_dataset], **private)  # fmt: skip
+    add.click(
+        bind(on_add_user, ctx), [new_name, new_role, new_password], [users_status, people, who], **private
+    )
+    change_role.click(bind(on_change_role, ctx), [who, role], [users_status, people], **private)
+    set_password.click(
+        bind(on_set_password, ctx), [who, password], [users_status, people, password], **private
+    )
+    picked.change(bind(on_pick_dataset, ctx), [picked], [*numbers, settings_status], **private)
+    save.click(bind(on_save_settings, ctx), [picked, *numbers], [settings_status, table], **private)
+    run_export.click(bind(on_export, ctx), [export_fmt, export_dataset], [export_status, download], **private)
