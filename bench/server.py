@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -52,7 +54,18 @@ class Server:
                 self.process.wait(timeout=10)
 
 
-def start_server(db: Path, *extra: str, port: int | None = None, timeout: float = 120) -> Server:
+def _file_size_limit(limit: int):
+    """A pre-exec hook that makes every write past `limit` bytes fail, as on a full disk."""
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def start_server(db: Path, *extra: str, port: int | None = None, timeout: float = 120,
+                 file_size_limit: int | None = None) -> Server:  # fmt: skip
     """`python app.py serve --db DB --port P` on 127.0.0.1; returns once it answers HTTP."""
     port = port or free_port()
     log = db.with_suffix(".server.log")
@@ -62,6 +75,7 @@ def start_server(db: Path, *extra: str, port: int | None = None, timeout: float 
     process = subprocess.Popen(
         [sys.executable, "app.py", "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port), *extra],
         cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
+        preexec_fn=_file_size_limit(file_size_limit) if file_size_limit else None,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout

@@ -39,6 +39,10 @@ class StoreClosedError(StoreError):
     """The store was used after close()."""
 
 
+# Failures of the file or the engine, not of our SQL: disk full, read-only folder, invalidated database.
+_BROKEN = (duckdb.IOException, duckdb.FatalException, duckdb.InternalException, duckdb.PermissionException)
+
+
 class _Reader:
     """Read helpers shared by Store (autocommit reads) and Tx (reads inside a write)."""
 
@@ -46,7 +50,10 @@ class _Reader:
         raise NotImplementedError
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
-        return self._cursor().execute(sql, params or [])
+        try:
+            return self._cursor().execute(sql, params or [])
+        except _BROKEN as exc:
+            raise StoreOpenError(f"the database file cannot be read or written ({type(exc).__name__}: {exc})") from exc
 
     def fetchall(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         return self.execute(sql, params).fetchall()

@@ -1,7 +1,8 @@
 """Bind the app context to a module-level handler so Gradio still sees its gr.Request parameter.
 
 functools.partial hides type hints from Gradio, which then never passes the request (and with it
-the logged-in user). bind() keeps the handler's own signature, minus its first `ctx` argument.
+the logged-in user). bind() keeps the handler's own signature, minus its first `ctx` argument, and turns a store
+failure (disk full, read-only folder) into a message for the user instead of a bare "Error".
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+import gradio as gr
+
+from store import StoreError
 from ui.context import AppContext
 
 __all__ = ["bind"]
@@ -24,7 +28,11 @@ def bind(handler: Callable[..., Any], ctx: AppContext) -> Callable[..., Any]:
 
     @functools.wraps(handler)
     def bound(*args: Any, **kwargs: Any) -> Any:
-        return handler(ctx, *args, **kwargs)
+        try:
+            return handler(ctx, *args, **kwargs)
+        except StoreError as exc:
+            # Disk full, read-only folder, a database that stopped: say so; nothing was acknowledged.
+            raise gr.Error(f"The database could not complete this: {exc}. Nothing was saved.") from exc
 
     del bound.__wrapped__  # type: ignore[attr-defined]
     bound.__signature__ = signature.replace(parameters=rest)  # type: ignore[attr-defined]
