@@ -23,7 +23,7 @@ class Written:
 
 
 def _writers() -> dict:
-    from exports import gated, log
+    from exports import gated, log, report
 
     return {
         "log-parquet": log.write_parquet,
@@ -32,10 +32,16 @@ def _writers() -> dict:
         "prmbench": gated.write_prmbench,
         "processbench": gated.write_processbench,
         "items-jsonl": gated.write_items_jsonl,
+        "report-md": report.write_report_md,
+        "report-csv": report.write_report_csv,
+        "report-json": report.write_report_json,
     }
 
 
-EXPORT_FORMATS = ("log-parquet", "log-csv", "log-jsonl", "prmbench", "processbench", "items-jsonl")
+EXPORT_FORMATS = (
+    "log-parquet", "log-csv", "log-jsonl", "prmbench", "processbench", "items-jsonl",
+    "report-md", "report-csv", "report-json",
+)  # fmt: skip
 
 
 def export(store: Store, fmt: str, out: Path, *, dataset: str | None = None) -> Written:

@@ -192,6 +192,14 @@ def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
     ):
         pool.target[item_id] = target
         pool.order.append(item_id)
+    # Open study items are handed out before fresh ones, so a study completes while work goes on.
+    for (item_id,) in db.fetchall(
+        "SELECT si.item_id FROM study_items si JOIN studies st ON st.id = si.study_id "
+        "JOIN item_state s ON s.item_id = si.item_id WHERE st.dataset_id = ? AND s.status = 'open' "
+        "ORDER BY si.study_id, si.item_id",
+        [dataset_id],
+    ):
+        pool.started.setdefault(item_id, None)
     for item_id, annotator_id in db.fetchall(
         "SELECT DISTINCT a.item_id, a.annotator_id FROM annotations a JOIN items i ON i.id = a.item_id "
         "AND a.version_id = i.current_version_id JOIN item_state s ON s.item_id = a.item_id "

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -140,31 +139,9 @@ def create_study(
             [raters, now, study_id, raters],
         )
         tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
-        tx.after_commit(partial(_serve_first, tx.store, dataset.id))
         study = get_study(tx, name)
         assert study is not None
         return study
-
-
-def _serve_first(store: Store, dataset_id: int) -> None:
-    """Hand out open study items before fresh ones, so a study completes while work goes on.
-
-    Workaround until store.assignments._load_pool does it itself: the scheduler serves "started"
-    items first, so the dataset's open study items join them. Lost when the pool is reloaded
-    for another reason (the items are then served in their normal order).
-    """
-    open_items = [r[0] for r in store.fetchall(
-        "SELECT si.item_id FROM study_items si JOIN studies st ON st.id = si.study_id "
-        "JOIN item_state s ON s.item_id = si.item_id WHERE st.dataset_id = ? AND s.status = 'open' "
-        "ORDER BY si.study_id, si.item_id",
-        [dataset_id],
-    )]  # fmt: skip
-    scheduler = store.scheduler
-    with scheduler.lock:
-        pool = scheduler.pool(store, dataset_id)
-        for item_id in open_items:
-            if item_id in pool.target:
-                pool.started.setdefault(item_id, None)
 
 
 def list_studies(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:

@@ -1,0 +1,323 @@
+"""The QC dashboard's report: read from the store, computed by qc, written as Markdown, CSV and JSON.
+
+The formatting functions are pure (a DashboardReport in, text out); the writers put the text on
+disk whole or not at all. CSV is tidy (one number per row: section, group, field, statistic,
+value, low, high, n_items) so that it reads back into any tool; JSON holds the same tables.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from exports import ExportError
+from qc.dashboard import DashboardReport, build_dashboard
+from qc.quality import OUTLIER_RULES
+from store import jobs_read, studies
+from store.annotations import annotations_frame
+from store.datasets import get_dataset, list_datasets
+from store.state import states_frame
+
+if TYPE_CHECKING:
+    from store import Store
+
+__all__ = [
+    "COEFFICIENT_NAMES", "ReportError", "ReportFiles", "agreement_display", "coefficient_order",
+    "dashboard_from_store", "format_ci", "paradox_warning", "report_csv", "report_json", "report_markdown", "report_records",
+    "study_report_from_store", "write_report", "write_report_csv", "write_report_json", "write_report_md",
+]  # fmt: skip
+
+COEFFICIENT_NAMES = {
+    "observed_agreement": "Observed agreement",
+    "gwet_ac1": "Gwet's AC1",
+    "pabak": "PABAK",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "fleiss_kappa": "Fleiss' kappa",
+    "mean_cohen_kappa": "Cohen's kappa (mean over pairs)",
+    "within_1_step": "Within ±1 step",
+}
+_CHANCE_FIRST = ("krippendorff_alpha", "fleiss_kappa", "mean_cohen_kappa", "observed_agreement", "gwet_ac1", "pabak")
+_AGREEMENT_FIRST = ("observed_agreement", "gwet_ac1", "pabak", "krippendorff_alpha", "fleiss_kappa", "mean_cohen_kappa")
+
+
+class ReportError(ExportError):
+    """A report that cannot be made (unknown dataset or study), said with what to fix."""
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    markdown: Path
+    csv: Path
+    json: Path
+
+
+# ---- reading -------------------------------------------------------------------------------
+
+
+def dashboard_from_store(store: Store, dataset_name: str, *, n_boot: int = 1000, seed: int = 0) -> DashboardReport:
+    """The dashboard for one dataset: every label on current versions, every item's state."""
+    dataset = get_dataset(store, dataset_name)
+    if dataset is None:
+        raise ReportError(f"there is no dataset named {dataset_name!r}")
+    quorums = {d.name: int(d.setting("quorum")) for d in list_datasets(store)}
+    return build_dashboard(
+        annotations_frame(store, dataset.id), states_frame(store, dataset.id), states_frame(store),
+        jobs_read.gating_counts(store, dataset.id), dataset=dataset.name, task=dataset.task, n_boot=n_boot,
+        seed=seed, quorum=int(dataset.setting("quorum")), max_annotators=int(dataset.setting("max_annotators")),
+        quorums=quorums,
+    )  # fmt: skip
+
+
+def study_report_from_store(
+    store: Store, study_name: str, *, n_boot: int = 1000, seed: int = 0
+) -> tuple[DashboardReport, dict[str, Any]]:
+    """A study's report (agreement over its items only) and its progress row from list_studies."""
+    study = studies.get_study(store, study_name)
+    if study is None:
+        raise ReportError(f"there is no study named {study_name!r}")
+    dataset = get_dataset(store, study.dataset_id)
+    assert dataset is not None
+    states = studies.study_states(store, study)
+    report = build_dashboard(
+        studies.study_annotations(store, study), states, states, {}, dataset=dataset.name, task=dataset.task,
+        scope=f"study {study.name}", n_boot=n_boot, seed=seed, quorum=int(dataset.setting("quorum")),
+        max_annotators=int(dataset.setting("max_annotators")),
+    )  # fmt: skip
+    listed = studies.list_studies(store, study.dataset_id)
+    progress = listed[listed["study"] == study.name].iloc[0].to_dict()
+    return report, progress
+
+
+# ---- pure formatting -----------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(out) else out
+
+
+def format_ci(value: Any, low: Any = None, high: Any = None) -> str:
+    """'0.823 [0.790, 0.860]'; 'n/a' where the figure is undefined (too few items, one label only)."""
+    v = _number(value)
+    if v is None:
+        return "n/a"
+    lo, hi = _number(low), _number(high)
+    return f"{v:.3f}" if lo is None or hi is None else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def coefficient_order(paradox: bool) -> tuple[str, ...]:
+    """Chance-corrected coefficients first, unless prevalence is skewed: then OA and AC1 lead."""
+    return _AGREEMENT_FIRST if paradox else _CHANCE_FIRST
+
+
+def agreement_display(report: DashboardReport) -> pd.DataFrame:
+    """The agreement table as text: lead figure first, then every coefficient with its interval."""
+    table = report.agreement
+    order = coefficient_order(bool(report.paradox_fields))
+    columns = ["Field", "Level", "Items", "Annotators", "Lead coefficient", "Lead value [95% CI]",
+               *(COEFFICIENT_NAMES[c] for c in order)]  # fmt: skip
+    rows = []
+    for row in table.to_dict("records"):
+        level = f"{row['level']}, binary" if row["level"] == "nominal" and row["n_categories"] == 2 else row["level"]
+        lead = row["lead"]
+        cells = [row["field"], level, int(row["n_pairable"]), int(row["n_annotators"]), COEFFICIENT_NAMES[lead],
+                 format_ci(row[lead], row[f"{lead}_low"], row[f"{lead}_high"])]  # fmt: skip
+        cells += [format_ci(row[c], row[f"{c}_low"], row[f"{c}_high"]) for c in order]
+        rows.append(cells)
+    out = pd.DataFrame(rows, columns=columns)
+    within = table[table["field"] == "earliest_error"] if len(table) else table
+    if len(within):
+        r = within.iloc[0]
+        out[COEFFICIENT_NAMES["within_1_step"]] = [
+            format_ci(r["within_1_step"], r["within_1_step_low"], r["within_1_step_high"])
+            if f == "earliest_error" else "" for f in out["Field"]
+        ]  # fmt: skip
+    return out
+
+
+def paradox_warning(report: DashboardReport) -> str:
+    """Plain words for the kappa paradox, or '' when no field is skewed."""
+    fields = report.paradox_fields
+    if not fields:
+        return ""
+    rows = report.agreement.set_index("field")
+    parts = [f"{f} ({rows.loc[f, 'max_prevalence']:.0%} of labels share one value)" for f in fields]
+    return (
+        "Kappa misleads here: " + "; ".join(parts) + ". With one label this common, chance agreement is "
+        "already high, so kappa comes out low even when annotators agree (the kappa paradox). Read observed "
+        "agreement and Gwet's AC1 instead: they lead the table, as PRMBench-V reports observed agreement."
+    )
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return "n/a" if math.isnan(value) else f"{value:.3f}"
+    text = html.escape(str(value), quote=False)
+    return re.sub(r"[\r\n]+", " ", text).replace("|", "\\|")
+
+
+def _md_table(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "_none yet_\n"
+    lines = ["| " + " | ".join(_cell(c) for c in frame.columns) + " |",
+             "|" + "---|" * len(frame.columns)]  # fmt: skip
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(report: DashboardReport) -> str:
+    """The whole report as one Markdown page."""
+    out = [f"# QC report: {_cell(report.scope)}\n",
+           f"Dataset **{_cell(report.dataset)}** ({report.task}); {report.n_labels} labels by "
+           f"{len(report.annotators)} annotators; {report.n_boot} bootstrap replicates over items, 95% "
+           f"percentile intervals; generated {report.generated_at}.\n",
+           "## Agreement per field\n"]  # fmt: skip
+    warning = paradox_warning(report)
+    if warning:
+        out.append(f"> **Warning.** {warning}\n")
+    out.append(_md_table(agreement_display(report)))
+    if len(report.by_position):
+        out += ["\n## Earliest error: agreement by step position\n", _md_table(report.by_position)]
+    out += ["\n## Agreement by error type\n", _md_table(report.by_error_type)]
+    for field, matrix in report.pairwise.items():
+        out += [f"\n## Pairwise observed agreement: {_cell(field)}\n", _md_table(matrix.reset_index(names="annotator"))]
+    out += ["\n## Annotators\n", _md_table(report.quality), f"\nOutlier rules: {OUTLIER_RULES}\n"]
+    out += ["\n## Consensus states by dataset\n", _md_table(report.states_by_dataset)]
+    out += ["\n## Consensus states by final-answer correctness\n", _md_table(report.states_by_answer)]
+    if len(report.gating):
+        out += ["\n## Rejections and regeneration\n", _md_table(report.gating)]
+    return "\n".join(out)
+
+
+def _tidy(frame: pd.DataFrame, section: str, group: str | None, stats: list[str], n: str | None) -> list[dict]:
+    rows = []
+    for row in frame.to_dict("records"):
+        for stat in stats:
+            rows.append({
+                "section": section, "group": str(row[group]) if group else "", "field": str(row.get("field", "")),
+                "statistic": stat, "value": _number(row.get(stat)), "low": _number(row.get(f"{stat}_low")),
+                "high": _number(row.get(f"{stat}_high")), "n_items": _number(row.get(n)) if n else None,
+            })  # fmt: skip
+    return rows
+
+
+def report_records(report: DashboardReport) -> list[dict[str, Any]]:
+    """Every number of the report, one per record (what the CSV holds)."""
+    rows = _tidy(report.agreement, "agreement", None, [*COEFFICIENT_NAMES], "n_pairable")
+    rows = [r for r in rows if r["statistic"] != "within_1_step" or r["field"] == "earliest_error"]
+    rows += _tidy(report.by_error_type, "by_error_type", "group",
+                  ["observed_agreement", "gwet_ac1", "fleiss_kappa", "krippendorff_alpha"], "n_items")  # fmt: skip
+    rows += _tidy(report.by_position, "by_position", "position", ["observed_agreement", "within_1_step"], "n_items")
+    quality = report.quality.assign(group=report.quality["annotator"]) if len(report.quality) else report.quality
+    rows += _tidy(quality, "annotators", "group", ["median_seconds", "agreement", "kappa"], "compared")
+    for field, matrix in report.pairwise.items():
+        for a in matrix.index:
+            for b in matrix.columns:
+                rows.append({"section": "pairwise", "group": f"{a} ~ {b}", "field": field,
+                             "statistic": "observed_agreement", "value": _number(matrix.loc[a, b]), "low": None,
+                             "high": None, "n_items": _number(report.shared[field].loc[a, b])})  # fmt: skip
+    for name, frame, by in (("states_by_dataset", report.states_by_dataset, "dataset"),
+                            ("states_by_answer", report.states_by_answer, "final_answer_correct")):  # fmt: skip
+        stats = [c for c in frame.columns if c != by]
+        rows += _tidy(frame, name, by, stats, None)
+    rows += [{"section": "gating", "group": "", "field": "", "statistic": w, "value": float(c), "low": None,
+              "high": None, "n_items": None} for w, c in zip(report.gating["what"], report.gating["count"], strict=True)]  # fmt: skip
+    return rows
+
+
+_CSV_COLUMNS = ["section", "group", "field", "statistic", "value", "low", "high", "n_items"]
+
+
+def report_csv(report: DashboardReport) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=_CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in report_records(report))
+    return buffer.getvalue()
+
+
+def _json_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return json.loads(frame.to_json(orient="records", date_format="iso", default_handler=str))
+
+
+def report_json(report: DashboardReport) -> str:
+    """The report's tables as JSON (NaN becomes null)."""
+    body = {
+        "scope": report.scope, "dataset": report.dataset, "task": report.task, "n_boot": report.n_boot,
+        "seed": report.seed, "generated_at": report.generated_at, "n_labels": report.n_labels,
+        "annotators": report.annotators, "kappa_paradox_fields": report.paradox_fields,
+        "agreement": _json_frame(report.agreement), "by_error_type": _json_frame(report.by_error_type),
+        "by_position": _json_frame(report.by_position), "annotator_quality": _json_frame(report.quality),
+        "outlier_rules": OUTLIER_RULES,
+        "pairwise_observed_agreement": {f: json.loads(m.to_json(orient="index")) for f, m in report.pairwise.items()},
+        "pairwise_shared_items": {f: json.loads(m.to_json(orient="index")) for f, m in report.shared.items()},
+        "states_by_dataset": _json_frame(report.states_by_dataset),
+        "states_by_answer": _json_frame(report.states_by_answer),
+        "gating": dict(zip(report.gating["what"], (int(c) for c in report.gating["count"]), strict=True)),
+    }  # fmt: skip
+    return json.dumps(body, indent=2, ensure_ascii=False)
+
+
+# ---- writing -------------------------------------------------------------------------------
+
+
+def _write(path: Path, text: str) -> Path:
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "report"
+
+
+def write_report(report: DashboardReport, folder: Path) -> ReportFiles:
+    """The three report files in ``folder``, named after the report's scope."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"qc-report-{_slug(report.scope)}"
+    return ReportFiles(
+        markdown=_write(folder / f"{stem}.md", report_markdown(report)),
+        csv=_write(folder / f"{stem}.csv", report_csv(report)),
+        json=_write(folder / f"{stem}.json", report_json(report)),
+    )
+
+
+def _for_cli(store: Store, dataset_id: int | None) -> DashboardReport:
+    if dataset_id is None:
+        raise ReportError("the report covers one dataset: give --dataset NAME")
+    dataset = get_dataset(store, dataset_id)
+    assert dataset is not None
+    return dashboard_from_store(store, dataset.name)
+
+
+def write_report_md(store: Store, out: Path, dataset_id: int | None) -> int:
+    """exports.export's writer signature: the Markdown report; returns the agreement rows."""
+    report = _for_cli(store, dataset_id)
+    Path(out).write_text(report_markdown(report), encoding="utf-8")
+    return len(report.agreement)
+
+
+def write_report_csv(store: Store, out: Path, dataset_id: int | None) -> int:
+    report = _for_cli(store, dataset_id)
+    text = report_csv(report)
+    Path(out).write_text(text, encoding="utf-8")
+    return text.count("\n") - 1
+
+
+def write_report_json(store: Store, out: Path, dataset_id: int | None) -> int:
+    report = _for_cli(store, dataset_id)
+    Path(out).write_text(report_json(report), encoding="utf-8")
+    return len(report.agreement)

@@ -1,0 +1,112 @@
+"""The QC dashboard in Chromium: coefficients with intervals, plots, the report download, studies, refusal."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+from qc import gate
+from qc.sampling import stratified_sample
+from store import Store, studies, users, work
+from store.datasets import get_dataset
+from store.demo import populate_demo
+from tests.browser_support import cli, login, running, screenshot
+
+pytestmark = pytest.mark.browser
+
+DATASET = "prmbench-step-review"
+PASSWORD = "dash-password-1"
+INTERVAL = re.compile(r"-?\d\.\d{3}\s+\[-?\d\.\d{3}, -?\d\.\d{3}\]")
+
+
+def _labelled_db(tmp_path: Path) -> Path:
+    """Users first (the CLI), then 30 study items labelled by two annotators; closed before the server opens it."""
+    db = tmp_path / "dash.duckdb"
+    cli("users", "add", "lead", "--role", "admin", "--password", PASSWORD, db=db)
+    for name in ("ann", "bea"):
+        cli("users", "add", name, "--role", "annotator", "--password", PASSWORD, db=db)
+    store = Store(db)
+    try:
+        populate_demo(store)
+        studies.create_study(store, name="pilot", dataset_name=DATASET, n_items=30, raters=2,
+                             sample=stratified_sample, seed=5)  # fmt: skip
+        dataset = get_dataset(store, DATASET)
+        for k, name in enumerate(("ann", "bea")):
+            who = users.get_user(store, name)
+            for n in range(30):
+                got = work.next_item(store, who, dataset, gate.now_utc())
+                # Skewed on purpose: almost every original chain is "correct" (the kappa paradox).
+                original = "incorrect" if n in ((3, 17) if k == 0 else (3, 22)) else "correct"
+                payload = {"original": original, "modification": ("reasonable", "unreasonable")[(n + k * (n % 5 == 0)) % 2],
+                           "difficulty": ("easy", "medium", "hard")[(n + k * (n % 4 == 0)) % 3]}  # fmt: skip
+                gate.submit(store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
+                            payload=payload, request_id=str(uuid.uuid4()), seconds_spent=8.0 + 3 * n + 20 * k)  # fmt: skip
+    finally:
+        store.close()
+    return db
+
+
+def _open_dashboard(page) -> None:
+    page.get_by_role("tab", name="QC dashboard").click()
+
+
+def test_admin_sees_coefficients_plots_and_downloads_the_report(tmp_path: Path, page) -> None:
+    db = _labelled_db(tmp_path)
+    with running(db) as server:
+        login(page, server.url, "lead", PASSWORD)
+        _open_dashboard(page)
+        table = page.locator("#qc-agreement")
+        table.get_by_text("Observed agreement", exact=True).first.wait_for()
+        page.wait_for_function(
+            "() => /\\d\\.\\d{3}\\s+\\[/.test(document.querySelector('#qc-agreement').innerText)", timeout=30_000
+        )
+        text = table.inner_text()
+        assert {"original", "modification", "difficulty"} <= set(re.findall(r"[a-z]+", text))
+        assert len(INTERVAL.findall(text)) >= 12  # every coefficient of every field has its interval
+        warning = page.locator("#qc-warning")
+        assert warning.is_visible() and "Kappa misleads" in warning.inner_text()
+        for plot in ("#qc-heatmap", "#qc-by-type-plot", "#qc-time-plot"):
+            image = page.locator(f"{plot} img")
+            image.wait_for(state="visible")
+            assert image.evaluate("img => img.naturalWidth") > 300
+        assert "ann" in page.locator("#qc-quality").inner_text()
+        screenshot(page, "dashboard-admin")
+
+        with page.expect_download() as download:
+            page.locator("#qc-download-md").click()
+        report = Path(download.value.path()).read_text(encoding="utf-8")
+        assert report.startswith("# QC report: dataset prmbench-step-review")
+        assert INTERVAL.search(report) and "Kappa misleads" in report
+
+        assert page.locator("#qc-study-pick input").input_value() == "pilot"  # the newest study is preselected
+        page.locator("#qc-study-show").click()
+        page.locator("#qc-study-summary").get_by_text("30 of 30 items").wait_for()
+        assert "complete" in page.locator("#qc-study-summary").inner_text()
+        assert len(INTERVAL.findall(page.locator("#qc-study-agreement").inner_text())) >= 12
+        screenshot(page, "dashboard-study-report")
+
+        page.locator("#qc-study-name textarea, #qc-study-name input").first.fill("second look")
+        page.locator("#qc-study-n input").fill("12")
+        page.locator("#qc-study-draw").click()
+        page.locator("#qc-study-status").get_by_text("12 items").wait_for()
+        assert "second look" in page.locator("#qc-studies-table").inner_text()
+        screenshot(page, "dashboard-study-drawn")
+    listed = cli("datasets", "list", db=db).stdout
+    assert DATASET in listed
+
+
+def test_an_annotator_gets_the_refusal_and_no_figures(tmp_path: Path, page) -> None:
+    db = _labelled_db(tmp_path)
+    with running(db) as server:
+        login(page, server.url, "ann", PASSWORD)
+        _open_dashboard(page)
+        refusal = page.locator("#qc-refusal")
+        refusal.wait_for(state="visible")
+        assert "only for adjudicators and admins" in refusal.inner_text()
+        assert not page.locator("#qc-content").is_visible()
+        assert page.locator("#qc-heatmap img, #qc-by-type-plot img, #qc-time-plot img").count() == 0
+        assert "Observed agreement" not in page.locator("#tab-dashboard").inner_text()
+        screenshot(page, "dashboard-annotator")
