@@ -29,6 +29,7 @@ def test_team_mode_login_shows_every_tab_and_the_user(tmp_path: Path, page) -> N
         assert "role: admin" in page.locator("#whoami").inner_text()
         for title, _ in PANELS:
             page.get_by_role("tab", name=title).click()
+        assert "CC BY-SA 4.0" in page.locator("#credits").inner_text()
         screenshot(page, "shell-team-mode")
     assert "demo:" in server.log.read_text()
 

@@ -16,6 +16,11 @@ from ui.render import escape_text
 __all__ = ["build_app", "launch_kwargs"]
 
 ASSETS = Path(__file__).parent
+DEMO_CREDIT = (
+    "Demo data: PRMBench items and QwQ solutions from the PRMBench repository (Apache-2.0); "
+    "figures from [MathVista](https://github.com/lupantech/MathVista) (lupantech/MathVista, "
+    "assets/contexts), cropped and downscaled, under [CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/)."
+)
 
 
 def whoami(ctx: AppContext, request: gr.Request) -> str:
@@ -36,6 +41,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             for title, module in panels.PANELS:
                 with gr.Tab(title, id=module.__name__.rsplit(".", 1)[-1], elem_id=f"tab-{module.__name__.rsplit('.', 1)[-1]}"):
                     module.build(ctx)
+        gr.Markdown(DEMO_CREDIT, elem_id="credits")
         app.load(bind(whoami, ctx), None, user_line, api_visibility="private")
         build_api(ctx)
     return app
