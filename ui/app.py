@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import gradio as gr
@@ -39,8 +40,13 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             user_line = gr.Markdown("", elem_id="whoami")
         with gr.Tabs(elem_id="panels"):
             for title, module in panels.PANELS:
-                with gr.Tab(title, id=module.__name__.rsplit(".", 1)[-1], elem_id=f"tab-{module.__name__.rsplit('.', 1)[-1]}"):
-                    module.build(ctx)
+                key = module.__name__.rsplit(".", 1)[-1]
+                with gr.Tab(title, id=key, elem_id=f"tab-{key}") as tab:
+                    # A panel that takes `tab` wires tab.select (open work when the tab is opened).
+                    if "tab" in inspect.signature(module.build).parameters:
+                        module.build(ctx, tab=tab)
+                    else:
+                        module.build(ctx)
         gr.Markdown(DEMO_CREDIT, elem_id="credits")
         app.load(bind(whoami, ctx), None, user_line, api_visibility="private")
         build_api(ctx)

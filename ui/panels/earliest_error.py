@@ -1,13 +1,388 @@
-"""Earliest error (ProcessBench protocol)."""
+"""Earliest error: ProcessBench's expert annotation (its Section 3.2), blind, three to five per item.
+
+The annotator reads a problem and its step-by-step solution and marks the earliest wrong step, or
+"all steps are correct" (label -1). Which item comes next, how many annotators an item needs and
+when it is settled are the scheduler's and the gate's business (store.work, qc.gate): the panel
+shows what they return. Handlers only ever return the session user's own label; other annotators'
+statistics are for adjudicators and admins.
+"""
 
 from __future__ import annotations
 
+import html
+import time
+import uuid
+from typing import Any
+
 import gradio as gr
+import pandas as pd
 
+from qc import label_stats
+from qc.gate import GateError, now_utc, submit
+from store import annotations, state, work
+from store.assignments import progress as dataset_progress
+from store.datasets import Dataset, list_datasets
+from store.records import EARLIEST_ERROR
+from store.users import Annotator
+from store.work import WorkError, WorkItem
+from ui import step_list
+from ui.auth import require_user
+from ui.binding import bind
 from ui.context import AppContext
+from ui.render import LATEX_DELIMITERS, escape_text
 
-__all__ = ["build"]
+__all__ = [
+    "build", "on_all_correct", "on_choose", "on_dataset_change", "on_jump", "on_next", "on_previous",
+    "on_save", "on_skip", "on_statistics", "on_tab_open",
+]  # fmt: skip
+
+DRAFT_LIMIT = 200  # drafts kept in the browser; the oldest go first
+SHORTCUTS = (
+    "**Keys:** click a step, or type its number (1 2 for step 12) · **j / k** or **↓ / ↑** move, "
+    "**Enter** marks · **0** or **a** all correct · **s** or **Ctrl+Enter** save · **n** next · "
+    "**p** previous · **x** skip · **r** reference · **g** go to item · **v** statistics"
+)
+NO_DATASET = (
+    "No earliest-error dataset yet: an admin imports one (python app.py import FILE --format processbench)."
+)
+# header, question, images, reference box, reference, steps, choice, status, progress, current
+ITEM_OUTPUTS = 10
+_STATUS = 7  # index of the status line among the item outputs
 
 
-def build(ctx: AppContext) -> None:
-    gr.Markdown("Earliest error (ProcessBench protocol): planned.", elem_classes=["planned"])
+def _draft_key(user: Annotator, current: dict[str, Any]) -> str:
+    """Drafts live in the browser, so they are keyed by annotator too: a shared browser stays blind."""
+    return f"{user.name}|{current['dataset']}|{current['item_id']}|{current['version_id']}"
+
+
+def _drafts(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _with_draft(drafts: dict[str, Any], key: str, label: int | None) -> dict[str, Any]:
+    drafts.pop(key, None)
+    if label is not None:
+        drafts[key] = label
+    while len(drafts) > DRAFT_LIMIT:
+        drafts.pop(next(iter(drafts)))
+    return drafts
+
+
+def _say(message: str, warn: bool = False) -> str:
+    """A status line from text that may quote dataset ids or the user's input: always escaped."""
+    if warn:
+        gr.Warning(html.escape(message), duration=6)
+    return ("⚠ " if warn else "") + escape_text(message)
+
+
+def _status_only(message: str, n: int = ITEM_OUTPUTS) -> tuple:
+    """Leave the item as it is and say why on the status line."""
+    return tuple(message if i == _STATUS else gr.skip() for i in range(n))
+
+
+def _has_item(current: Any) -> bool:
+    return isinstance(current, dict) and current.get("item_id") is not None
+
+
+def _progress_line(counts: dict[str, int]) -> str:
+    total, settled = counts.get("total", 0), counts.get("settled", 0)
+    return (f"You labelled **{counts.get('mine', 0)}** · settled **{settled}** / {total} · "
+            f"discarded {counts.get('discarded', 0)}\n\n"
+            f'<progress class="ee-progress" value="{settled}" max="{max(total, 1)}"></progress>')  # fmt: skip
+
+
+def _header(shown: WorkItem, restored: bool) -> str:
+    item = shown.item
+    version = f" · version {item.version}" if item.version > 1 else ""
+    where = (
+        f"**Item {escape_text(item.external_id)}** · {shown.position} of {shown.progress['total']}{version}"
+    )
+    if shown.state == "done":
+        mine = step_list.label_title((shown.my_label or {}).get("earliest_error"))
+        return f"{where} · you labelled it **{mine}**; saving again records a correction"
+    if shown.state == "resumed":
+        return f"{where} · resumed" + (" with your unsaved choice" if restored else "")
+    return where
+
+
+def _show(user: Annotator, dataset: Dataset, shown: WorkItem | None, drafts: dict[str, Any], message: str,
+          counts: dict[str, int] | None = None) -> tuple:  # fmt: skip
+    """Every component an item fills, in the order of ITEM_OUTPUTS."""
+    if shown is None:
+        done = (
+            f"**Nothing left for you in {escape_text(dataset.name)}.** Previous (p) reopens your own labels."
+        )
+        return (done, "", gr.Gallery(value=None, visible=False), gr.Accordion(visible=False), "", "",
+                gr.Radio(choices=[], value=None), message, _progress_line(counts or {}),
+                {"dataset": dataset.name, "item_id": None})  # fmt: skip
+    item = shown.item
+    solution = item.steps.get("solution") or []
+    mine = step_list.parse_choice((shown.my_label or {}).get("earliest_error"), len(solution))
+    current = {"dataset": dataset.name, "item_id": item.item_id, "version_id": item.version_id,
+               "n_steps": len(solution), "state": shown.state, "my_label": mine,
+               "request_id": uuid.uuid4().hex, "opened_at": time.time()}  # fmt: skip
+    draft = step_list.parse_choice(drafts.get(_draft_key(user, current)), len(solution))
+    return (
+        _header(shown, restored=draft is not None),
+        step_list.question_markdown(item.question),
+        gr.Gallery(value=item.image_paths or None, visible=bool(item.image_paths)),
+        gr.Accordion(visible=True),
+        step_list.reference_markdown(
+            item.steps.get("reference"), item.reference_solution, item.reference_answer
+        ),
+        step_list.steps_markdown(solution),
+        gr.Radio(choices=step_list.choice_options(len(solution)), value=draft if draft is not None else mine),
+        message,
+        _progress_line(shown.progress),
+        current,
+    )
+
+
+def _dataset(ctx: AppContext, name: str | None) -> Dataset:
+    if not name:
+        raise WorkError(NO_DATASET)
+    return work.dataset_for(ctx.store, name, EARLIEST_ERROR)
+
+
+def _where(ctx: AppContext, current: Any) -> tuple[dict[str, Any], Dataset]:
+    """The panel's state (ids only) and its dataset; WorkError when no dataset is open."""
+    current = current if isinstance(current, dict) else {}
+    return current, _dataset(ctx, current.get("dataset"))
+
+
+def _open(ctx: AppContext, user: Annotator, name: str | None, drafts: Any) -> tuple:
+    try:
+        dataset = _dataset(ctx, name)
+    except WorkError as exc:
+        return _status_only(_say(str(exc), warn=bool(name)))
+    shown = work.next_item(ctx.store, user, dataset, now_utc())
+    if shown is None:
+        return _show(user, dataset, None, {}, "Every item you could label here is done or taken: thank you.",
+                     dataset_progress(ctx.store, dataset.id, user.id))  # fmt: skip
+    return _show(user, dataset, shown, _drafts(drafts), "")
+
+
+def on_tab_open(
+    ctx: AppContext, dataset: str | None, current: Any, drafts: Any, request: gr.Request
+) -> tuple:
+    """Opening the tab claims the annotator's item (the one they hold first); coming back changes nothing."""
+    user = require_user(ctx, request)
+    names = [d.name for d in list_datasets(ctx.store, task=EARLIEST_ERROR)]
+    dataset = dataset if dataset in names else (names[0] if names else None)
+    picker = gr.Dropdown(choices=names, value=dataset)
+    if _has_item(current) and current["dataset"] == dataset:
+        return (picker, *(gr.skip() for _ in range(ITEM_OUTPUTS)))
+    return (picker, *_open(ctx, user, dataset, drafts))
+
+
+def on_dataset_change(ctx: AppContext, dataset: str, current: Any, drafts: Any, request: gr.Request) -> tuple:
+    """Another dataset: its next item for this annotator (the one already shown stays)."""
+    user = require_user(ctx, request)
+    if _has_item(current) and current["dataset"] == dataset:
+        return tuple(gr.skip() for _ in range(ITEM_OUTPUTS))
+    return _open(ctx, user, dataset, drafts)
+
+
+def on_choose(ctx: AppContext, choice: Any, current: Any, drafts: Any, request: gr.Request) -> tuple:
+    """A click on a step (or a key): kept as a draft in this browser until it is saved."""
+    user = require_user(ctx, request)
+    if not _has_item(current):
+        return gr.skip(), _say("Open an item first.", warn=True)
+    label = step_list.parse_choice(choice, int(current["n_steps"]))
+    drafts = _with_draft(_drafts(drafts), _draft_key(user, current), label)
+    return drafts, f"Your choice: **{step_list.label_title(label)}** (not saved yet: **s** or Save)"
+
+
+def on_all_correct(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> tuple:
+    drafts, status = on_choose(ctx, step_list.ALL_CORRECT, current, drafts, request)
+    if not _has_item(current):
+        return gr.skip(), drafts, status
+    return gr.Radio(value=step_list.ALL_CORRECT), drafts, status
+
+
+def on_save(ctx: AppContext, choice: Any, current: Any, drafts: Any, request: gr.Request) -> tuple:
+    """Store the label through the gate, then show the next item; a missing choice stores nothing."""
+    user = require_user(ctx, request)
+    if not _has_item(current):
+        return _status_only(_say("There is no item to save.", warn=True), ITEM_OUTPUTS + 1)
+    label = step_list.parse_choice(choice, int(current["n_steps"]))
+    if label is None:
+        message = ("Nothing saved: click the earliest wrong step (or type its number), or choose "
+                   "'All steps are correct' (0), then save.")  # fmt: skip
+        return _status_only(_say(message, warn=True), ITEM_OUTPUTS + 1)
+    try:
+        dataset = _dataset(ctx, current["dataset"])
+        if current.get("state") == "done" and label == current.get("my_label"):
+            saved = "No change to your label"
+        else:
+            result = submit(ctx.store, annotator=user, item_id=current["item_id"],
+                            version_id=current["version_id"], payload={"earliest_error": label},
+                            request_id=current["request_id"],
+                            seconds_spent=round(time.time() - float(current["opened_at"]), 1))  # fmt: skip
+            saved = "Already saved" if result.duplicate else (
+                "Saved your correction" if current.get("state") == "done" else "Saved")  # fmt: skip
+    except (GateError, WorkError) as exc:
+        return _status_only(_say(f"Not saved: {exc} (n opens your next item)", warn=True), ITEM_OUTPUTS + 1)
+    drafts = _with_draft(_drafts(drafts), _draft_key(user, current), None)
+    shown = work.next_in_history(ctx.store, user, dataset, current["item_id"], now_utc())
+    following = f"item {escape_text(shown.item.external_id)}" if shown else "nothing left for you here"
+    message = f"✓ {saved}: **{step_list.label_title(label)}**. Next item: {following}."
+    counts = None if shown else dataset_progress(ctx.store, dataset.id, user.id)
+    return (*_show(user, dataset, shown, drafts, message, counts), drafts)
+
+
+def on_skip(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> tuple:
+    """Give the item back to the pool for others; it comes back to this annotator last."""
+    user = require_user(ctx, request)
+    if not _has_item(current):
+        return _status_only(_say("There is no item to skip.", warn=True))
+    if current.get("state") == "done":
+        return _status_only(_say("You labelled this item already, so there is nothing to skip: n moves on."))
+    try:
+        current, dataset = _where(ctx, current)
+    except WorkError as exc:
+        return _status_only(_say(str(exc), warn=True))
+    shown = work.skip_item(ctx.store, user, dataset, current["item_id"], now_utc())
+    counts = None if shown else dataset_progress(ctx.store, dataset.id, user.id)
+    return _show(user, dataset, shown, _drafts(drafts), "Skipped: the item went back to the pool.", counts)
+
+
+def on_previous(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> tuple:
+    """Back through the annotator's own labels, newest first."""
+    user = require_user(ctx, request)
+    try:
+        current, dataset = _where(ctx, current)
+    except WorkError as exc:
+        return _status_only(_say(str(exc), warn=True))
+    shown = work.previous_item(ctx.store, user, dataset, current.get("item_id"))
+    if shown is None:
+        return _status_only(_say("There is no earlier item of yours in this dataset."))
+    return _show(user, dataset, shown, _drafts(drafts), "")
+
+
+def on_next(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> tuple:
+    """Forward through the annotator's own labels, then on to the item they hold or a new one."""
+    user = require_user(ctx, request)
+    try:
+        current, dataset = _where(ctx, current)
+    except WorkError as exc:
+        return _status_only(_say(str(exc), warn=True))
+    shown = work.next_in_history(ctx.store, user, dataset, current.get("item_id"), now_utc())
+    same = shown is not None and (shown.item.item_id, shown.item.version_id) == (
+        current.get("item_id"), current.get("version_id"))  # fmt: skip
+    if same:
+        return _status_only(_say("This is your current item: save it, or skip it (x) to get another."))
+    counts = None if shown else dataset_progress(ctx.store, dataset.id, user.id)
+    return _show(user, dataset, shown, _drafts(drafts), "", counts)
+
+
+def on_jump(ctx: AppContext, ref: str, current: Any, drafts: Any, request: gr.Request) -> tuple:
+    """Open an item by its id or its number in the dataset."""
+    user = require_user(ctx, request)
+    try:
+        current, dataset = _where(ctx, current)
+        if not (ref or "").strip():
+            raise WorkError("type an item id or a number from 1 to the dataset size, then Go")
+        shown = work.jump_to(ctx.store, user, dataset, ref, now_utc())
+    except WorkError as exc:
+        return (*_status_only(_say(f"Cannot open item: {exc}", warn=True)), gr.skip())
+    return (*_show(user, dataset, shown, _drafts(drafts), ""), "")
+
+
+_SUMMARY_COLUMNS = {"items": "items labelled", "labels": "labels given", "median_seconds": "median seconds"}
+
+
+def _readable_distribution(table: pd.DataFrame) -> pd.DataFrame:
+    """Label columns in the annotator's words and in step order: All correct, Step 1, Step 2, ..."""
+    labels = sorted(
+        (c for c in table.columns if c != "annotator"),
+        key=lambda c: int(c) if c.lstrip("-").isdigit() else 10**9,
+    )
+    names = {c: step_list.label_title(int(c)) if c.lstrip("-").isdigit() else c for c in labels}
+    return table[["annotator", *labels]].rename(columns=names)
+
+
+def on_statistics(ctx: AppContext, dataset: str | None, request: gr.Request) -> tuple:
+    """Counts and label distributions (the user's own unless they may see labels), and ProcessBench's Table 2."""
+    user = require_user(ctx, request)
+    try:
+        chosen = _dataset(ctx, dataset)
+    except WorkError as exc:
+        return _say(str(exc), warn=True), gr.skip(), gr.skip(), gr.skip()
+    log = annotations.annotations_frame(ctx.store, chosen.id)
+    overall = (f"**{escape_text(chosen.name)}** · labels given: {len(log)} · annotators: "
+               f"{log['annotator_id'].nunique()} · items labelled: {log['item_id'].nunique()}.")  # fmt: skip
+    if user.can_see_labels:
+        note = overall + " Every annotator's row is shown (your role may see labels)."
+    else:
+        log = log[log["annotator_id"] == user.id]
+        note = overall + " Your own row only: annotators work blind."
+    distribution = _readable_distribution(label_stats.label_distribution(log, "earliest_error"))
+    if not user.can_see_labels:
+        distribution = distribution[distribution["annotator"] != "all annotators"]
+    summary = label_stats.annotator_summary(log).rename(columns=_SUMMARY_COLUMNS)
+    states = state.states_frame(ctx.store, chosen.id)
+    shares = label_stats.settlement_shares(states, int(chosen.setting("quorum")))
+    return note, summary, distribution, shares.rename(columns={"state": "settled"})
+
+
+def build(ctx: AppContext, tab: gr.Tab) -> None:
+    # Opening the tab claims work, so people using other panels hold no lease here.
+    opened = tab.select
+    math = {"latex_delimiters": LATEX_DELIMITERS}
+    with gr.Column(elem_id="ee-panel"):
+        current = gr.State(None)
+        drafts = gr.BrowserState({}, storage_key="stepgate-earliest-error-drafts", secret=ctx.browser_secret)
+        with gr.Row(elem_id="ee-layout", equal_height=False):
+            with gr.Column(scale=3, min_width=420, elem_id="ee-main"):
+                with gr.Accordion("View statistics (v)", open=False, elem_id="ee-stats") as stats:
+                    stats_note = gr.Markdown(elem_id="ee-stats-note")
+                    summary = gr.Dataframe(label="Labels per annotator", interactive=False,
+                                           elem_id="ee-stats-annotators")  # fmt: skip
+                    distribution = gr.Dataframe(label="Label distribution (latest label per item)", interactive=False,
+                                                elem_id="ee-stats-labels")  # fmt: skip
+                    shares = gr.Dataframe(label="Items settled at 3/3, 3/4, 3/5 or discarded (ProcessBench Table 2)",
+                                          interactive=False, elem_id="ee-stats-shares")  # fmt: skip
+                    refresh = gr.Button("Refresh statistics", size="sm", elem_id="ee-stats-refresh")
+                with gr.Row(elem_id="ee-header-row", equal_height=True):
+                    header = gr.Markdown(elem_id="ee-header")
+                    dataset = gr.Dropdown(choices=[], show_label=False, container=False, scale=0, min_width=220,
+                                          elem_id="ee-dataset")  # fmt: skip
+                question = gr.Markdown(elem_id="ee-question", **math)
+                images = gr.Gallery(visible=False, show_label=False, height=260, elem_id="ee-images")
+                box = gr.Accordion("Reference solution and answer (r)", open=False, elem_id="ee-reference")
+                with box:
+                    reference = gr.Markdown(elem_id="ee-reference-text", **math)
+                steps = gr.Markdown(elem_id="ee-steps", **math)
+            with gr.Column(scale=1, min_width=300, elem_id="ee-side"):
+                choice = gr.Radio(label="Earliest error: click a step", choices=[], elem_id="ee-choice")
+                all_correct = gr.Button("✓ All steps are correct (0)", elem_id="ee-all-correct", size="sm")
+                save = gr.Button("Save (s)", variant="primary", elem_id="ee-save")
+                with gr.Row(elem_id="ee-nav"):
+                    previous = gr.Button("◀ Prev (p)", size="sm", elem_id="ee-previous", min_width=60)
+                    skip = gr.Button("Skip (x)", size="sm", elem_id="ee-skip", min_width=60)
+                    following = gr.Button("Next (n) ▶", size="sm", elem_id="ee-next", min_width=60)
+                status = gr.Markdown(elem_id="ee-status")
+                progress = gr.Markdown(elem_id="ee-progress-line")
+                with gr.Row(elem_id="ee-jump-row"):
+                    jump = gr.Textbox(placeholder="Item id or number (g)", show_label=False, container=False,
+                                      elem_id="ee-jump", scale=3, min_width=120)  # fmt: skip
+                    go = gr.Button("Go", size="sm", elem_id="ee-go", scale=1, min_width=50)
+                gr.Markdown(SHORTCUTS, elem_id="ee-keys")
+
+    item = [header, question, images, box, reference, steps, choice, status, progress, current]
+    private = {"api_visibility": "private", "show_progress": "minimal"}
+    quiet = {"api_visibility": "private", "show_progress": "hidden"}
+    opened(bind(on_tab_open, ctx), [dataset, current, drafts], [dataset, *item], **private)
+    dataset.input(bind(on_dataset_change, ctx), [dataset, current, drafts], item, **private)
+    choice.input(bind(on_choose, ctx), [choice, current, drafts], [drafts, status], trigger_mode="always_last",
+                 **quiet)  # fmt: skip
+    all_correct.click(bind(on_all_correct, ctx), [current, drafts], [choice, drafts, status], **quiet)
+    save.click(bind(on_save, ctx), [choice, current, drafts], [*item, drafts], **private)
+    skip.click(bind(on_skip, ctx), [current, drafts], item, **private)
+    previous.click(bind(on_previous, ctx), [current, drafts], item, **private)
+    following.click(bind(on_next, ctx), [current, drafts], item, **private)
+    for event in (jump.submit, go.click):
+        event(bind(on_jump, ctx), [jump, current, drafts], [*item, jump], **private)
+    for event in (stats.expand, refresh.click):
+        event(bind(on_statistics, ctx), [dataset], [stats_note, summary, distribution, shares], **private)

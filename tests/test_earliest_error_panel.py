@@ -1,0 +1,248 @@
+"""The earliest-error panel without a browser: its step list rendering and its handlers on a real store."""
+
+from __future__ import annotations
+
+import re
+
+import gradio as gr
+import pytest
+
+from store import annotations, users
+from store.db import Store
+from ui import step_list
+from ui.context import AppContext
+from ui.panels import earliest_error as panel
+
+DEMO = "qwq-earliest-error"
+HEADER, QUESTION, IMAGES, REFERENCE_BOX, REFERENCE, STEPS, CHOICE, STATUS, PROGRESS, CURRENT = range(10)
+
+
+# --- step_list: pure rendering ---------------------------------------------------------------------
+
+
+def test_steps_are_numbered_from_one_and_carry_their_position() -> None:
+    markdown = step_list.steps_markdown(["First.", "Second.", "Third."])
+    assert re.findall(r'class="ee-step ee-pos-(\d+)"', markdown) == ["0", "1", "2"]
+    assert re.findall(r'<div class="ee-step-title">(Step \d+)</div>', markdown) == [
+        "Step 1",
+        "Step 2",
+        "Step 3",
+    ]
+
+
+def test_hostile_step_text_stays_text() -> None:
+    markdown = step_list.steps_markdown(
+        ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "</div><div>"]
+    )
+    assert "<script" not in markdown and "<img" not in markdown
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown
+    assert "&lt;img src=x onerror=alert(1)&gt;" in markdown
+    # Dataset text cannot close a step's wrapper: only the wrappers' own tags are markup.
+    assert markdown.count("<div") == markdown.count("</div>") == 6
+
+
+def test_an_unclosed_code_fence_is_closed_inside_its_own_step() -> None:
+    markdown = step_list.steps_markdown(["```python\nx = 1", "Next step."])
+    first, second = markdown.split('<div class="ee-step ee-pos-1"')
+    assert first.count("```") == 2
+    assert "```" not in second
+
+
+def test_the_generators_step_prefix_and_indentation_are_removed() -> None:
+    text = "Step 2. The problem states:\n\n        - three pencils\n\n        - five pencils\n        "
+    assert step_list.tidy_step(text, 1) == "The problem states:\n\n- three pencils\n\n- five pencils"
+    assert (
+        step_list.tidy_step("Step 7. A mismatched number stays.", 1) == "Step 7. A mismatched number stays."
+    )
+
+
+def test_prices_stay_text_while_math_stays_math() -> None:
+    prices = step_list.separate_math("cost $1.24. - Five cost $1.82.")
+    assert "$" not in prices and prices.count(step_list.LITERAL_DOLLAR) == 2
+    assert step_list.separate_math("let $x = 2$ and $y$") == "let $x = 2$ and $y$"
+    assert step_list.separate_math("$x$ costs $5") == f"$x$ costs {step_list.LITERAL_DOLLAR}5"
+    assert step_list.separate_math("$$\\frac12$$") == "$$\\frac12$$"
+
+
+def test_a_product_outside_math_is_not_emphasis() -> None:
+    assert step_list.separate_math("5*9^1 + 8*9^0") == r"5\*9^1 + 8\*9^0"
+    assert step_list.separate_math("**bold** and $a*b*c$") == "**bold** and $a*b*c$"
+
+
+def test_an_escaped_dollar_inside_math_cannot_pair_and_one_in_code_is_left_to_read() -> None:
+    assert step_list.separate_math(r"cost $\$1.24$.") == f"cost ${step_list.MATH_DOLLAR}1.24$."
+    assert step_list.separate_math(r"costs \$5") == f"costs {step_list.LITERAL_DOLLAR}5"
+    assert step_list.separate_math("`echo $HOME`") == f"`echo {step_list.CODE_DOLLAR}HOME`"
+
+
+def test_a_choice_is_accepted_only_as_a_label_of_this_solution() -> None:
+    assert step_list.parse_choice("2", 3) == 2
+    assert step_list.parse_choice(-1, 3) == -1
+    assert [step_list.parse_choice(v, 3) for v in (None, "", 3, -2, "x", True)] == [None] * 6
+    assert step_list.choice_options(2) == [("All steps are correct", -1), ("Step 1", 0), ("Step 2", 1)]
+    assert step_list.label_title(-1) == "All steps are correct" and step_list.label_title(0) == "Step 1"
+
+
+def test_the_reference_shows_the_answer_and_the_steps_or_says_there_are_none() -> None:
+    with_steps = step_list.reference_markdown(["a", "b"], "a\n\nb", "29")
+    assert "**Reference answer:** 29" in with_steps and "Reference step 2" in with_steps
+    assert "ee-step " not in with_steps  # the reference is never clickable
+    assert "x = 1" in step_list.reference_markdown(None, "x = 1", None)
+    assert "no reference solution" in step_list.reference_markdown(None, None, "<b>4</b>")
+    assert "<b>" not in step_list.reference_markdown(None, None, "<b>4</b>")
+
+
+# --- handlers, called directly with a real store --------------------------------------------------
+
+
+@pytest.fixture
+def ctx(demo_store: Store) -> AppContext:
+    users.add_user(demo_store, "ann", "annotator")
+    users.add_user(demo_store, "bob", "annotator")
+    users.add_user(demo_store, "lead", "admin")
+    return AppContext(store=demo_store)
+
+
+def as_user(name: str) -> gr.Request:
+    return gr.Request(username=name)
+
+
+def open_tab(ctx: AppContext, name: str, drafts: dict | None = None) -> tuple:
+    """What opening the tab returns: the dataset picker, then the item's outputs."""
+    picker, *shown = panel.on_tab_open(ctx, None, None, drafts or {}, as_user(name))
+    return picker, tuple(shown)
+
+
+def test_opening_the_tab_offers_the_earliest_error_datasets_and_claims_an_item(ctx: AppContext) -> None:
+    picker, shown = open_tab(ctx, "ann")
+    assert picker.choices == [(DEMO, DEMO)] and picker.value == DEMO
+    assert shown[CURRENT]["item_id"] is not None and shown[CURRENT]["dataset"] == DEMO
+    assert 'class="ee-step ee-pos-0"' in shown[STEPS]
+    assert shown[CHOICE].value is None
+    assert "Reference answer" in shown[REFERENCE]
+
+
+def test_saving_without_a_choice_says_so_and_stores_nothing(ctx: AppContext) -> None:
+    _, shown = open_tab(ctx, "ann")
+    with pytest.warns(UserWarning, match="Nothing saved"):
+        result = panel.on_save(ctx, None, shown[CURRENT], {}, as_user("ann"))
+    assert "Nothing saved" in result[STATUS]
+    assert annotations.count_annotations(ctx.store) == 0
+
+
+def test_a_save_stores_the_label_and_the_seconds_spent_then_shows_the_next_item(ctx: AppContext) -> None:
+    _, shown = open_tab(ctx, "ann")
+    current = shown[CURRENT]
+    key = panel._draft_key(users.get_user(ctx.store, "ann"), current)
+    drafts, status = panel.on_choose(ctx, 2, current, {}, as_user("ann"))
+    assert drafts == {key: 2} and "Step 3" in status
+    *after, drafts_after = panel.on_save(ctx, 2, current, drafts, as_user("ann"))
+    assert key not in drafts_after
+    assert "Saved" in after[STATUS] and "Step 3" in after[STATUS]
+    assert after[CURRENT]["item_id"] != current["item_id"]
+    log = annotations.annotations_frame(ctx.store)
+    assert log["payload"].tolist() == ['{"earliest_error": 2}']
+    assert log["seconds_spent"].iloc[0] >= 0
+
+
+def test_a_retried_save_of_the_same_attempt_is_stored_once(ctx: AppContext) -> None:
+    _, shown = open_tab(ctx, "ann")
+    panel.on_save(ctx, 1, shown[CURRENT], {}, as_user("ann"))
+    again = panel.on_save(ctx, 1, shown[CURRENT], {}, as_user("ann"))
+    assert "Already saved" in again[STATUS]
+    assert annotations.count_annotations(ctx.store) == 1
+
+
+def test_coming_back_resumes_the_held_item_with_the_draft(ctx: AppContext) -> None:
+    _, shown = open_tab(ctx, "ann")
+    drafts, _ = panel.on_choose(ctx, 4, shown[CURRENT], {}, as_user("ann"))
+    _, again = open_tab(ctx, "ann", drafts)  # a reload: no state but the browser's drafts
+    assert again[CURRENT]["item_id"] == shown[CURRENT]["item_id"]
+    assert again[CHOICE].value == 4
+    assert "resumed" in again[HEADER]
+
+
+def test_another_annotators_label_and_draft_never_reach_a_second_annotator(ctx: AppContext) -> None:
+    _, first = open_tab(ctx, "ann")
+    drafts, _ = panel.on_choose(ctx, 3, first[CURRENT], {}, as_user("ann"))
+    panel.on_save(ctx, 3, first[CURRENT], drafts, as_user("ann"))
+    # The same browser, the same item (quorum 3: bob is given the item ann started), ann's drafts kept.
+    leftover = {panel._draft_key(users.get_user(ctx.store, "ann"), first[CURRENT]): 3}
+    _, shown = open_tab(ctx, "bob", leftover)
+    assert shown[CURRENT]["item_id"] == first[CURRENT]["item_id"]
+    assert shown[CHOICE].value is None
+    assert shown[CURRENT]["my_label"] is None and shown[CURRENT]["state"] == "new"
+    assert "Step 4" not in shown[HEADER] + shown[STATUS]
+    note, summary, distribution, _ = panel.on_statistics(ctx, DEMO, as_user("bob"))
+    assert summary.empty and "ann" not in distribution["annotator"].tolist()
+    assert "Your own row only" in note
+
+
+def test_a_done_item_shows_its_own_label_and_a_new_save_is_a_correction(ctx: AppContext) -> None:
+    _, shown = open_tab(ctx, "ann")
+    item_id = shown[CURRENT]["item_id"]
+    *after, _ = panel.on_save(ctx, 2, shown[CURRENT], {}, as_user("ann"))
+    back = panel.on_previous(ctx, after[CURRENT], {}, as_user("ann"))
+    assert back[CURRENT]["item_id"] == item_id and back[CURRENT]["state"] == "done"
+    assert back[CHOICE].value == 2 and "you labelled it **Step 3**" in back[HEADER]
+    *corrected, _ = panel.on_save(ctx, 5, back[CURRENT], {}, as_user("ann"))
+    assert "Saved your correction" in corrected[STATUS]
+    ann = users.get_user(ctx.store, "ann")
+    version = back[CURRENT]["version_id"]
+    assert annotations.my_label(ctx.store, ann.id, item_id, version) == {"earliest_error": 5}
+    assert annotations.count_annotations(ctx.store) == 2  # append-only: the first label stays in the log
+
+
+def test_skip_gives_the_item_to_the_next_annotator(ctx: AppContext) -> None:
+    _, shown = open_tab(ctx, "ann")
+    skipped = shown[CURRENT]["item_id"]
+    after = panel.on_skip(ctx, shown[CURRENT], {}, as_user("ann"))
+    assert after[CURRENT]["item_id"] != skipped and "Skipped" in after[STATUS]
+    _, bob = open_tab(ctx, "bob")
+    assert bob[CURRENT]["item_id"] == skipped
+
+
+def test_next_on_the_current_item_says_to_save_or_skip(ctx: AppContext) -> None:
+    _, shown = open_tab(ctx, "ann")
+    result = panel.on_next(ctx, shown[CURRENT], {}, as_user("ann"))
+    assert "save it, or skip it" in result[STATUS]
+    assert result[CURRENT] == gr.skip()  # the item stays as it is
+
+
+def test_jump_opens_an_item_by_number_and_explains_a_bad_reference(ctx: AppContext) -> None:
+    _, shown = open_tab(ctx, "ann")
+    *opened, box = panel.on_jump(ctx, "5", shown[CURRENT], {}, as_user("ann"))
+    assert "5 of 174" in opened[HEADER] and box == ""
+    with pytest.warns(UserWarning):
+        *failed, _ = panel.on_jump(ctx, "<b>nope</b>", shown[CURRENT], {}, as_user("ann"))
+    assert "Cannot open item" in failed[STATUS] and "<b>" not in failed[STATUS]
+
+
+def test_reviewers_see_every_annotators_row_and_the_settlement_shares(ctx: AppContext) -> None:
+    for name in ("ann", "bob"):
+        _, shown = open_tab(ctx, name)
+        panel.on_save(ctx, 0, shown[CURRENT], {}, as_user(name))
+    _, summary, distribution, shares = panel.on_statistics(ctx, DEMO, as_user("lead"))
+    assert summary["annotator"].tolist() == ["ann", "bob"]
+    assert distribution.columns.tolist() == ["annotator", "Step 1"]
+    assert "all annotators" in distribution["annotator"].tolist()
+    assert shares.set_index("settled").loc["open", "items"] == 174
+    _, own, _, _ = panel.on_statistics(ctx, DEMO, as_user("ann"))
+    assert own["annotator"].tolist() == ["ann"]
+
+
+def test_all_steps_correct_is_a_choice_of_its_own_and_switching_to_the_same_dataset_keeps_the_item(
+    ctx: AppContext,
+) -> None:
+    _, shown = open_tab(ctx, "ann")
+    radio, drafts, status = panel.on_all_correct(ctx, shown[CURRENT], {}, as_user("ann"))
+    assert radio.value == step_list.ALL_CORRECT and list(drafts.values()) == [-1]
+    assert "All steps are correct" in status
+    assert panel.on_dataset_change(ctx, DEMO, shown[CURRENT], drafts, as_user("ann")) == tuple(
+        gr.skip() for _ in range(panel.ITEM_OUTPUTS)
+    )
+
+
+def test_a_request_without_a_known_user_is_refused(ctx: AppContext) -> None:
+    with pytest.raises(gr.Error, match="not logged in"):
+        panel.on_tab_open(ctx, None, None, {}, as_user("nobody"))
