@@ -1,0 +1,206 @@
+"""Step review handlers on the real demo store: save, navigation, blindness of statistics and export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+import pytest
+
+from store import Store, datasets, users
+from store.annotations import annotations_frame, count_annotations
+from store.items import get_item, write_records
+from store.records import ItemRecord
+from ui.context import AppContext
+from ui.panels import step_review as panel
+from ui.panels import step_review_actions as actions
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:gradio.helpers")  # gr.Warning outside a request
+
+DATASET = "prmbench-step-review"
+VIEW = ["progress", "info", "question", "image", "answer", "rationale", "steps", "original", "modification",
+        "difficulty", "note", "sample", "status", "work"]  # fmt: skip
+
+
+def view(out: tuple) -> dict:
+    assert len(out) == len(VIEW) == panel.VIEW_SIZE
+    return dict(zip(VIEW, out, strict=True))
+
+
+def value(update):
+    return update.get("value") if isinstance(update, dict) else update
+
+
+@pytest.fixture
+def ctx(demo_store: Store) -> AppContext:
+    for name, role in (("ann", "annotator"), ("bea", "annotator"), ("lead", "admin")):
+        users.add_user(demo_store, name, role, "password-1")
+    return AppContext(store=demo_store)
+
+
+def as_user(name: str) -> gr.Request:
+    return gr.Request(username=name)
+
+
+def open_sample(ctx: AppContext, who: str = "ann") -> dict:
+    return view(panel.on_open(ctx, DATASET, as_user(who)))
+
+
+def save(ctx: AppContext, work: dict, who: str = "ann", choices=("correct", "reasonable", "easy"), note=""):
+    return panel.on_save(ctx, work, *choices, note, as_user(who))
+
+
+def test_opening_the_panel_shows_the_first_sample_with_its_steps_side_by_side(ctx: AppContext) -> None:
+    shown = open_sample(ctx)
+    assert "Sample 1 / 394" in shown["progress"]
+    assert "prm\\_test\\_p1\\_0:confidence" in shown["info"] and "Confident hallucination" in shown["info"]
+    assert "Original steps (6)" in shown["steps"] and "Modified steps (6)" in shown["steps"]
+    assert '<ins class="sr-ins">$p=0.58$</ins>' in shown["steps"]
+    assert "Steps 5 and 6 contain confident hallucinations" in shown["rationale"]
+    assert value(shown["original"]) is None and shown["work"]["state"] == "new"
+    assert shown["difficulty"]["info"].startswith("2 error steps: Easy")
+
+
+def test_save_stores_the_three_choices_and_a_retry_is_counted_once(ctx: AppContext) -> None:
+    work = open_sample(ctx)["work"]
+    status, _, after, saved = save(ctx, work, note="clear case")
+    assert status == "Saved sample 1 (prm_test_p1_0:confidence): Correct · Reasonable · Easy."
+    assert saved and after["request_id"] != work["request_id"] and after["state"] == "saved"
+    retry = save(ctx, work)  # the same attempt again (a flaky network resends it)
+    assert "counted once" in retry[0]
+    frame = annotations_frame(ctx.store)
+    assert len(frame) == 1
+    assert json.loads(frame.iloc[0]["payload"]) == {
+        "original": "correct", "modification": "reasonable", "difficulty": "easy", "note": "clear case",
+    }  # fmt: skip
+    moved = view(panel.on_after_save(ctx, after, saved, True, as_user("ann")))
+    assert "Sample 2 / 394" in moved["progress"] and moved["status"].startswith("Saved sample 1")
+
+
+def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> None:
+    work = open_sample(ctx)["work"]
+    status, *_, saved = save(ctx, work, choices=("correct", None, None))
+    assert status == "Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
+    assert saved is None and count_annotations(ctx.store) == 0
+    untouched = panel.on_after_save(ctx, work, saved, True, as_user("ann"))
+    assert all(isinstance(u, dict) and u.get("__type__") == "update" and len(u) == 1 for u in untouched)
+
+
+def test_a_sample_changed_since_it_was_opened_is_not_saved(ctx: AppContext) -> None:
+    work = open_sample(ctx)["work"]
+    item = get_item(ctx.store, work["item_id"])
+    assert item is not None
+    with ctx.store.writing() as tx:  # the file was re-imported with an edited question
+        write_records(tx, DATASET, "step_review", [ItemRecord(external_id=item.external_id, question="changed",
+                                                              steps=item.steps)], "prmbench")  # fmt: skip
+    status, *_ = save(ctx, work)
+    assert "changed (now version 2)" in status and count_annotations(ctx.store) == 0
+
+
+def test_next_and_jump_refuse_to_drop_unsaved_choices(ctx: AppContext) -> None:
+    work = open_sample(ctx)["work"]
+    assert panel.on_choice(ctx, "incorrect", None, None, "", work, as_user("ann")).startswith(
+        "Current sample: 1/3 assessments (33%) · not saved yet"
+    )
+    blocked = view(panel.on_next(ctx, work, "incorrect", None, None, "", as_user("ann")))
+    assert "unsaved choices" in blocked["status"] and "Sample" not in str(blocked["progress"])
+    jumped = panel.on_jump(ctx, work, DATASET, "5", None, None, None, "a note", as_user("ann"))
+    assert "unsaved choices" in jumped[12]
+    not_saved = view(panel.on_next(ctx, work, None, None, None, "", as_user("ann")))
+    assert "is not saved" in not_saved["status"]
+    _, _, after, _ = save(ctx, work)
+    changed = view(panel.on_previous(ctx, after, "incorrect", "reasonable", "easy", "", as_user("ann")))
+    assert "unsaved choices" in changed["status"]  # a saved label changed on the page is unsaved again
+    assert panel.on_choice(ctx, "correct", "reasonable", "easy", "", after, as_user("ann")).endswith("· saved")
+
+
+def test_skip_gives_the_sample_back_and_it_returns_last(ctx: AppContext) -> None:
+    first = open_sample(ctx)["work"]
+    shown = view(panel.on_skip(ctx, first, as_user("ann")))
+    assert shown["work"]["position"] == 2 and "Skipped sample 1" in shown["status"]
+    other = open_sample(ctx, "bea")
+    assert other["work"]["item_id"] == first["item_id"]  # back in the pool for everyone else at once
+
+
+def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppContext) -> None:
+    work = open_sample(ctx)["work"]
+    _, _, after, saved = save(ctx, work)
+    second = view(panel.on_after_save(ctx, after, saved, True, as_user("ann")))
+    back = view(panel.on_previous(ctx, second["work"], None, None, None, "", as_user("ann")))
+    assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
+    assert [value(back[f]) for f in ("original", "modification", "difficulty")] == ["correct", "reasonable", "easy"]
+    assert "already labelled" in back["status"]
+    unchanged = save(ctx, back["work"])  # confirming a saved label as it is adds no row
+    assert unchanged[0].startswith("Nothing changed on sample 1") and count_annotations(ctx.store) == 1
+    moved = view(panel.on_after_save(ctx, back["work"], unchanged[3], True, as_user("ann")))
+    assert moved["work"]["item_id"] == second["work"]["item_id"] and "unchanged" in moved["status"]
+    save(ctx, back["work"], choices=("incorrect", "reasonable", "hard"))
+    frame = annotations_frame(ctx.store)
+    assert len(frame) == 2 and json.loads(frame.iloc[-1]["payload"])["original"] == "incorrect"
+    forward = view(panel.on_skip(ctx, back["work"], as_user("ann")))  # leaving a labelled sample: no skip stored
+    assert forward["work"]["item_id"] == second["work"]["item_id"] and "unchanged" in forward["status"]
+
+
+def test_jump_by_number_or_id_and_a_bad_reference_says_what_to_type(ctx: AppContext) -> None:
+    work = open_sample(ctx)["work"]
+    *by_number, box = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", as_user("ann"))
+    assert "Sample 7 / 394" in by_number[0] and box == ""
+    reference = by_number[13]["external_id"]
+    *by_id, _ = panel.on_jump(ctx, by_number[13], DATASET, reference, None, None, None, "", as_user("ann"))
+    assert by_id[13]["position"] == 7
+    *bad, box = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", as_user("ann"))
+    assert "Cannot jump to '9999'" in bad[12] and "a number from 1 to the dataset size" in bad[12]
+
+
+def test_every_sample_done_says_so(ctx: AppContext) -> None:
+    with ctx.store.writing() as tx:
+        write_records(tx, "tiny", "step_review", [ItemRecord(external_id="only", question="q",
+                      steps={"original": ["a"], "modified": ["b"]}, error_steps=[0])], "test")  # fmt: skip
+    work = view(panel.on_open(ctx, "tiny", as_user("ann")))["work"]
+    _, _, after, saved = save(ctx, work)
+    done = view(panel.on_after_save(ctx, after, saved, True, as_user("ann")))
+    assert "Nothing left for you in tiny" in done["status"] and "you labelled 1" in done["progress"]
+    back = view(panel.on_previous(ctx, done["work"], None, None, None, "", as_user("ann")))  # the done page keeps its dataset
+    assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
+    wrong = view(panel.on_open(ctx, "qwq-earliest-error", as_user("ann")))
+    assert "is a earliest_error dataset, not step_review" in wrong["status"]
+
+
+def _two_annotators_label_the_same_sample(ctx: AppContext) -> None:
+    datasets.update_settings(ctx.store, DATASET, {"annotators_per_item": 2})
+    save(ctx, open_sample(ctx, "ann")["work"], "ann", ("correct", "reasonable", "easy"))
+    other = open_sample(ctx, "bea")
+    assert value(other["original"]) is None  # blind: bea never sees ann's label on the same sample
+    save(ctx, other["work"], "bea", ("incorrect", "unreasonable", "hard"))
+
+
+def test_an_annotator_sees_statistics_and_exports_of_their_own_labels_only(ctx: AppContext, tmp_path: Path) -> None:
+    _two_annotators_label_the_same_sample(ctx)
+    summary, original, modification, difficulty, note = actions.on_stats(ctx, DATASET, as_user("bea"))
+    assert list(summary["value"]["annotator"]) == ["bea"] and "your own labels only" in note
+    everything = json.dumps([t["value"].to_dict() for t in (summary, original, modification, difficulty)])
+    assert '"ann"' not in everything and "all annotators" not in everything
+    assert '"Correct": {"0": 0}' in everything  # ann's "correct" is not counted in what bea receives
+    assert [c for _, c in actions.export_choices(users.get_user(ctx.store, "bea"))] == ["mine-csv", "mine-jsonl"]
+    for choice in ("log-csv", "prmbench"):
+        with pytest.raises(gr.Error, match="only adjudicators and admins"):
+            actions.on_export(ctx, DATASET, choice, as_user("bea"))
+    file, status = actions.on_export(ctx, DATASET, "mine-csv", as_user("bea"))
+    exported = pd.read_csv(file["value"])
+    assert set(exported["annotator"]) == {"bea"} and list(exported["label_original"]) == ["incorrect"]
+    assert status.startswith("Exported 1 row of prmbench-step-review: My labels (CSV)")
+
+
+def test_an_admin_sees_and_exports_every_annotators_labels(ctx: AppContext) -> None:
+    _two_annotators_label_the_same_sample(ctx)
+    summary, original, *_ = actions.on_stats(ctx, DATASET, as_user("lead"))
+    assert list(summary["value"]["annotator"]) == ["ann", "bea"]
+    table = original["value"].set_index("Original steps")
+    assert table.loc["all annotators", "Correct"] == 1 and table.loc["all annotators", "Incorrect"] == 1
+    file, _ = actions.on_export(ctx, DATASET, "log-jsonl", as_user("lead"))
+    rows = pd.read_json(file["value"], lines=True)
+    assert sorted(rows["annotator"]) == ["ann", "bea"]
+    _, status = actions.on_export(ctx, DATASET, None, as_user("lead"))
+    assert status == "Choose what to export first."

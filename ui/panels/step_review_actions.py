@@ -1,0 +1,153 @@
+"""Step review's "View statistics" and "Export data" (the last buttons of PRMBench-V's Figure 13).
+
+Annotators work blind: they get statistics and exports of their own labels only. Adjudicators
+and admins get every annotator's labels, the raw log and the gated items.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+
+from exports import ExportError, export
+from exports.log import log_table
+from qc.label_stats import annotator_summary, label_distribution
+from store.annotations import annotations_frame
+from store.records import STEP_REVIEW
+from store.users import Annotator
+from store.work import WorkError, dataset_for
+from ui.auth import require_user
+from ui.binding import bind
+from ui.context import AppContext
+
+__all__ = ["EXPORTS", "build", "export_choices", "on_export", "on_stats"]
+
+# key -> (label, exports format or None for "my labels", file suffix, reviewers only)
+EXPORTS: dict[str, tuple[str, str | None, str, bool]] = {
+    "mine-csv": ("My labels (CSV)", None, "csv", False),
+    "mine-jsonl": ("My labels (JSONL)", None, "jsonl", False),
+    "log-csv": ("All annotators' labels, raw log (CSV)", "log-csv", "csv", True),
+    "log-jsonl": ("All annotators' labels, raw log (JSONL)", "log-jsonl", "jsonl", True),
+    "log-parquet": ("All annotators' labels, raw log (Parquet)", "log-parquet", "parquet", True),
+    "prmbench": ("Gated samples, PRMBench JSONL", "prmbench", "jsonl", True),
+    "items-jsonl": ("Every sample with its gating state (JSONL)", "items-jsonl", "jsonl", True),
+}
+FIELDS = (
+    ("original", "Original steps", ["correct", "incorrect"]),
+    ("modification", "Modification", ["reasonable", "unreasonable"]),
+    ("difficulty", "Difficulty", ["easy", "medium", "hard"]),
+)
+
+
+def export_choices(user: Annotator) -> list[tuple[str, str]]:
+    return [
+        (label, key)
+        for key, (label, _, _, reviewers) in EXPORTS.items()
+        if user.can_see_labels or not reviewers
+    ]
+
+
+def _visible_labels(user: Annotator, frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows this user may receive: everyone's for reviewers, their own for annotators (blind)."""
+    return frame if user.can_see_labels else frame[frame["annotator_id"] == user.id]
+
+
+def on_stats(ctx: AppContext, dataset_name: str | None, request: gr.Request) -> tuple:
+    """Labels per annotator and how the three choices are spread, within what this user may see."""
+    user = require_user(ctx, request)
+    try:
+        dataset = dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
+    except WorkError as exc:
+        gr.Warning(f"No statistics: {exc}.")
+        return (gr.skip(),) * 4 + (f"No statistics: {exc}.",)
+    labels = _visible_labels(user, annotations_frame(ctx.store, dataset.id))
+    tables = [
+        annotator_summary(labels).rename(columns={"items": "samples", "median_seconds": "median seconds"})
+    ]
+    for field, title, order in FIELDS:
+        table = label_distribution(labels, field, order)
+        if not user.can_see_labels:  # one annotator's own row: an "all annotators" total would say more than it is
+            table = table[table["annotator"] != "all annotators"]
+        tables.append(
+            table.rename(columns={o: o.capitalize() for o in order}).rename(columns={"annotator": title})
+        )
+    whose = (
+        ("every annotator's labels (you may see them as " + user.role + ")")
+        if user.can_see_labels
+        else "your own labels only (annotators work blind)"
+    )
+    note = f"Statistics of {dataset.name}: {whose}; current versions, latest label per sample."
+    return (*[gr.update(value=t, visible=True) for t in tables], note)
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "data"
+
+
+def _write_my_labels(ctx: AppContext, user: Annotator, dataset_id: int, suffix: str, out: Path) -> int:
+    # Stop-gap until exports.export can filter by annotator: the same table as the log export, own rows only.
+    frame = annotations_frame(ctx.store, dataset_id, current_versions_only=False)
+    table = log_table(frame[frame["annotator_id"] == user.id])
+    if suffix == "csv":
+        table.to_csv(out, index=False)
+    else:
+        table.to_json(out, orient="records", lines=True, date_format="iso", force_ascii=False)
+    return len(table)
+
+
+def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, request: gr.Request) -> tuple:
+    """Write the chosen export into the downloads folder and offer it; reviewers-only files need the role."""
+    user = require_user(ctx, request)
+    if choice not in EXPORTS:
+        gr.Warning("Choose what to export first.")
+        return gr.skip(), "Choose what to export first."
+    label, fmt, suffix, reviewers = EXPORTS[choice]
+    if reviewers and not user.can_see_labels:
+        raise gr.Error(f"{user.name} is an {user.role}: only adjudicators and admins can export {label}.")
+    try:
+        dataset = dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
+    except WorkError as exc:
+        gr.Warning(f"Nothing exported: {exc}.")
+        return gr.skip(), f"Nothing exported: {exc}."
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    who = f"-{user.name}" if fmt is None else ""
+    out = ctx.export_dir / _safe_name(f"{dataset.name}-{choice}{who}-{stamp}.{suffix}")
+    try:
+        rows = (_write_my_labels(ctx, user, dataset.id, suffix, out) if fmt is None
+                else export(ctx.store, fmt, out, dataset=dataset.name).rows)  # fmt: skip
+    except (ExportError, OSError) as exc:
+        gr.Warning(f"Nothing exported: {exc}")
+        return gr.skip(), f"Nothing exported ({label}): {exc}"
+    return gr.update(
+        value=str(out), visible=True
+    ), f"Exported {rows} row{'s' if rows != 1 else ''} of {dataset.name}: {label}, {out.name}."
+
+
+def _distribution(field: str, title: str, _order: list[str]) -> gr.Dataframe:
+    return gr.Dataframe(label=title, visible=False, interactive=False, elem_id=f"step-review-dist-{field}")
+
+
+def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Dropdown:
+    """The "Statistics and export" section; returns the export choice so the page load can fill it."""
+    with gr.Accordion("Statistics and export", open=False, elem_id="step-review-stats-export"):
+        with gr.Row(elem_id="step-review-stats-row"):
+            stats = gr.Button("View statistics", elem_id="step-review-stats", scale=1, min_width=150)
+            choice = gr.Dropdown([], show_label=False, container=False, elem_id="step-review-export-choice",
+                                 scale=3, min_width=260)  # fmt: skip
+            go = gr.Button("Export data", elem_id="step-review-export", scale=1, min_width=150)
+        status = gr.Markdown(elem_id="step-review-stats-status")
+        download = gr.File(label="Exported file", visible=False, elem_id="step-review-export-file",
+                           interactive=False)  # fmt: skip
+        with gr.Row():  # two tables a row, so their columns stay readable
+            summary = gr.Dataframe(label="Per annotator", visible=False, interactive=False,
+                                   elem_id="step-review-summary")  # fmt: skip
+            tables = [_distribution(*FIELDS[0])]
+        with gr.Row():
+            tables += [_distribution(*f) for f in FIELDS[1:]]
+    stats.click(bind(on_stats, ctx), [dataset], [summary, *tables, status], api_visibility="private")
+    go.click(bind(on_export, ctx), [dataset, choice], [download, status], api_visibility="private")
+    return choice
