@@ -18,7 +18,7 @@ from qc.agreement import pairwise_matrix
 
 __all__ = ["DashboardReport", "build_dashboard", "consensus_states", "item_seconds", "stored_consensus"]
 
-_STATUS_ORDER = ("discarded", "complete", "rejected", "open")
+_STATUS_ORDER = ("discarded", "complete", "rejected", "disputed", "open")
 _ANSWER_GROUPS = {True: "final answer correct", False: "final answer wrong"}
 
 

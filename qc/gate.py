@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from qc.consensus import earliest_error_consensus
+from qc.consensus import earliest_error_consensus, majority_vote
 from qc.tasks import PayloadError, validate_payload
 from store import annotations, datasets, items, state
 from store.datasets import Dataset
 from store.db import Store
 from store.items import ItemView
-from store.records import EARLIEST_ERROR, NO_ERROR
+from store.records import EARLIEST_ERROR, NO_ERROR, STEP_REVIEW
 from store.users import Annotator
 
 __all__ = ["GateError", "SubmitResult", "decide", "now_utc", "submit"]
@@ -64,9 +64,22 @@ def decide(dataset: Dataset, item: ItemView, labels: list[dict[str, Any]], targe
             status, decision["flag"] = "discarded", "final answer wrong but consensus says all steps correct"
         settled = len(labels) if status != "open" else None
         return Decision(len(labels) + result.needed, status, decision, settled)
-    if len(labels) >= target:
-        return Decision(target, "complete", {"labels": len(labels)}, len(labels))
-    return Decision(target, "open", None, None)
+    if len(labels) < target:
+        return Decision(target, "open", None, None)
+    if dataset.task == STEP_REVIEW:
+        return _step_review_decision(labels, target)
+    return Decision(target, "complete", {"labels": len(labels)}, len(labels))
+
+
+def _step_review_decision(labels: list[dict[str, Any]], target: int) -> Decision:
+    """PRMBench-V keeps an instance whose original chain is correct and whose modification is
+    reasonable; with several annotators the majority decides, and a tie goes to an adjudicator."""
+    keep = majority_vote(p.get("original") == "correct" and p.get("modification") == "reasonable" for p in labels)
+    difficulty = majority_vote(p.get("difficulty") for p in labels)
+    decision = {"labels": len(labels), "keep": keep.label, "difficulty": difficulty.label}
+    if keep.status == "tie":
+        return Decision(target, "disputed", decision, len(labels))
+    return Decision(target, "complete" if keep.label else "rejected", decision, len(labels))
 
 
 def submit(

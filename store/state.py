@@ -26,7 +26,7 @@ class ItemState:
     item_id: int
     dataset_id: int
     target: int
-    status: str  # open | consensus | complete | discarded | rejected
+    status: str  # open | consensus | complete | discarded | rejected | disputed
     decision: dict[str, Any] | None
     settled_at: int | None
 

@@ -69,7 +69,8 @@ def study_candidates(db: Store | Tx, dataset_id: int) -> pd.DataFrame:
     return db.df(
         "SELECT s.item_id, i.external_id, v.error_type, v.source, v.final_answer_correct, s.status "
         "FROM item_state s JOIN items i ON i.id = s.item_id JOIN item_versions v ON v.id = i.current_version_id "
-        "WHERE s.dataset_id = ? AND s.status <> 'rejected' ORDER BY s.item_id",
+        "WHERE s.dataset_id = ? AND s.item_id NOT IN (SELECT item_id FROM jobs WHERE status IN ('queued', 'running')) "
+        "ORDER BY s.item_id",
         [dataset_id],
     )
 
@@ -135,7 +136,7 @@ def create_study(
             "  LEFT JOIN annotations a ON a.item_id = s.item_id AND a.version_id = i.current_version_id"
             "  GROUP BY s.item_id"
             ") counts WHERE item_state.item_id = counts.sid AND counts.done < ? "
-            "AND item_state.status IN ('open', 'complete')",
+            "AND item_state.status IN ('open', 'complete', 'rejected', 'disputed')",
             [raters, now, study_id, raters],
         )
         tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -283,3 +284,23 @@ def test_expired_lease_returns_the_item_to_the_pool(store: Store) -> None:
     with pytest.raises(GateError, match="already has all the annotators"):
         submit(store, annotator=ann, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="a", now=later)
     assert count_annotations(store) == 1
+
+
+@pytest.mark.parametrize(("labels", "status", "keep"), [
+    ([REVIEW], "complete", True),
+    ([{**REVIEW, "original": "incorrect"}], "rejected", False),
+    ([REVIEW, {**REVIEW, "modification": "unreasonable"}], "disputed", None),
+])  # fmt: skip
+def test_step_review_keeps_only_correct_originals_with_reasonable_modifications(
+    store: Store, labels: list[dict], status: str, keep: bool | None
+) -> None:
+    _dataset(store, 1, annotators_per_item=len(labels))
+    for k, payload in enumerate(labels):
+        who = users.add_user(store, f"rater-{k}")
+        assignments.claim_next(store, who.id, 1, lease_seconds=60, now=T0)
+        item = get_item(store, 1)
+        result = submit(store, annotator=who, item_id=1, version_id=item.version_id, payload=payload,
+                        request_id=f"r{k}", now=T0)  # fmt: skip
+    assert result.status == status
+    decision = json.loads(store.scalar("SELECT decision FROM item_state WHERE item_id = 1"))
+    assert decision["keep"] == keep
