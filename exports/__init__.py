@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,8 +45,12 @@ EXPORT_FORMATS = (
 )  # fmt: skip
 
 
-def export(store: Store, fmt: str, out: Path, *, dataset: str | None = None) -> Written:
-    """Write one export; the file appears whole or not at all (written beside, then renamed)."""
+def export(store: Store, fmt: str, out: Path, *, dataset: str | None = None, annotator: str | None = None) -> Written:
+    """Write one export; the file appears whole or not at all (written beside, then renamed).
+
+    With `annotator`, only the annotation log can be written, holding that annotator's rows only:
+    what an annotator may download on a blind task.
+    """
     from store.datasets import get_dataset
 
     writers = _writers()
@@ -57,6 +62,13 @@ def export(store: Store, fmt: str, out: Path, *, dataset: str | None = None) -> 
         if found is None:
             raise ExportError(f"no dataset named {dataset!r}")
         dataset_id = found.id
+    if annotator is not None:
+        if not fmt.startswith("log-"):
+            raise ExportError(f"{fmt} holds every annotator's decisions: only log formats can be limited to one annotator")
+        from exports import log
+
+        writer = {"log-parquet": log.write_parquet, "log-csv": log.write_csv, "log-jsonl": log.write_jsonl}[fmt]
+        writers = {fmt: partial(log.only_annotator, writer, annotator)}
     out = Path(out)
     if not out.parent.exists():
         raise ExportError(f"the folder {out.parent} does not exist")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from store.annotations import annotations_frame
 if TYPE_CHECKING:
     from store import Store
 
-__all__ = ["log_table", "write_csv", "write_jsonl", "write_parquet"]
+__all__ = ["log_table", "only_annotator", "write_csv", "write_jsonl", "write_parquet"]
 
 
 def log_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -25,24 +26,32 @@ def log_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([frame, fields], axis=1)
 
 
-def _table(store: Store, dataset_id: int | None) -> pd.DataFrame:
+def _table(store: Store, dataset_id: int | None, annotator: str | None = None) -> pd.DataFrame:
     # The log is append-only: the export carries every row, not only the current versions.
-    return log_table(annotations_frame(store, dataset_id, current_versions_only=False))
+    frame = annotations_frame(store, dataset_id, current_versions_only=False)
+    if annotator is not None:
+        frame = frame[frame["annotator"] == annotator].reset_index(drop=True)
+    return log_table(frame)
 
 
-def write_parquet(store: Store, path: Path, dataset_id: int | None) -> int:
-    table = _table(store, dataset_id)
+def only_annotator(writer: Callable[..., int], annotator: str, store: Store, path: Path, dataset_id: int | None) -> int:
+    """Run one of the writers below over a single annotator's rows."""
+    return writer(store, path, dataset_id, annotator)
+
+
+def write_parquet(store: Store, path: Path, dataset_id: int | None, annotator: str | None = None) -> int:
+    table = _table(store, dataset_id, annotator)
     table.to_parquet(path, index=False)
     return len(table)
 
 
-def write_csv(store: Store, path: Path, dataset_id: int | None) -> int:
-    table = _table(store, dataset_id)
+def write_csv(store: Store, path: Path, dataset_id: int | None, annotator: str | None = None) -> int:
+    table = _table(store, dataset_id, annotator)
     table.to_csv(path, index=False)
     return len(table)
 
 
-def write_jsonl(store: Store, path: Path, dataset_id: int | None) -> int:
-    table = _table(store, dataset_id)
+def write_jsonl(store: Store, path: Path, dataset_id: int | None, annotator: str | None = None) -> int:
+    table = _table(store, dataset_id, annotator)
     table.to_json(path, orient="records", lines=True, date_format="iso", force_ascii=False)
     return len(table)

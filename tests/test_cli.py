@@ -73,3 +73,25 @@ def test_user_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
         assert message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr, args
     assert "0 new" not in cli("datasets", "list", db=db).stdout  # nothing was imported
+
+
+def test_an_annotator_export_holds_their_own_rows_only(demo_store, tmp_path: Path) -> None:
+    import uuid
+
+    import pytest
+
+    from exports import ExportError, export
+    from qc.gate import now_utc, submit
+    from store import users, work
+
+    dataset = work.dataset_for(demo_store, "qwq-earliest-error", "earliest_error")
+    for name in ("ann", "bob"):
+        who = users.add_user(demo_store, name)
+        found = work.next_item(demo_store, who, dataset, now_utc())
+        submit(demo_store, annotator=who, item_id=found.item.item_id, version_id=found.item.version_id,
+               payload={"earliest_error": 0}, request_id=uuid.uuid4().hex)  # fmt: skip
+    written = export(demo_store, "log-csv", tmp_path / "mine.csv", annotator="ann")
+    table = pd.read_csv(written.path)
+    assert written.rows == 1 and set(table["annotator"]) == {"ann"}
+    with pytest.raises(ExportError, match="only log formats"):
+        export(demo_store, "items-jsonl", tmp_path / "all.jsonl", annotator="ann")
