@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from store.importers import ImportFormatError, parse_file
 from store.importers.common import LineError, coerce_int_list, coerce_steps
+from tests.conftest import QWQ_FILE
 
-QWQ = Path(__file__).resolve().parents[2] / "shared" / "data" / "prmbench_qwq_annotated_solutions.jsonl"
+QWQ = QWQ_FILE
 _QWQ_FIRST = json.loads(QWQ.read_text(encoding="utf-8").splitlines()[0])
 
 

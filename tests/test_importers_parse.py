@@ -20,10 +20,10 @@ from PIL import Image
 from store.importers import FORMATS, ImportFormatError, detect_format, parse_file
 from store.importers.common import LineError, coerce_int_list, coerce_steps
 from store.records import NO_ERROR
+from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-PRMBENCH = DATA / "prmbench_subset400.jsonl"
-QWQ = DATA / "prmbench_qwq_annotated_solutions.jsonl"
+PRMBENCH = PRMBENCH_FILE
+QWQ = QWQ_FILE
 
 
 def write_lines(path: Path, lines: list) -> Path:
