@@ -8,6 +8,7 @@ so an acknowledged annotation is on disk.
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -43,11 +44,12 @@ class StoreClosedError(StoreError):
 _BROKEN = (duckdb.IOException, duckdb.FatalException, duckdb.InternalException, duckdb.PermissionException)
 
 
-class _Reader:
+class _Reader(ABC):
     """Read helpers shared by Store (autocommit reads) and Tx (reads inside a write)."""
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """The cursor this reader runs its statements on."""
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
         try:
