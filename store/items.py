@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from store.datasets import Dataset, get_or_create_dataset, initial_target
 from store.images import image_hash, image_path, save_image
@@ -94,7 +95,7 @@ def content_hash(record: ItemRecord) -> str:
         "images": [image_hash(i.data) for i in record.images],
         "meta": record.meta,
     }
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str, separators=(",", ":")).encode()).hexdigest()
 
 
 def _version_row(record: ItemRecord, vid: int, item_id: int, version: int, parent: int | None,
@@ -102,10 +103,14 @@ def _version_row(record: ItemRecord, vid: int, item_id: int, version: int, paren
     return [
         vid, item_id, version, parent, reason, digest, record.question, record.reference_answer,
         record.reference_solution, record.error_type, record.rationale, record.source,
-        record.final_answer_correct, record.earliest_error, json.dumps(record.error_steps),
-        json.dumps(record.modified_steps), json.dumps(record.options),
-        json.dumps(record.meta, default=str),
+        record.final_answer_correct, record.earliest_error, _json_list(record.error_steps),
+        _json_list(record.modified_steps), _json_list(record.options),
+        json.dumps(record.meta, default=str) if record.meta else "{}",
     ]  # fmt: skip
+
+
+def _json_list(values: list[Any]) -> str:
+    return json.dumps(values) if values else "[]"
 
 
 def _ids(tx: Tx, sequence: str, n: int) -> list[int]:
@@ -114,12 +119,14 @@ def _ids(tx: Tx, sequence: str, n: int) -> list[int]:
     return [r[0] for r in tx.fetchall(f"SELECT nextval('{sequence}') FROM range(?)", [n])]
 
 
-def _insert_frame(tx: Tx, table: str, columns: Sequence[str], rows: list[list[Any]]) -> None:
-    if not rows:
+def _insert_columns(tx: Tx, table: str, columns: dict[str, list[Any]], types: dict[str, pa.DataType]) -> None:
+    """Bulk insert through an Arrow table: no per-row Python work on the DuckDB side."""
+    first = next(iter(columns.values()))
+    if not first:
         return
-    frame = pd.DataFrame(rows, columns=list(columns))
+    arrow = pa.table({name: pa.array(values, type=types.get(name)) for name, values in columns.items()})
     name = f"_incoming_{table}"
-    tx.register(name, frame)
+    tx.register(name, arrow)
     try:
         cols = ", ".join(columns)
         tx.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
@@ -127,26 +134,40 @@ def _insert_frame(tx: Tx, table: str, columns: Sequence[str], rows: list[list[An
         tx.unregister(name)
 
 
+def _insert_frame(tx: Tx, table: str, columns: Sequence[str], rows: list[list[Any]]) -> None:
+    if rows:
+        _insert_columns(tx, table, {c: [r[i] for r in rows] for i, c in enumerate(columns)}, {})
+
+
+_VERSION_TYPES = {
+    "id": pa.int64(), "item_id": pa.int64(), "version": pa.int32(), "parent_id": pa.int64(),
+    "final_answer_correct": pa.bool_(), "earliest_error": pa.int32(),
+}  # fmt: skip
+
+
 def _write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:
     """pending: (record, item_id, version, parent_id, reason, hash) -> the new version ids."""
     vids = _ids(tx, "version_ids", len(pending))
-    version_rows, step_rows, image_rows = [], [], []
+    version_rows, image_rows = [], []
+    # Steps are the bulk of an import (8-12 per item): build them as columns, not rows.
+    step_vid: list[int] = []
+    step_role: list[str] = []
+    step_pos: list[int] = []
+    step_text: list[str] = []
     for vid, (record, item_id, version, parent, reason, digest) in zip(vids, pending, strict=True):
         version_rows.append(_version_row(record, vid, item_id, version, parent, reason, digest))
         for role, texts in record.steps.items():
-            step_rows.extend([vid, role, pos, text] for pos, text in enumerate(texts))
+            n = len(texts)
+            step_vid.extend([vid] * n)
+            step_role.extend([role] * n)
+            step_pos.extend(range(n))
+            step_text.extend(texts)
         for pos, image in enumerate(record.images):
             image_rows.append([vid, pos, save_image(tx, image)])
-    version_frame = pd.DataFrame(version_rows, columns=_VERSION_COLUMNS).astype(
-        {"final_answer_correct": "object", "earliest_error": "Int64", "parent_id": "Int64"}
-    )
-    tx.register("_incoming_versions", version_frame)
-    try:
-        cols = ", ".join(_VERSION_COLUMNS)
-        tx.execute(f"INSERT INTO item_versions ({cols}) SELECT {cols} FROM _incoming_versions")
-    finally:
-        tx.unregister("_incoming_versions")
-    _insert_frame(tx, "steps", ["version_id", "role", "position", "text"], step_rows)
+    columns = {c: [row[i] for row in version_rows] for i, c in enumerate(_VERSION_COLUMNS)}
+    _insert_columns(tx, "item_versions", columns, _VERSION_TYPES)
+    _insert_columns(tx, "steps", {"version_id": step_vid, "role": step_role, "position": step_pos, "text": step_text},
+                    {"version_id": pa.int64(), "position": pa.int32()})  # fmt: skip
     _insert_frame(tx, "version_images", ["version_id", "position", "image_hash"], image_rows)
     return vids
 
@@ -169,26 +190,26 @@ def write_records(
         )
     }
     summary = WriteSummary(dataset=dataset.name)
-    fresh: list[ItemRecord] = []
-    changed: list[tuple[ItemRecord, int, int, int]] = []
+    fresh: list[tuple[ItemRecord, str]] = []
+    changed: list[tuple[ItemRecord, str, int, int, int]] = []
     for record in records:
         digest = content_hash(record)
         known = existing.get(record.external_id)
         if known is None:
-            fresh.append(record)
+            fresh.append((record, digest))
         elif known[3] == digest:
             summary.unchanged += 1
             summary.item_ids.append(known[0])
         else:
-            changed.append((record, known[0], known[1], known[2]))
+            changed.append((record, digest, known[0], known[1], known[2]))
 
     new_item_ids = _ids(tx, "item_ids", len(fresh))
     _insert_frame(
         tx, "items", ["id", "dataset_id", "external_id"],
-        [[iid, dataset.id, r.external_id] for iid, r in zip(new_item_ids, fresh, strict=True)],
+        [[iid, dataset.id, r.external_id] for iid, (r, _) in zip(new_item_ids, fresh, strict=True)],
     )  # fmt: skip
-    pending = [(r, iid, 1, None, "imported", content_hash(r)) for iid, r in zip(new_item_ids, fresh, strict=True)]
-    pending += [(r, iid, ver + 1, vid, "reimported", content_hash(r)) for r, iid, vid, ver in changed]
+    pending = [(r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)]
+    pending += [(r, iid, ver + 1, vid, "reimported", h) for r, h, iid, vid, ver in changed]
     vids = _write_versions(tx, pending)
 
     touched = [(p[1], vid) for p, vid in zip(pending, vids, strict=True)]
