@@ -119,6 +119,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ui.auth import check_login
     from ui.context import LOCAL, TEAM, AppContext
 
+    # Handlers hand the GIL to DuckDB and back several times per label; at the default 5 ms switch
+    # interval a thread waiting to get it back stalls every writer queued behind the store's lock.
+    sys.setswitchinterval(0.0005)
     mode = LOCAL if args.host in LOCAL_HOSTS and not args.team else TEAM
     store = _open_store(args.db)
     if mode == TEAM and not any(u.has_password for u in users.list_users(store)):
