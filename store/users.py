@@ -83,7 +83,22 @@ def _row_to_user(row: tuple | None) -> Annotator | None:
 
 
 def get_user(db: Store | Tx, name: str) -> Annotator | None:
-    return _row_to_user(db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE name = ?", [name]))
+    """Every request looks its user up: kept in the store's read cache, dropped when users change."""
+    store = db if hasattr(db, "memo") else db.store  # type: ignore[union-attr]
+    key = ("user", name)
+    if key not in store.memo:  # type: ignore[union-attr]
+        found = _row_to_user(
+            db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE name = ?", [name])
+        )
+        if found is None:
+            return None
+        store.memo[key] = found  # type: ignore[union-attr]
+    return store.memo[key]  # type: ignore[union-attr]
+
+
+def _changed(tx: Tx) -> None:
+    tx.store.forget()
+    tx.after_commit(tx.store.forget)
 
 
 def get_user_by_id(db: Store | Tx, annotator_id: int) -> Annotator | None:
@@ -118,6 +133,7 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
             "INSERT INTO annotators (name, role, password_hash) VALUES (?, ?, ?)",
             [name, role, hash_password(password) if password else None],
         )
+        _changed(tx)
         user = get_user(tx, name)
     assert user is not None
     return user
@@ -130,6 +146,7 @@ def set_password(db: Store | Tx, name: str, password: str) -> None:
         if get_user(tx, name) is None:
             raise UserError(f"no annotator named {name!r}")
         tx.execute("UPDATE annotators SET password_hash = ? WHERE name = ?", [hash_password(password), name])
+        _changed(tx)
 
 
 def set_role(db: Store | Tx, name: str, role: str) -> None:
@@ -138,6 +155,7 @@ def set_role(db: Store | Tx, name: str, role: str) -> None:
         if get_user(tx, name) is None:
             raise UserError(f"no annotator named {name!r}")
         tx.execute("UPDATE annotators SET role = ? WHERE name = ?", [role, name])
+        _changed(tx)
 
 
 def authenticate(db: Store | Tx, name: str, password: str) -> Annotator | None:
