@@ -371,8 +371,11 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 gr.Markdown(SHORTCUTS, elem_id="ee-keys")
 
     item = [header, question, images, box, reference, steps, choice, status, progress, current]
-    private = {"api_visibility": "private", "show_progress": "minimal"}
-    quiet = {"api_visibility": "private", "show_progress": "hidden"}
+    # Annotation events skip Gradio's queue: they are short, the store serialises writes, and the
+    # unqueued path halves the latency an annotator feels (bench/run.py: queued vs unqueued).
+    private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
+    quiet = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
+    heavy = {"api_visibility": "private", "show_progress": "minimal"}
     opened(bind(on_tab_open, ctx), [dataset, current, drafts], [dataset, *item], **private)
     dataset.input(bind(on_dataset_change, ctx), [dataset, current, drafts], item, **private)
     choice.input(bind(on_choose, ctx), [choice, current, drafts], [drafts, status], trigger_mode="always_last",
@@ -385,4 +388,4 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     for event in (jump.submit, go.click):
         event(bind(on_jump, ctx), [jump, current, drafts], [*item, jump], **private)
     for event in (stats.expand, refresh.click):
-        event(bind(on_statistics, ctx), [dataset], [stats_note, summary, distribution, shares], **private)
+        event(bind(on_statistics, ctx), [dataset], [stats_note, summary, distribution, shares], **heavy)
