@@ -1,0 +1,101 @@
+"""Every tab as each role sees it, at a laptop and a large screen: what each role may see, and a
+layout where nothing spills sideways and the controls an annotator needs are on screen, unhidden.
+Screenshots of every tab, role and size are kept in test-artifacts/."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from qc import gate
+from store import Store, users, work
+from store.datasets import update_settings
+from store.demo import populate_demo
+from tests.browser_support import login, running, screenshot
+from ui.panels import PANELS
+
+pytestmark = pytest.mark.browser
+
+PASSWORD = "role-password-1"
+SIZES = {"laptop": (1366, 768), "large": (1920, 1080)}
+# The controls an annotator needs without scrolling, by tab.
+ANNOTATION_CONTROLS = {
+    "Earliest error": ["#ee-choice", "#ee-save", "#ee-next", "#ee-skip"],
+    "Step review": ["#step-review-original", "#step-review-modification", "#step-review-difficulty",
+                    "#step-review-save", "#step-review-next", "#step-review-skip"],
+}  # fmt: skip
+
+
+def _database(tmp_path: Path) -> Path:
+    db = tmp_path / "roles.duckdb"
+    with Store(db) as store:
+        populate_demo(store)
+        for name, role in (("ann", "annotator"), ("bea", "annotator"), ("judy", "adjudicator"), ("lead", "admin")):
+            users.add_user(store, name, role, PASSWORD)
+        update_settings(store, "prmbench-step-review", {"annotators_per_item": 2})  # both label the same items
+        dataset = work.dataset_for(store, "prmbench-step-review", "step_review")
+        for name in ("ann", "bea"):
+            who = users.get_user(store, name)
+            for n in range(12):
+                found = work.next_item(store, who, dataset, gate.now_utc())
+                payload = {"original": "correct" if n % 4 else "incorrect", "modification": "reasonable",
+                           "difficulty": ("easy", "medium", "hard")[n % 3]}  # fmt: skip
+                gate.submit(store, annotator=who, item_id=found.item.item_id, version_id=found.item.version_id,
+                            payload=payload, request_id=uuid.uuid4().hex, seconds_spent=10.0 + n)  # fmt: skip
+    return db
+
+
+def _boxes_overlap(a: dict, b: dict) -> bool:
+    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])  # fmt: skip
+
+
+def _check_layout(page, title: str, size: str) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"] + 1, f"{title} at {size}: content spills sideways ({width} px)"
+    boxes = {}
+    for selector in ANNOTATION_CONTROLS.get(title, []):
+        box = page.locator(selector).first.bounding_box()
+        assert box is not None, f"{title} at {size}: {selector} is not shown"
+        assert box["y"] >= 0 and box["y"] + box["height"] <= page.viewport_size["height"], (
+            f"{title} at {size}: {selector} is off screen"
+        )
+        boxes[selector] = box
+    for a in boxes:
+        for b in boxes:
+            if a < b:
+                assert not _boxes_overlap(boxes[a], boxes[b]), f"{title} at {size}: {a} overlaps {b}"
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_see(tmp_path: Path, browser, size) -> None:
+    db = _database(tmp_path)
+    with running(db, "--team") as server:
+        for name, role in (("ann", "annotator"), ("judy", "adjudicator"), ("lead", "admin")):
+            context = browser.new_context(viewport=dict(zip(("width", "height"), SIZES[size], strict=True)))
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            login(page, server.url, name, PASSWORD)
+            page.get_by_text("Signed in as").wait_for()
+            for title, module in PANELS:
+                page.get_by_role("tab", name=title).click()
+                page.locator(f"#tab-{module.__name__.rsplit('.', 1)[-1]}").wait_for()
+                if title == "QC dashboard":
+                    text = page.locator("#tab-dashboard").inner_text()
+                    if role == "annotator":
+                        assert "adjudicators and admins" in text
+                    else:
+                        page.get_by_text("24 labels by 2 annotators").first.wait_for()
+                if title == "Data":
+                    text = page.locator("#tab-data").inner_text()
+                    assert ("Only admins" in text) == (role != "admin")
+                if role == "annotator" and title in ANNOTATION_CONTROLS:
+                    page.locator(ANNOTATION_CONTROLS[title][0]).first.wait_for()
+                    page.evaluate("window.scrollTo(0, 0)")
+                    _check_layout(page, title, size)
+                else:
+                    _check_layout(page, title, size)
+                screenshot(page, f"role-{role}-{size}-{title.lower().replace(' ', '-')}")
+            context.close()
