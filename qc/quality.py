@@ -14,7 +14,7 @@ import pandas as pd
 
 from qc.agreement import category_counts, cohen_kappa, encode_labels, observed_agreement
 from qc.label_stats import latest_labels
-from qc.report import agreement_report, point_estimates
+from qc.report import agreement_report, point_estimates, tolerance_items
 from qc.tasks import REQUIRED_CHOICES
 
 __all__ = [
@@ -135,24 +135,6 @@ def lead_coefficient(level: str, paradox: bool, max_raters: int, n_categories: i
     if max_raters <= 2 and n_categories <= 2:
         return "mean_cohen_kappa"
     return "fleiss_kappa"
-
-
-def tolerance_items(values: np.ndarray, tolerance: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Per item: share of annotator pairs within ``tolerance`` steps (-1 agrees only with -1), and pair counts."""
-    values = np.asarray(values, dtype=float)
-    agree = np.zeros(len(values))
-    pairs = np.zeros(len(values))
-    for i in range(values.shape[1]):
-        for j in range(i + 1, values.shape[1]):
-            a, b = values[:, i], values[:, j]
-            both = ~np.isnan(a) & ~np.isnan(b)
-            no_error = (a == -1) | (b == -1)
-            ok = np.where(no_error, a == b, np.abs(a - b) <= tolerance) & both
-            agree += ok
-            pairs += both
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(pairs > 0, agree / np.where(pairs > 0, pairs, 1), 0.0)
-    return share, pairs
 
 
 def within_tolerance_ci(

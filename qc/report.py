@@ -38,6 +38,7 @@ __all__ = [
     "bootstrap_ci",
     "point_estimates",
     "ratings_matrix",
+    "tolerance_items",
     "within_tolerance_agreement",
 ]
 
@@ -63,24 +64,30 @@ def ratings_matrix(df: pd.DataFrame, field: str) -> pd.DataFrame:
     return wide.sort_index().sort_index(axis=1)
 
 
-def within_tolerance_agreement(ratings: Any, tolerance: int = 1) -> float:
-    """Mean pairwise agreement on earliest-error labels where |a - b| <= tolerance counts; -1 agrees only with -1."""
-    values = np.asarray(_as_2d(ratings), dtype=float)
-    n_items, n_annotators = values.shape
-    agree = np.zeros(n_items)
-    pairs = np.zeros(n_items)
-    for i in range(n_annotators):
-        for j in range(i + 1, n_annotators):
+def tolerance_items(values: Any, tolerance: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: share of annotator pairs within ``tolerance`` steps (-1 agrees only with -1), and pair counts."""
+    values = np.asarray(_as_2d(values), dtype=float)
+    agree = np.zeros(len(values))
+    pairs = np.zeros(len(values))
+    for i in range(values.shape[1]):
+        for j in range(i + 1, values.shape[1]):
             a, b = values[:, i], values[:, j]
             both = ~np.isnan(a) & ~np.isnan(b)
             no_error = (a == -1) | (b == -1)
-            ok = np.where(no_error, a == b, np.abs(a - b) <= tolerance) & both
-            agree += ok
+            agree += np.where(no_error, a == b, np.abs(a - b) <= tolerance) & both
             pairs += both
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(pairs > 0, agree / np.where(pairs > 0, pairs, 1), 0.0)
+    return share, pairs
+
+
+def within_tolerance_agreement(ratings: Any, tolerance: int = 1) -> float:
+    """Mean pairwise agreement on earliest-error labels where |a - b| <= tolerance counts; -1 agrees only with -1."""
+    share, pairs = tolerance_items(ratings, tolerance)
     pairable = pairs > 0
     if pairable.sum() < 2:
         return NAN
-    return float((agree[pairable] / pairs[pairable]).mean())
+    return float(share[pairable].mean())
 
 
 @dataclass(frozen=True)
