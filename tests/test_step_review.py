@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import gradio as gr
@@ -33,6 +34,11 @@ def value(update):
     return update.get("value") if isinstance(update, dict) else update
 
 
+def plain(markdown: str) -> str:
+    """A status line as the page shows it: Markdown's backslash escapes undone."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
 @pytest.fixture
 def ctx(demo_store: Store) -> AppContext:
     for name, role in (("ann", "annotator"), ("bea", "annotator"), ("lead", "admin")):
@@ -44,23 +50,55 @@ def as_user(name: str) -> gr.Request:
     return gr.Request(username=name)
 
 
-def open_sample(ctx: AppContext, who: str = "ann") -> dict:
-    return view(panel.on_open(ctx, DATASET, as_user(who)))
+def open_sample(ctx: AppContext, who: str = "ann", drafts: dict | None = None, dataset: str = DATASET) -> dict:
+    """What opening the tab shows: the dataset picker, the export choices, then the sample."""
+    _, _, *shown = panel.on_tab_open(ctx, dataset, {}, drafts or {}, {}, as_user(who))
+    return view(tuple(shown))
 
 
-def save(ctx: AppContext, work: dict, who: str = "ann", choices=("correct", "reasonable", "easy"), note=""):
-    return panel.on_save(ctx, work, *choices, note, as_user(who))
+def save(ctx: AppContext, work: dict, who: str = "ann", choices=("correct", "reasonable", "easy"), note="",
+         drafts: dict | None = None):  # fmt: skip
+    status, line, after, saved, _ = panel.on_save(ctx, work, *choices, note, drafts or {}, as_user(who))
+    return plain(status), line, after, saved
 
 
-def test_opening_the_panel_shows_the_first_sample_with_its_steps_side_by_side(ctx: AppContext) -> None:
-    shown = open_sample(ctx)
+def after_save(ctx: AppContext, work: dict, saved, who: str = "ann", drafts: dict | None = None) -> dict:
+    return view(panel.on_after_save(ctx, work, saved, True, drafts or {}, as_user(who)))
+
+
+def test_opening_the_tab_shows_the_first_sample_with_its_steps_side_by_side(ctx: AppContext) -> None:
+    picker, exports, *sample = panel.on_tab_open(ctx, None, {}, {}, {}, as_user("ann"))
+    assert picker["value"] == DATASET and DATASET in picker["choices"]
+    assert [key for _, key in exports["choices"]] == ["mine-csv", "mine-jsonl"]
+    shown = view(tuple(sample))
     assert "Sample 1 / 394" in shown["progress"]
     assert "prm\\_test\\_p1\\_0:confidence" in shown["info"] and "Confident hallucination" in shown["info"]
+    assert "**Annotators** 1 (you)" in shown["info"]
     assert "Original steps (6)" in shown["steps"] and "Modified steps (6)" in shown["steps"]
-    assert '<ins class="sr-ins">$p=0.58$</ins>' in shown["steps"]
+    assert "So <ins>$p=0.58$</ins>." in shown["steps"]
     assert "Steps 5 and 6 contain confident hallucinations" in shown["rationale"]
     assert value(shown["original"]) is None and shown["work"]["state"] == "new"
-    assert shown["difficulty"]["info"].startswith("2 error steps: Easy")
+    assert "Suggested (2 error steps): Easy, or Hard if not clear" in shown["difficulty"]["info"]
+    # The prices of the question are text and "\$" inside math cannot pair with another dollar.
+    assert "$\\char36 1.24$" in shown["question"] and "$\\$" not in shown["question"]
+
+
+def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_per_annotator(
+    ctx: AppContext,
+) -> None:
+    work = open_sample(ctx)["work"]
+    _, _, *again = panel.on_tab_open(ctx, DATASET, work, {}, {}, as_user("ann"))
+    assert all(isinstance(u, dict) and u.get("__type__") == "update" and len(u) == 1 for u in again)
+    *other, last = panel.on_dataset_change(ctx, "qwq-earliest-error", work, {}, {"bea": "x"}, as_user("ann"))
+    assert "is a earliest\\_error dataset, not step\\_review" in view(tuple(other))["status"]
+    assert last == {"ann": "qwq-earliest-error"}  # nothing of another annotator's comes back
+    with ctx.store.writing() as tx:
+        write_records(tx, "second", "step_review", [ItemRecord(external_id="s-1", question="q",
+                      steps={"original": ["a"], "modified": ["b"]}, error_steps=[0])], "test")  # fmt: skip
+    picker, _, *shown = panel.on_tab_open(ctx, DATASET, {}, {}, {"ann": "second"}, as_user("ann"))  # a reload
+    assert picker["value"] == "second" and view(tuple(shown))["work"]["external_id"] == "s-1"
+    picker, *_ = panel.on_tab_open(ctx, DATASET, {}, {}, {"ann": "second"}, as_user("bea"))
+    assert picker["value"] == DATASET  # another annotator in the same browser starts where the page does
 
 
 def test_save_stores_the_three_choices_and_a_retry_is_counted_once(ctx: AppContext) -> None:
@@ -71,12 +109,12 @@ def test_save_stores_the_three_choices_and_a_retry_is_counted_once(ctx: AppConte
     retry = save(ctx, work)  # the same attempt again (a flaky network resends it)
     assert "counted once" in retry[0]
     frame = annotations_frame(ctx.store)
-    assert len(frame) == 1
+    assert len(frame) == 1 and frame.iloc[0]["seconds_spent"] >= 0
     assert json.loads(frame.iloc[0]["payload"]) == {
         "original": "correct", "modification": "reasonable", "difficulty": "easy", "note": "clear case",
     }  # fmt: skip
-    moved = view(panel.on_after_save(ctx, after, saved, True, as_user("ann")))
-    assert "Sample 2 / 394" in moved["progress"] and moved["status"].startswith("Saved sample 1")
+    moved = after_save(ctx, after, saved)
+    assert "Sample 2 / 394" in moved["progress"] and plain(moved["status"]).startswith("Saved sample 1")
 
 
 def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> None:
@@ -84,7 +122,7 @@ def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> Non
     status, *_, saved = save(ctx, work, choices=("correct", None, None))
     assert status == "Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
     assert saved is None and count_annotations(ctx.store) == 0
-    untouched = panel.on_after_save(ctx, work, saved, True, as_user("ann"))
+    untouched = panel.on_after_save(ctx, work, saved, True, {}, as_user("ann"))
     assert all(isinstance(u, dict) and u.get("__type__") == "update" and len(u) == 1 for u in untouched)
 
 
@@ -99,27 +137,53 @@ def test_a_sample_changed_since_it_was_opened_is_not_saved(ctx: AppContext) -> N
     assert "changed (now version 2)" in status and count_annotations(ctx.store) == 0
 
 
+def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx: AppContext) -> None:
+    work = open_sample(ctx)["work"]
+    line, drafts = panel.on_choice(ctx, "incorrect", None, "hard", "odd step 3", work, {}, as_user("ann"))
+    assert line.startswith("Current sample: 2/3 assessments (66%) · not saved yet")
+    key = f"ann|{DATASET}|{work['item_id']}|{work['version_id']}"
+    assert drafts == {key: {"original": "incorrect", "difficulty": "hard", "note": "odd step 3"}}
+    back = open_sample(ctx, "ann", drafts)  # a reload: the held sample again, the draft on it
+    assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "resumed"
+    assert [value(back[f]) for f in ("original", "modification", "difficulty", "note")] == [
+        "incorrect", None, "hard", "odd step 3",
+    ]  # fmt: skip
+    assert "unsaved choices on this sample are back" in back["status"] and "not saved yet" in back["sample"]
+    datasets.update_settings(ctx.store, DATASET, {"annotators_per_item": 2})
+    other = open_sample(ctx, "bea", drafts)  # the same browser, another annotator, the same sample
+    assert other["work"]["item_id"] == work["item_id"] and value(other["original"]) is None
+    assert "you are 1 of 2, blind to each other" in other["info"]
+    _, bea_drafts = panel.on_choice(ctx, "correct", None, None, "", other["work"], drafts, as_user("bea"))
+    assert list(bea_drafts) == [f"bea|{DATASET}|{work['item_id']}|{work['version_id']}"]  # never ann's in bea's answer
+    *_, cleared = panel.on_save(ctx, back["work"], "incorrect", "reasonable", "hard", "", drafts, as_user("ann"))
+    assert cleared == {}
+    _, reverted = panel.on_choice(ctx, None, None, None, "", work, drafts, as_user("ann"))
+    assert reverted == {}  # choices taken back: no draft left to restore
+
+
 def test_next_and_jump_refuse_to_drop_unsaved_choices(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    assert panel.on_choice(ctx, "incorrect", None, None, "", work, as_user("ann")).startswith(
-        "Current sample: 1/3 assessments (33%) · not saved yet"
-    )
-    blocked = view(panel.on_next(ctx, work, "incorrect", None, None, "", as_user("ann")))
+    blocked = view(panel.on_next(ctx, work, "incorrect", None, None, "", {}, as_user("ann")))
     assert "unsaved choices" in blocked["status"] and "Sample" not in str(blocked["progress"])
-    jumped = panel.on_jump(ctx, work, DATASET, "5", None, None, None, "a note", as_user("ann"))
+    jumped = panel.on_jump(ctx, work, DATASET, "5", None, None, None, "a note", {}, as_user("ann"))
     assert "unsaved choices" in jumped[12]
-    not_saved = view(panel.on_next(ctx, work, None, None, None, "", as_user("ann")))
+    not_saved = view(panel.on_next(ctx, work, None, None, None, "", {}, as_user("ann")))
     assert "is not saved" in not_saved["status"]
     _, _, after, _ = save(ctx, work)
-    changed = view(panel.on_previous(ctx, after, "incorrect", "reasonable", "easy", "", as_user("ann")))
+    changed = view(panel.on_previous(ctx, after, "incorrect", "reasonable", "easy", "", {}, as_user("ann")))
     assert "unsaved choices" in changed["status"]  # a saved label changed on the page is unsaved again
-    assert panel.on_choice(ctx, "correct", "reasonable", "easy", "", after, as_user("ann")).endswith("· saved")
+    line, _ = panel.on_choice(ctx, "correct", "reasonable", "easy", "", after, {}, as_user("ann"))
+    assert line.endswith("· saved")
 
 
 def test_skip_gives_the_sample_back_and_it_returns_last(ctx: AppContext) -> None:
     first = open_sample(ctx)["work"]
-    shown = view(panel.on_skip(ctx, first, as_user("ann")))
-    assert shown["work"]["position"] == 2 and "Skipped sample 1" in shown["status"]
+    key = f"ann|{DATASET}|{first['item_id']}|{first['version_id']}"
+    mine = {"ann|x|1|1": {"note": "later"}}
+    *after, drafts = panel.on_skip(ctx, first, {key: {"original": "correct"}, **mine}, as_user("ann"))
+    assert drafts == mine  # leaving without saving drops the sample's unsaved choices
+    shown = view(tuple(after))
+    assert shown["work"]["position"] == 2 and "Skipped sample 1" in plain(shown["status"])
     other = open_sample(ctx, "bea")
     assert other["work"]["item_id"] == first["item_id"]  # back in the pool for everyone else at once
 
@@ -127,30 +191,30 @@ def test_skip_gives_the_sample_back_and_it_returns_last(ctx: AppContext) -> None
 def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
     _, _, after, saved = save(ctx, work)
-    second = view(panel.on_after_save(ctx, after, saved, True, as_user("ann")))
-    back = view(panel.on_previous(ctx, second["work"], None, None, None, "", as_user("ann")))
+    second = after_save(ctx, after, saved)
+    back = view(panel.on_previous(ctx, second["work"], None, None, None, "", {}, as_user("ann")))
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
     assert [value(back[f]) for f in ("original", "modification", "difficulty")] == ["correct", "reasonable", "easy"]
     assert "already labelled" in back["status"]
     unchanged = save(ctx, back["work"])  # confirming a saved label as it is adds no row
     assert unchanged[0].startswith("Nothing changed on sample 1") and count_annotations(ctx.store) == 1
-    moved = view(panel.on_after_save(ctx, back["work"], unchanged[3], True, as_user("ann")))
+    moved = after_save(ctx, back["work"], unchanged[3])
     assert moved["work"]["item_id"] == second["work"]["item_id"] and "unchanged" in moved["status"]
     save(ctx, back["work"], choices=("incorrect", "reasonable", "hard"))
     frame = annotations_frame(ctx.store)
     assert len(frame) == 2 and json.loads(frame.iloc[-1]["payload"])["original"] == "incorrect"
-    forward = view(panel.on_skip(ctx, back["work"], as_user("ann")))  # leaving a labelled sample: no skip stored
+    forward = view(panel.on_skip(ctx, back["work"], {}, as_user("ann"))[:-1])  # leaving a labelled sample: no skip stored
     assert forward["work"]["item_id"] == second["work"]["item_id"] and "unchanged" in forward["status"]
 
 
 def test_jump_by_number_or_id_and_a_bad_reference_says_what_to_type(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    *by_number, box = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", as_user("ann"))
+    *by_number, box = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", {}, as_user("ann"))
     assert "Sample 7 / 394" in by_number[0] and box == ""
     reference = by_number[13]["external_id"]
-    *by_id, _ = panel.on_jump(ctx, by_number[13], DATASET, reference, None, None, None, "", as_user("ann"))
+    *by_id, _ = panel.on_jump(ctx, by_number[13], DATASET, reference, None, None, None, "", {}, as_user("ann"))
     assert by_id[13]["position"] == 7
-    *bad, box = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", as_user("ann"))
+    *bad, box = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", {}, as_user("ann"))
     assert "Cannot jump to '9999'" in bad[12] and "a number from 1 to the dataset size" in bad[12]
 
 
@@ -158,14 +222,12 @@ def test_every_sample_done_says_so(ctx: AppContext) -> None:
     with ctx.store.writing() as tx:
         write_records(tx, "tiny", "step_review", [ItemRecord(external_id="only", question="q",
                       steps={"original": ["a"], "modified": ["b"]}, error_steps=[0])], "test")  # fmt: skip
-    work = view(panel.on_open(ctx, "tiny", as_user("ann")))["work"]
+    work = open_sample(ctx, dataset="tiny")["work"]
     _, _, after, saved = save(ctx, work)
-    done = view(panel.on_after_save(ctx, after, saved, True, as_user("ann")))
+    done = after_save(ctx, after, saved)
     assert "Nothing left for you in tiny" in done["status"] and "you labelled 1" in done["progress"]
-    back = view(panel.on_previous(ctx, done["work"], None, None, None, "", as_user("ann")))  # the done page keeps its dataset
+    back = view(panel.on_previous(ctx, done["work"], None, None, None, "", {}, as_user("ann")))  # the done page keeps its dataset
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
-    wrong = view(panel.on_open(ctx, "qwq-earliest-error", as_user("ann")))
-    assert "is a earliest_error dataset, not step_review" in wrong["status"]
 
 
 def _two_annotators_label_the_same_sample(ctx: AppContext) -> None:

@@ -12,7 +12,8 @@ import re
 import textwrap
 from collections.abc import Sequence
 
-from ui.render import safe_markdown
+# Dollar and product handling is shared by every panel; ui.render keeps it, these names stay importable here.
+from ui.render import CODE_DOLLAR, LITERAL_DOLLAR, MATH_DOLLAR, safe_markdown, separate_math
 
 __all__ = [
     "ALL_CORRECT",
@@ -33,17 +34,6 @@ __all__ = [
 ALL_CORRECT = -1  # ProcessBench's label for "all steps are correct"
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
-_CODE = re.compile(r"(`{3,}.*?`{3,}|~{3,}.*?~{3,}|`[^`\n]*`)", re.DOTALL)
-_DOLLAR = re.compile(r"\\\$|\$\$|\$")
-_PRODUCT = re.compile(r"(?<=[0-9A-Za-z)\]}])\*(?=[0-9A-Za-z(\[{])")
-# Gradio pairs "$" signs by a plain regex over the whole Markdown, then KaTeX pairs them again in
-# each run of page text. Prices ("$1.24 ... $1.82") would typeset the words between them as math,
-# and a stray "$" in one step would pair with one in a later step and swallow the markup between.
-# So a dollar that opens no math becomes an entity in its own element, which neither pass reads
-# as a delimiter, and "\$" inside math becomes \char36, which neither pass pairs.
-LITERAL_DOLLAR = '<span class="literal-dollar">&#36;</span>'
-MATH_DOLLAR = "\\char36 "
-CODE_DOLLAR = "\uff04"  # inside code an element would show as text: a fullwidth dollar looks the same
 
 
 def step_title(position: int) -> str:
@@ -71,46 +61,6 @@ def parse_choice(value: object, n_steps: int) -> int | None:
     except (TypeError, ValueError):
         return None
     return label if ALL_CORRECT <= label < n_steps else None
-
-
-def _closing(text: str, tokens: list[re.Match[str]], i: int) -> int | None:
-    """Index of the token that closes the math tokens[i] opens (pandoc's rule), or None."""
-    if tokens[i].group() == "$$":
-        return next((j for j in range(i + 1, len(tokens)) if tokens[j].group() == "$$"), None)
-    following = text[tokens[i].end() : tokens[i].end() + 1]
-    if tokens[i].group() != "$" or not following or following.isspace():
-        return None  # "$" opens math only before a non-space
-    j = next((j for j in range(i + 1, len(tokens)) if tokens[j].group() != "\\$"), None)
-    if j is None or tokens[j].group() != "$":
-        return None
-    before, after = text[tokens[j].start() - 1], text[tokens[j].end() : tokens[j].end() + 1]
-    return None if before.isspace() or after.isdigit() else j  # closes after a non-space, not before a digit
-
-
-def _plain(text: str) -> str:
-    """Text outside math: a product such as 5*9^1 + 8*9^0 is not Markdown emphasis."""
-    return _PRODUCT.sub(r"\\*", text)
-
-
-def _inline(text: str) -> str:
-    tokens = list(_DOLLAR.finditer(text))
-    out, last, i = [], 0, 0
-    while i < len(tokens):
-        out.append(_plain(text[last : tokens[i].start()]))
-        j = _closing(text, tokens, i)
-        if j is None:
-            out.append(LITERAL_DOLLAR * (2 if tokens[i].group() == "$$" else 1))
-            last, i = tokens[i].end(), i + 1
-        else:
-            out.append(text[tokens[i].start() : tokens[j].end()].replace("\\$", MATH_DOLLAR))
-            last, i = tokens[j].end(), j + 1
-    return "".join(out) + _plain(text[last:])
-
-
-def separate_math(markdown: str) -> str:
-    """Safe Markdown in which only math is math: prices, escaped dollars and products like 5*9 stay text."""
-    parts = _CODE.split(markdown)
-    return "".join(p.replace("$", CODE_DOLLAR) if k % 2 else _inline(p) for k, p in enumerate(parts))
 
 
 def _close_fences(markdown: str) -> str:

@@ -12,6 +12,35 @@
   const typing = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
     (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
   const click = (id) => { const b = document.getElementById(id); if (visible(b) && !b.disabled) b.click(); };
+  const FIGURE = "#step-review-image img[data-testid='detailed-image']";  // the gallery's large image
+  // Click to enlarge: the problem image over the whole window; a click or Esc closes it.
+  const enlarge = (img) => {
+    let box = document.getElementById("step-review-lightbox");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "step-review-lightbox";
+      box.setAttribute("role", "dialog");
+      box.title = "Click or press Esc to close";
+      box.appendChild(document.createElement("img"));
+      box.addEventListener("click", () => { box.hidden = true; });
+      document.body.appendChild(box);
+    }
+    box.querySelector("img").src = img.currentSrc || img.src;  // a file URL Gradio made, never dataset text
+    box.hidden = false;
+  };
+  const enlarged = () => { const box = document.getElementById("step-review-lightbox"); return !!box && !box.hidden; };
+  document.addEventListener("click", (event) => {
+    const img = event.target.closest && event.target.closest(FIGURE);
+    if (img) { event.preventDefault(); event.stopPropagation(); enlarge(img); }
+  }, true);
+  // Esc closes the enlarged image first, before the gallery under it reads the key and leaves its preview.
+  window.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && enlarged()) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      document.getElementById("step-review-lightbox").hidden = true;
+    }
+  }, true);
   document.addEventListener("keydown", (event) => {
     if (!visible(document.getElementById("tab-step_review"))) return;
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
@@ -37,6 +66,11 @@
       const [id, value] = CHOICES[key];
       const input = document.querySelector(`#${id} input[type="radio"][value="${value}"]`);
       if (input && visible(input.closest("label") || input)) { event.preventDefault(); input.click(); }
+      return;
+    }
+    if (key === "z") {
+      const img = document.querySelector(FIGURE) || document.querySelector("#step-review-image img");
+      if (visible(img)) { event.preventDefault(); enlarge(img); }
       return;
     }
     if (BUTTONS[key]) { event.preventDefault(); click(BUTTONS[key]); }

@@ -4,12 +4,14 @@ The annotator sees one sample (info, question, image, reference answer and error
 original and modified steps side by side with the changes marked, and the modification rationale;
 marks the original chain Correct/Incorrect, the modification Reasonable/Unreasonable and the
 difficulty Easy/Medium/Hard, and saves; Previous / Skip / Next / jump move through the dataset.
-"View statistics" and "Export data" live in step_review_actions; what is shown is built by the
-pure functions of step_review_render.
+Choices not saved yet are kept as a draft in the browser, keyed by annotator, so a reload or a
+server restart loses nothing and a shared browser stays blind. "View statistics" and "Export data"
+live in step_review_actions; what is shown is built by the pure functions of step_review_render.
 """
 
 from __future__ import annotations
 
+import html
 import time
 import uuid
 from typing import Any
@@ -17,33 +19,30 @@ from typing import Any
 import gradio as gr
 
 from qc.gate import GateError, now_utc, submit
+from store import work as navigation
 from store.assignments import progress
 from store.datasets import Dataset, list_datasets
 from store.records import STEP_REVIEW
+from store.state import get_item_state
 from store.users import Annotator
-from store.work import (
-    WorkError,
-    WorkItem,
-    dataset_for,
-    jump_to,
-    next_in_history,
-    next_item,
-    previous_item,
-    skip_item,
-)
+from store.work import WorkError, WorkItem
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.panels import step_review_actions as actions
 from ui.panels import step_review_render as view
-from ui.render import LATEX_DELIMITERS, safe_markdown
+from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
 
-__all__ = ["build"]
+__all__ = [
+    "build", "on_after_save", "on_choice", "on_dataset_change", "on_jump", "on_next", "on_previous", "on_save",
+    "on_skip", "on_tab_open",
+]  # fmt: skip
 
-ORIGINAL = [("Correct", "correct"), ("Incorrect", "incorrect")]
-MODIFICATION = [("Reasonable", "reasonable"), ("Unreasonable", "unreasonable")]
-DIFFICULTY = [("Easy", "easy"), ("Medium", "medium"), ("Hard", "hard")]
-_WORDS = {value: label for label, value in ORIGINAL + MODIFICATION + DIFFICULTY}
+ORIGINAL = [("Correct (C)", "correct"), ("Incorrect (I)", "incorrect")]
+MODIFICATION = [("Reasonable (R)", "reasonable"), ("Unreasonable (U)", "unreasonable")]
+DIFFICULTY = [("Easy (E)", "easy"), ("Medium (M)", "medium"), ("Hard (H)", "hard")]
+_WORDS = {value: label.split(" (")[0] for label, value in ORIGINAL + MODIFICATION + DIFFICULTY}
+FIELDS = ("original", "modification", "difficulty")
 
 
 def _skip_all(n: int) -> tuple:
@@ -64,56 +63,48 @@ def _where(work: dict[str, Any]) -> str:
     return f"sample {work.get('position')} ({work.get('external_id')})"
 
 
-def _show(
-    work: WorkItem | None,
-    message: str,
-    progress_counts: dict[str, int] | None = None,
-    dataset: str | None = None,
-) -> tuple:
+def _target(ctx: AppContext, work: WorkItem) -> int | None:
+    # Only the count of annotators the sample needs leaves this function: never who they are or their labels.
+    found = get_item_state(ctx.store, work.item.item_id)
+    return found.target if found else None
+
+
+def _show(ctx: AppContext, user: Annotator, work: WorkItem | None, drafts: Any, message: str,
+          progress_counts: dict[str, int] | None = None, dataset: str | None = None) -> tuple:  # fmt: skip
     """Every component of the sample view, for an opened item or for none (message says why)."""
     if work is None:
         # One update object per component: Gradio consumes an update while applying it.
         return (
             view.progress_markdown(progress_counts or {}, None), "", "", gr.update(value=None, visible=False), "",
-            "", "", gr.update(value=None), gr.update(value=None), gr.update(value=None, info=""), "", "",
-            message, {"dataset": dataset} if dataset else {},
+            "", "", gr.update(value=None), gr.update(value=None), gr.update(value=None, info=view.DIFFICULTY_RULE),
+            "", "", message, {"dataset": dataset} if dataset else {},
         )  # fmt: skip
-    item = work.item
-    label = work.my_label or {}
-    chosen = sum(1 for f in ("original", "modification", "difficulty") if label.get(f))
-    notice = {"resumed": "You were working on this sample; here it is again.",
-              "done": "You already labelled this sample: change a choice and save to correct it."}  # fmt: skip
+    item, state = work.item, _work_state(work)
+    draft = actions.draft_for(user, state, drafts, work.my_label)
+    label = draft or work.my_label or {}
+    chosen = sum(1 for f in FIELDS if label.get(f))
+    notice = view.NOTICES["draft" if draft else work.state]
     rationale = safe_markdown(item.rationale) if item.rationale else "*no rationale in the data*"
+    images = item.image_paths
     return (
         view.progress_markdown(work.progress, work.position),
-        view.info_markdown(item.external_id, item.source, item.error_type, item.version),
+        view.info_markdown(item.external_id, item.source, item.error_type, item.version, _target(ctx, work)),
         view.question_markdown(item.question, item.meta.get("questions")),
-        gr.update(
-            value=item.image_paths[0] if item.image_paths else None,
-            visible=bool(item.image_paths),
-            label="Problem image" + (f" (1 of {len(item.image_paths)})" if len(item.image_paths) > 1 else ""),
-        ),
-        view.answer_markdown(
-            item.reference_answer,
-            item.error_steps,
-            item.modified_steps,
-            item.meta.get("dropped_step_numbers"),
-        ),
+        gr.update(value=[(p, view.image_caption(k, len(images))) for k, p in enumerate(images)] or None,
+                  visible=bool(images), selected_index=0 if images else None),
+        view.answer_markdown(item.reference_answer, item.error_steps, item.modified_steps,
+                             item.meta.get("dropped_step_numbers")),
         "**Modification rationale**\n\n" + rationale,
-        view.steps_html(
-            item.steps.get("original", []),
-            item.steps.get("modified", []),
-            item.error_steps,
-            item.modified_steps,
-        ),
+        view.steps_html(item.steps.get("original", []), item.steps.get("modified", []), item.error_steps,
+                        item.modified_steps),
         gr.update(value=label.get("original")),
         gr.update(value=label.get("modification")),
         gr.update(value=label.get("difficulty"), info=view.difficulty_hint(item.error_steps)),
         label.get("note", ""),
-        view.sample_progress(chosen, work.state),
-        " ".join(m for m in (message, notice.get(work.state, "")) if m),
-        _work_state(work),
-    )
+        view.sample_progress(chosen, work.state, dirty=draft is not None),
+        " ".join(m for m in (message, notice) if m),
+        state,
+    )  # fmt: skip
 
 
 VIEW_SIZE = 14  # components _show() fills, in the order of build()'s view_outputs
@@ -124,35 +115,72 @@ def _dataset(ctx: AppContext, name: str | None) -> Dataset:
     if not name:
         raise WorkError("no step review dataset is chosen: pick one in the list at the top left; if the list "
                         "is empty, an admin imports a PRMBench file first (Data tab)")  # fmt: skip
-    return dataset_for(ctx.store, name, STEP_REVIEW)
+    return navigation.dataset_for(ctx.store, name, STEP_REVIEW)
 
 
-def _after(ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | None, message: str) -> tuple:
+def _after(ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | None, drafts: Any, message: str
+           ) -> tuple:  # fmt: skip
     """The view after a move: the sample reached, or a page that says nothing is left and keeps the dataset."""
     if work is None:
         counts = progress(ctx.store, dataset.id, user.id)
-        done = (f"Nothing left for you in {dataset.name}: every sample is labelled or taken by others. "
-                "Previous (P) goes back through your labels.")  # fmt: skip
-        return _show(None, f"{message} {done}".strip(), counts, dataset.name)
-    return _show(work, message)
+        done = escape_text(f"Nothing left for you in {dataset.name}: every sample is labelled or taken by others. "
+                           "Previous (P) goes back through your labels.")  # fmt: skip
+        return _show(ctx, user, None, drafts, f"{message} {done}".strip(), counts, dataset.name)
+    return _show(ctx, user, work, drafts, message)
 
 
 def _status_only(message: str, n: int = VIEW_SIZE) -> tuple:
     """A refused move: the page stays as it is, the status line and a toast say why."""
-    gr.Warning(message)
+    gr.Warning(html.escape(message))
     out = list(_skip_all(n))
-    out[_STATUS] = message
+    out[_STATUS] = escape_text(message)
     return tuple(out)
 
 
-def on_open(ctx: AppContext, dataset_name: str | None, request: gr.Request) -> tuple:
-    """Page load or another dataset chosen: the sample this annotator holds, else the next one."""
-    user = require_user(ctx, request)
+def _open(ctx: AppContext, user: Annotator, name: str | None, drafts: Any, message: str = "") -> tuple:
     try:
-        dataset = _dataset(ctx, dataset_name)
+        dataset = _dataset(ctx, name)
     except WorkError as exc:
-        return _show(None, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
-    return _after(ctx, user, dataset, next_item(ctx.store, user, dataset, now_utc()), "")
+        return _show(ctx, user, None, drafts, escape_text(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
+    return _after(ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, message)
+
+
+def _has_item(work: Any) -> bool:
+    return isinstance(work, dict) and work.get("item_id") is not None
+
+
+def _remembered(user: Annotator, last: Any) -> str | None:
+    return last.get(user.name) if isinstance(last, dict) else None
+
+
+def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, drafts: Any, last: Any,
+                request: gr.Request) -> tuple:  # fmt: skip
+    """Opening the tab claims the sample this annotator holds, else the next one, in the dataset they last
+    worked on in this browser; coming back to the tab changes nothing.
+
+    Work is claimed here and not on page load, so people using other panels hold no lease on step review.
+    """
+    user = require_user(ctx, request)
+    names = [d.name for d in list_datasets(ctx.store, task=STEP_REVIEW)]
+    wanted = [n for n in (work.get("dataset") if _has_item(work) else None, _remembered(user, last), dataset_name)
+              if n in names]  # fmt: skip
+    name = wanted[0] if wanted else (names[0] if names else None)
+    picker = gr.update(choices=names, value=name)
+    exports = gr.update(choices=actions.export_choices(user))
+    if _has_item(work) and work["dataset"] == name:
+        return (picker, exports, *_skip_all(VIEW_SIZE))
+    return (picker, exports, *_open(ctx, user, name, drafts))
+
+
+def on_dataset_change(ctx: AppContext, dataset_name: str | None, work: Any, drafts: Any, last: Any,
+                      request: gr.Request) -> tuple:  # fmt: skip
+    """Another dataset chosen: its next sample, and remembered for this annotator in this browser (for the
+    next reload); unsaved choices on the sample left stay as a draft."""
+    user = require_user(ctx, request)
+    remembered = {user.name: dataset_name}  # only this annotator's: a handler returns nobody else's
+    if _has_item(work) and work["dataset"] == dataset_name:
+        return (*_skip_all(VIEW_SIZE), remembered)
+    return (*_open(ctx, user, dataset_name, drafts), remembered)
 
 
 def _choices(original: str | None, modification: str | None, difficulty: str | None, note: str | None
@@ -163,119 +191,122 @@ def _choices(original: str | None, modification: str | None, difficulty: str | N
     return {k: v for k, v in shown.items() if v}
 
 
-def _unsaved(work: dict[str, Any], shown: dict[str, str]) -> str | None:
-    """Choices on the page that differ from what is stored (nothing, for a new sample) are not to be lost."""
-    if work.get("item_id") and shown != (work.get("saved_label") or {}):
-        return (f"{_where(work).capitalize()} has unsaved choices: press Save annotation (S) first, "
-                "or Skip (K) to leave it without saving.")  # fmt: skip
-    return None
+class _Refused(Exception):
+    """A move the page refuses: the message says why and what to do."""
+
+
+def _leaving(ctx: AppContext, work: dict[str, Any], shown: tuple, verb: str, name: str | None = None) -> Dataset:
+    """The dataset to move in; refused while the page holds choices that differ from what is stored."""
+    if work.get("item_id") and _choices(*shown) != (work.get("saved_label") or {}):
+        raise _Refused(f"{_where(work).capitalize()} has unsaved choices: press Save annotation (S) first, "
+                       "or Skip (K) to leave it without saving.")  # fmt: skip
+    try:
+        return _dataset(ctx, name or work.get("dataset"))
+    except WorkError as exc:
+        raise _Refused(f"Cannot {verb}: {exc}.") from exc
 
 
 def on_previous(ctx: AppContext, work: dict[str, Any], original: str | None, modification: str | None,
-                difficulty: str | None, note: str, request: gr.Request) -> tuple:  # fmt: skip
+                difficulty: str | None, note: str, drafts: Any, request: gr.Request) -> tuple:  # fmt: skip
     """Back through this annotator's own labelled samples."""
-    user = require_user(ctx, request)
-    work = work or {}
-    if warning := _unsaved(work, _choices(original, modification, difficulty, note)):
-        return _status_only(warning)
+    user, work = require_user(ctx, request), work or {}
     try:
-        dataset = _dataset(ctx, work.get("dataset"))
-    except WorkError as exc:
-        return _status_only(f"Cannot go back: {exc}.")
-    found = previous_item(ctx.store, user, dataset, work.get("item_id"))
-    if found is None:
-        return _status_only("There is no earlier sample you labelled in this dataset.")
-    return _show(found, "")
+        dataset = _leaving(ctx, work, (original, modification, difficulty, note), "go back")
+        found = navigation.previous_item(ctx.store, user, dataset, work.get("item_id"))
+        if found is None:
+            raise _Refused("There is no earlier sample you labelled in this dataset.")
+    except _Refused as refused:
+        return _status_only(str(refused))
+    return _show(ctx, user, found, drafts, "")
 
 
 def on_next(ctx: AppContext, work: dict[str, Any], original: str | None, modification: str | None,
-            difficulty: str | None, note: str, request: gr.Request) -> tuple:  # fmt: skip
+            difficulty: str | None, note: str, drafts: Any, request: gr.Request) -> tuple:  # fmt: skip
     """Forward through the annotator's own labels, then on to new work; an unsaved new sample stays."""
-    user = require_user(ctx, request)
-    work = work or {}
-    if warning := _unsaved(work, _choices(original, modification, difficulty, note)):
-        return _status_only(warning)
-    if work.get("state") in ("new", "resumed"):
-        return _status_only(f"{_where(work).capitalize()} is not saved: save it (S), or Skip (K) to give it "
-                            "back to the pool.")  # fmt: skip
+    user, work = require_user(ctx, request), work or {}
+    try:
+        dataset = _leaving(ctx, work, (original, modification, difficulty, note), "go on")
+        if work.get("state") in ("new", "resumed"):
+            raise _Refused(f"{_where(work).capitalize()} is not saved: save it (S), or Skip (K) to give it back "
+                           "to the pool.")  # fmt: skip
+    except _Refused as refused:
+        return _status_only(str(refused))
+    if not _has_item(work):
+        return _after(ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, "")
+    found = navigation.next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
+    return _after(ctx, user, dataset, found, drafts, "")
+
+
+def on_skip(ctx: AppContext, work: dict[str, Any], drafts: Any, request: gr.Request) -> tuple:
+    """Leave the sample without saving (its draft dropped): a new one goes back to the pool at once and
+    returns to this annotator after the rest."""
+    user, work = require_user(ctx, request), work or {}
     try:
         dataset = _dataset(ctx, work.get("dataset"))
     except WorkError as exc:
-        return _status_only(f"Cannot go on: {exc}.")
-    if not work.get("item_id"):
-        return _after(ctx, user, dataset, next_item(ctx.store, user, dataset, now_utc()), "")
-    return _after(
-        ctx, user, dataset, next_in_history(ctx.store, user, dataset, work["item_id"], now_utc()), ""
-    )
-
-
-def on_skip(ctx: AppContext, work: dict[str, Any], request: gr.Request) -> tuple:
-    """Leave the sample without saving: a new one goes back to the pool (and returns to you last)."""
-    user = require_user(ctx, request)
-    work = work or {}
-    try:
-        dataset = _dataset(ctx, work.get("dataset"))
-    except WorkError as exc:
-        return _status_only(f"Cannot skip: {exc}.")
-    if not work.get("item_id"):
-        return _after(ctx, user, dataset, next_item(ctx.store, user, dataset, now_utc()), "")
+        return (*_status_only(f"Cannot skip: {exc}."), gr.skip())
+    if not _has_item(work):
+        return (*_after(ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, ""),
+                gr.skip())  # fmt: skip
+    drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), None)
     if work.get("state") in ("new", "resumed"):
-        found = skip_item(ctx.store, user, dataset, work["item_id"], now_utc())
-        return _after(
-            ctx, user, dataset, found, f"Skipped {_where(work)}: it comes back to you after the rest."
-        )
-    found = next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
-    return _after(ctx, user, dataset, found, f"Left {_where(work)} unchanged.")
+        found = navigation.skip_item(ctx.store, user, dataset, work["item_id"], now_utc())
+        said = f"Skipped {_where(work)}: others can take it now; it comes back to you after the rest."
+    else:
+        found = navigation.next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
+        said = f"Left {_where(work)} unchanged."
+    return (*_after(ctx, user, dataset, found, drafts, escape_text(said)), drafts)
 
 
 def on_jump(ctx: AppContext, work: dict[str, Any], dataset_name: str | None, ref: str, original: str | None,
-            modification: str | None, difficulty: str | None, note: str, request: gr.Request) -> tuple:  # fmt: skip
+            modification: str | None, difficulty: str | None, note: str, drafts: Any,
+            request: gr.Request) -> tuple:  # fmt: skip
     """Open a sample by its id or its number in the dataset; the jump box empties on success."""
-    user = require_user(ctx, request)
-    work = work or {}
-    if warning := _unsaved(work, _choices(original, modification, difficulty, note)):
-        return (*_status_only(warning), gr.skip())
-    if not (ref or "").strip():
-        return (
-            *_status_only("Type a sample number (1, 2, ...) or a sample id in the jump box first."),
-            gr.skip(),
-        )
+    user, work = require_user(ctx, request), work or {}
     try:
-        dataset = _dataset(ctx, dataset_name)
-        found = jump_to(ctx.store, user, dataset, ref, now_utc())
+        dataset = _leaving(ctx, work, (original, modification, difficulty, note), "jump", dataset_name)
+        if not (ref or "").strip():
+            raise _Refused("Type a sample number (1, 2, ...) or a sample id in the jump box first.")
+        found = navigation.jump_to(ctx.store, user, dataset, ref, now_utc())
     except WorkError as exc:
         return (*_status_only(f"Cannot jump to {ref.strip()!r}: {exc}."), gr.skip())
-    return (*_show(found, ""), "")
+    except _Refused as refused:
+        return (*_status_only(str(refused)), gr.skip())
+    return (*_show(ctx, user, found, drafts, ""), "")
 
 
 def on_choice(ctx: AppContext, original: str | None, modification: str | None, difficulty: str | None,
-              note: str, work: dict[str, Any], request: gr.Request) -> str:  # fmt: skip
-    """A choice clicked or a note typed: the current-sample line counts it and says whether it is saved."""
-    require_user(ctx, request)
-    work = work or {}
+              note: str, work: dict[str, Any], drafts: Any, request: gr.Request) -> tuple:  # fmt: skip
+    """A choice clicked or a note typed: kept as a draft in this browser, counted on the current-sample line."""
+    user = require_user(ctx, request)
+    if not _has_item(work):
+        return gr.skip(), gr.skip()
     shown = _choices(original, modification, difficulty, note)
-    chosen = sum(1 for f in ("original", "modification", "difficulty") if f in shown)
-    return view.sample_progress(chosen, work.get("state"), dirty=shown != (work.get("saved_label") or {}))
+    dirty = shown != (work.get("saved_label") or {})
+    chosen = sum(1 for f in FIELDS if f in shown)
+    drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), shown if dirty else None)
+    return view.sample_progress(chosen, work.get("state"), dirty=dirty), drafts
 
 
 UNCHANGED = "unchanged"  # what on_save tells on_after_save when a saved label was confirmed as it is
 
 
 def on_save(ctx: AppContext, work: dict[str, Any], original: str | None, modification: str | None,
-            difficulty: str | None, note: str, request: gr.Request) -> tuple:  # fmt: skip
+            difficulty: str | None, note: str, drafts: Any, request: gr.Request) -> tuple:  # fmt: skip
     """Store the three assessments through the gate; say exactly what was saved, or why not.
 
     Saving a label already stored, untouched, adds no row: the log stays one row per decision.
     """
     user = require_user(ctx, request)
     work = work or {}
-    if not work.get("item_id"):
+    if not _has_item(work):
         gr.Warning("No sample is open: nothing was saved.")
-        return "No sample is open: nothing was saved.", gr.skip(), gr.skip(), None
+        return "No sample is open: nothing was saved.", gr.skip(), gr.skip(), None, gr.skip()
     payload = _choices(original, modification, difficulty, note)
     if payload == work.get("saved_label"):
-        message = f"Nothing changed on {_where(work)}: your saved label stays."
-        return message, view.sample_progress(3, "saved"), gr.skip(), UNCHANGED
+        message = escape_text(f"Nothing changed on {_where(work)}: your saved label stays.")
+        drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), None)
+        return message, view.sample_progress(3, "saved"), gr.skip(), UNCHANGED, drafts
     try:
         result = submit(
             ctx.store,
@@ -288,20 +319,21 @@ def on_save(ctx: AppContext, work: dict[str, Any], original: str | None, modific
         )
     except GateError as exc:
         message = f"Not saved ({_where(work)}): {exc}."
-        gr.Warning(message)
-        return message, gr.skip(), gr.skip(), None
+        gr.Warning(html.escape(message))
+        return escape_text(message), gr.skip(), gr.skip(), None, gr.skip()
     said = " · ".join(_WORDS[v] for v in (original, modification, difficulty) if v)
     fresh = {**work, "state": "saved", "saved_label": payload, "request_id": uuid.uuid4().hex,
              "opened_at": time.time()}  # fmt: skip
-    message = f"Saved {_where(work)}: {said}." + (
+    message = escape_text(f"Saved {_where(work)}: {said}.") + (
         " (already stored; counted once)" if result.duplicate else ""
     )
-    return message, view.sample_progress(3, "saved"), fresh, result.annotation_id
+    drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), None)
+    return message, view.sample_progress(3, "saved"), fresh, result.annotation_id, drafts
 
 
-def on_after_save(ctx: AppContext, work: dict[str, Any], saved: int | str | None, move_on: bool,
+def on_after_save(ctx: AppContext, work: dict[str, Any], saved: int | str | None, move_on: bool, drafts: Any,
                   request: gr.Request) -> tuple:  # fmt: skip
-    """With "Go to the next sample after saving" on, open the next sample once the save is stored."""
+    """With "Next sample after saving" on, open the next sample once the save is stored."""
     user = require_user(ctx, request)
     work = work or {}
     if not saved or not move_on or not work.get("item_id"):
@@ -310,22 +342,18 @@ def on_after_save(ctx: AppContext, work: dict[str, Any], saved: int | str | None
         dataset = _dataset(ctx, work.get("dataset"))
     except WorkError as exc:
         return _status_only(f"Saved, but cannot go on: {exc}.")
-    found = next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
+    found = navigation.next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
     said = f"{_where(work).capitalize()} unchanged." if saved == UNCHANGED else f"Saved {_where(work)}."
-    return _after(ctx, user, dataset, found, said)
+    return _after(ctx, user, dataset, found, drafts, escape_text(said))
 
 
-def on_page_load(ctx: AppContext, request: gr.Request) -> tuple:
-    """Datasets imported since the app started, and the exports this user's role may take."""
-    user = require_user(ctx, request)
+def build(ctx: AppContext, tab: gr.Tab) -> None:
     names = [d.name for d in list_datasets(ctx.store, task=STEP_REVIEW)]
-    return gr.update(choices=names), gr.update(choices=actions.export_choices(user))
-
-
-def build(ctx: AppContext) -> None:
-    names = [d.name for d in list_datasets(ctx.store, task=STEP_REVIEW)]
+    math = {"latex_delimiters": LATEX_DELIMITERS}
     work = gr.State({})
     saved = gr.State(None)
+    drafts = gr.BrowserState({}, storage_key="stepgate-step-review-drafts", secret=ctx.browser_secret)
+    last = gr.BrowserState({}, storage_key="stepgate-step-review-dataset", secret=ctx.browser_secret)
     with gr.Row(elem_id="step-review-toolbar", equal_height=True):
         dataset = gr.Dropdown(names, value=names[0] if names else None, label="Dataset", show_label=False,
                               container=False, scale=2, min_width=200, elem_id="step-review-dataset")  # fmt: skip
@@ -336,61 +364,59 @@ def build(ctx: AppContext) -> None:
         jump = gr.Button("Go", scale=0, min_width=60, elem_id="step-review-jump-go", size="md")
     with gr.Row(elem_id="step-review-sample"):
         with gr.Column(scale=3):
-            info_md = gr.Markdown(elem_id="step-review-info", latex_delimiters=LATEX_DELIMITERS)
-            question_md = gr.Markdown(elem_id="step-review-question", latex_delimiters=LATEX_DELIMITERS,
-                                      line_breaks=True)  # fmt: skip
-            answer_md = gr.Markdown(elem_id="step-review-answer", latex_delimiters=LATEX_DELIMITERS)
+            info_md = gr.Markdown(elem_id="step-review-info", **math)
+            question_md = gr.Markdown(elem_id="step-review-question", line_breaks=True, **math)
+            answer_md = gr.Markdown(elem_id="step-review-answer", **math)
         with gr.Column(scale=2, min_width=280):
-            image = gr.Image(label="Problem image", visible=False, height=280, type="filepath", interactive=False,
-                             elem_id="step-review-image", buttons=["fullscreen"])  # fmt: skip
-            rationale_md = gr.Markdown(elem_id="step-review-rationale", latex_delimiters=LATEX_DELIMITERS,
-                                       line_breaks=True)  # fmt: skip
-    steps_md = gr.Markdown(elem_id="step-review-steps", latex_delimiters=LATEX_DELIMITERS)
+            # Preview mode: the whole figure at a glance, a strip of thumbnails when an item has several.
+            image = gr.Gallery(label="Problem image", visible=False, height=300, preview=True, selected_index=0,
+                               object_fit="contain", interactive=False, elem_id="step-review-image",
+                               buttons=["fullscreen"])  # fmt: skip
+            rationale_md = gr.Markdown(elem_id="step-review-rationale", line_breaks=True, **math)
+    steps_md = gr.Markdown(elem_id="step-review-steps", **math)
     # Gradio 6 repeats a Group's elem_id on its inner box: the id goes on a Column around it.
     with gr.Column(elem_id="step-review-assess"), gr.Group():
         with gr.Row(equal_height=True):
-            original = gr.Radio(ORIGINAL, label="Original steps", elem_id="step-review-original", scale=4,
-                                min_width=220, info="No calculation or logic errors?")  # fmt: skip
+            original = gr.Radio(ORIGINAL, label="Original steps", elem_id="step-review-original", scale=6,
+                                min_width=270, info="No calculation or logic errors?")  # fmt: skip
             modification = gr.Radio(MODIFICATION, label="Modification", elem_id="step-review-modification",
-                                    scale=5, min_width=270, info="Matches the error type and rationale?")  # fmt: skip
-            difficulty = gr.Radio(DIFFICULTY, label="Difficulty", elem_id="step-review-difficulty", scale=5,
-                                  min_width=270)  # fmt: skip
-            with gr.Column(scale=4, min_width=200, elem_id="step-review-note-column"):
-                note = gr.Textbox(label="Note (optional)", elem_id="step-review-note", lines=1, max_lines=3)
-                move_on = gr.Checkbox(True, label="Next sample after saving", elem_id="step-review-move-on",
-                                      container=False)  # fmt: skip
+                                    scale=7, min_width=340, info="Matches the error type and rationale?")  # fmt: skip
+            difficulty = gr.Radio(DIFFICULTY, label="Difficulty", elem_id="step-review-difficulty", scale=8,
+                                  min_width=380, info=view.DIFFICULTY_RULE)  # fmt: skip
+            note = gr.Textbox(label="Note (optional)", elem_id="step-review-note", lines=1, max_lines=3, scale=3,
+                              min_width=140)  # fmt: skip
         with gr.Row(elem_id="step-review-actions", equal_height=True):
-            with gr.Column(scale=5, min_width=300, elem_id="step-review-lines"):
+            with gr.Column(scale=5, min_width=260, elem_id="step-review-lines"):
                 sample_md = gr.Markdown(elem_id="step-review-sample-progress")
                 status_md = gr.Markdown(elem_id="step-review-status")
-            previous = gr.Button("◀ Previous (P)", elem_id="step-review-previous", size="sm", scale=1)
-            skip = gr.Button("Skip (K)", elem_id="step-review-skip", size="sm", scale=1)
-            nxt = gr.Button("Next ▶ (N)", elem_id="step-review-next", size="sm", scale=1)
+            move_on = gr.Checkbox(True, label="Next sample after saving", elem_id="step-review-move-on",
+                                  container=False, scale=0)  # fmt: skip
+            previous = gr.Button("◀ Previous (P)", elem_id="step-review-previous", size="sm", scale=1, min_width=110)
+            skip = gr.Button("Skip (K)", elem_id="step-review-skip", size="sm", scale=1, min_width=90)
+            nxt = gr.Button("Next ▶ (N)", elem_id="step-review-next", size="sm", scale=1, min_width=100)
             save = gr.Button("Save annotation (S)", variant="primary", elem_id="step-review-save", size="sm",
-                             scale=2)  # fmt: skip
-    with gr.Accordion("Annotation instructions and keys", open=False, elem_id="step-review-instructions"):
+                             scale=2, min_width=170)  # fmt: skip
+        gr.Markdown(view.KEYS, elem_id="step-review-keys")
+    with gr.Accordion("Annotation instructions", open=False, elem_id="step-review-instructions"):
         gr.Markdown(view.INSTRUCTIONS)
     export_choice = actions.build(ctx, dataset)
 
     view_outputs = [progress_md, info_md, question_md, image, answer_md, rationale_md, steps_md, original,
                     modification, difficulty, note, sample_md, status_md, work]  # fmt: skip
     assert len(view_outputs) == VIEW_SIZE
-    gr.on(None, bind(on_open, ctx), inputs=[dataset], outputs=view_outputs, api_visibility="private")
-    gr.on(
-        None, bind(on_page_load, ctx), inputs=None, outputs=[dataset, export_choice], api_visibility="private"
-    )
+    private = {"api_visibility": "private"}
+    tab.select(bind(on_tab_open, ctx), [dataset, work, drafts, last], [dataset, export_choice, *view_outputs],
+               **private)  # fmt: skip
+    dataset.select(bind(on_dataset_change, ctx), [dataset, work, drafts, last], [*view_outputs, last], **private)
     shown = [original, modification, difficulty, note]
-    previous.click(bind(on_previous, ctx), [work, *shown], view_outputs, api_visibility="private")
-    nxt.click(bind(on_next, ctx), [work, *shown], view_outputs, api_visibility="private")
-    skip.click(bind(on_skip, ctx), [work], view_outputs, api_visibility="private")
-    gr.on([jump.click, jump_box.submit], bind(on_jump, ctx), [work, dataset, jump_box, *shown],
-          [*view_outputs, jump_box], api_visibility="private")  # fmt: skip
+    previous.click(bind(on_previous, ctx), [work, *shown, drafts], view_outputs, **private)
+    nxt.click(bind(on_next, ctx), [work, *shown, drafts], view_outputs, **private)
+    skip.click(bind(on_skip, ctx), [work, drafts], [*view_outputs, drafts], **private)
+    gr.on([jump.click, jump_box.submit], bind(on_jump, ctx), [work, dataset, jump_box, *shown, drafts],
+          [*view_outputs, jump_box], **private)  # fmt: skip
     gr.on([original.input, modification.input, difficulty.input, note.input], bind(on_choice, ctx),
-          [*shown, work], sample_md, api_visibility="private",
-          queue=False, trigger_mode="always_last")  # fmt: skip
-    save.click(
-        bind(on_save, ctx),
-        [work, original, modification, difficulty, note],
-        [status_md, sample_md, work, saved],
-        api_visibility="private",
-    ).then(bind(on_after_save, ctx), [work, saved, move_on], view_outputs, api_visibility="private")
+          [*shown, work, drafts], [sample_md, drafts], trigger_mode="always_last", show_progress="hidden",
+          **private)  # fmt: skip
+    stored = save.click(bind(on_save, ctx), [work, *shown, drafts], [status_md, sample_md, work, saved, drafts],
+                        **private)  # fmt: skip
+    stored.then(bind(on_after_save, ctx), [work, saved, move_on, drafts], view_outputs, **private)

@@ -1,20 +1,21 @@
-"""Step review's "View statistics" and "Export data" (the last buttons of PRMBench-V's Figure 13).
+"""Step review beside the sample: drafts kept in the browser, "View statistics" and "Export data" (the
+last buttons of PRMBench-V's Figure 13).
 
-Annotators work blind: they get statistics and exports of their own labels only. Adjudicators
-and admins get every annotator's labels, the raw log and the gated items.
+Annotators work blind: drafts are keyed by annotator, and statistics and exports hold their own
+labels only. Adjudicators and admins get every annotator's labels, the raw log and the gated items.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import datetime
-from pathlib import Path
+from typing import Any
 
 import gradio as gr
 import pandas as pd
 
 from exports import ExportError, export
-from exports.log import log_table
 from qc.label_stats import annotator_summary, label_distribution
 from store.annotations import annotations_frame
 from store.records import STEP_REVIEW
@@ -23,19 +24,56 @@ from store.work import WorkError, dataset_for
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
+from ui.render import escape_text
 
-__all__ = ["EXPORTS", "build", "export_choices", "on_export", "on_stats"]
+__all__ = ["EXPORTS", "build", "draft_for", "draft_key", "export_choices", "on_export", "on_stats", "with_draft"]
 
-# key -> (label, exports format or None for "my labels", file suffix, reviewers only)
-EXPORTS: dict[str, tuple[str, str | None, str, bool]] = {
-    "mine-csv": ("My labels (CSV)", None, "csv", False),
-    "mine-jsonl": ("My labels (JSONL)", None, "jsonl", False),
+# key -> (label, exports format, file suffix, reviewers only); "mine-*" hold the user's own rows only.
+EXPORTS: dict[str, tuple[str, str, str, bool]] = {
+    "mine-csv": ("My labels (CSV)", "log-csv", "csv", False),
+    "mine-jsonl": ("My labels (JSONL)", "log-jsonl", "jsonl", False),
     "log-csv": ("All annotators' labels, raw log (CSV)", "log-csv", "csv", True),
     "log-jsonl": ("All annotators' labels, raw log (JSONL)", "log-jsonl", "jsonl", True),
     "log-parquet": ("All annotators' labels, raw log (Parquet)", "log-parquet", "parquet", True),
-    "prmbench": ("Gated samples, PRMBench JSONL", "prmbench", "jsonl", True),
-    "items-jsonl": ("Every sample with its gating state (JSONL)", "items-jsonl", "jsonl", True),
+    # qc.gate keeps a sample as PRMBench-V did: most annotators said Correct and Reasonable.
+    "prmbench": ("Kept samples, PRMBench JSONL (majority Correct + Reasonable)", "prmbench", "jsonl", True),
+    "items-jsonl": ("Every sample with its gate decision (JSONL)", "items-jsonl", "jsonl", True),
 }
+DRAFT_LIMIT = 200  # drafts kept in the browser; the oldest go first
+DRAFT_FIELDS = ("original", "modification", "difficulty", "note")
+
+
+def draft_key(user: Annotator, work: dict[str, Any]) -> str:
+    """Drafts live in the browser, so they are keyed by annotator too: a shared browser stays blind."""
+    return f"{user.name}|{work['dataset']}|{work['item_id']}|{work['version_id']}"
+
+
+def _drafts(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def with_draft(drafts: Any, user: Annotator, key: str, label: dict[str, str] | None) -> dict[str, Any]:
+    """The user's drafts with this sample's replaced (None removes it), newest last, at most DRAFT_LIMIT.
+
+    Another annotator's drafts in the same browser are left out: a handler never returns them.
+    """
+    drafts = {k: v for k, v in _drafts(drafts).items() if k.startswith(f"{user.name}|") and k != key}
+    if label:
+        drafts[key] = label
+    while len(drafts) > DRAFT_LIMIT:
+        drafts.pop(next(iter(drafts)))
+    return drafts
+
+
+def draft_for(user: Annotator, work: dict[str, Any], drafts: Any, saved: dict[str, Any] | None) -> dict | None:
+    """This annotator's unsaved choices on this sample version, if they differ from what is stored."""
+    draft = _drafts(drafts).get(draft_key(user, work))
+    if not isinstance(draft, dict):
+        return None
+    draft = {k: str(v) for k, v in draft.items() if k in DRAFT_FIELDS and v}
+    return draft if draft and draft != (saved or {}) else None
+
+
 FIELDS = (
     ("original", "Original steps", ["correct", "incorrect"]),
     ("modification", "Modification", ["reasonable", "unreasonable"]),
@@ -62,8 +100,8 @@ def on_stats(ctx: AppContext, dataset_name: str | None, request: gr.Request) -> 
     try:
         dataset = dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
     except WorkError as exc:
-        gr.Warning(f"No statistics: {exc}.")
-        return (gr.skip(),) * 4 + (f"No statistics: {exc}.",)
+        gr.Warning(html.escape(f"No statistics: {exc}."))
+        return (gr.skip(),) * 4 + (escape_text(f"No statistics: {exc}."),)
     labels = _visible_labels(user, annotations_frame(ctx.store, dataset.id))
     tables = [
         annotator_summary(labels).rename(columns={"items": "samples", "median_seconds": "median seconds"})
@@ -80,23 +118,12 @@ def on_stats(ctx: AppContext, dataset_name: str | None, request: gr.Request) -> 
         if user.can_see_labels
         else "your own labels only (annotators work blind)"
     )
-    note = f"Statistics of {dataset.name}: {whose}; current versions, latest label per sample."
+    note = f"Statistics of {escape_text(dataset.name)}: {whose}; current versions, latest label per sample."
     return (*[gr.update(value=t, visible=True) for t in tables], note)
 
 
 def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "data"
-
-
-def _write_my_labels(ctx: AppContext, user: Annotator, dataset_id: int, suffix: str, out: Path) -> int:
-    # Stop-gap until exports.export can filter by annotator: the same table as the log export, own rows only.
-    frame = annotations_frame(ctx.store, dataset_id, current_versions_only=False)
-    table = log_table(frame[frame["annotator_id"] == user.id])
-    if suffix == "csv":
-        table.to_csv(out, index=False)
-    else:
-        table.to_json(out, orient="records", lines=True, date_format="iso", force_ascii=False)
-    return len(table)
 
 
 def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, request: gr.Request) -> tuple:
@@ -107,24 +134,23 @@ def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, req
         return gr.skip(), "Choose what to export first."
     label, fmt, suffix, reviewers = EXPORTS[choice]
     if reviewers and not user.can_see_labels:
-        raise gr.Error(f"{user.name} is an {user.role}: only adjudicators and admins can export {label}.")
+        raise gr.Error(html.escape(f"{user.name} is an {user.role}: only adjudicators and admins can export {label}."))
     try:
         dataset = dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
     except WorkError as exc:
-        gr.Warning(f"Nothing exported: {exc}.")
-        return gr.skip(), f"Nothing exported: {exc}."
+        gr.Warning(html.escape(f"Nothing exported: {exc}."))
+        return gr.skip(), escape_text(f"Nothing exported: {exc}.")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    who = f"-{user.name}" if fmt is None else ""
+    mine = choice.startswith("mine-")
+    who = f"-{user.name}" if mine else ""
     out = ctx.export_dir / _safe_name(f"{dataset.name}-{choice}{who}-{stamp}.{suffix}")
     try:
-        rows = (_write_my_labels(ctx, user, dataset.id, suffix, out) if fmt is None
-                else export(ctx.store, fmt, out, dataset=dataset.name).rows)  # fmt: skip
+        rows = export(ctx.store, fmt, out, dataset=dataset.name, annotator=user.name if mine else None).rows
     except (ExportError, OSError) as exc:
-        gr.Warning(f"Nothing exported: {exc}")
-        return gr.skip(), f"Nothing exported ({label}): {exc}"
-    return gr.update(
-        value=str(out), visible=True
-    ), f"Exported {rows} row{'s' if rows != 1 else ''} of {dataset.name}: {label}, {out.name}."
+        gr.Warning(html.escape(f"Nothing exported: {exc}"))
+        return gr.skip(), f"Nothing exported ({label}): {escape_text(str(exc))}"
+    said = f"Exported {rows} row{'s' if rows != 1 else ''} of {escape_text(dataset.name)}: {label}, {escape_text(out.name)}."
+    return gr.update(value=str(out), visible=True), said
 
 
 def _distribution(field: str, title: str, _order: list[str]) -> gr.Dataframe:

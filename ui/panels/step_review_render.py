@@ -1,38 +1,24 @@
 """What the Step review panel shows, as pure functions of an item: tested without a browser.
 
 The side-by-side view pairs each original step with the modified step it became (PRMBench's
-modifications insert, drop and rewrite steps, so numbers shift) and marks the changed words.
-Every piece of dataset text is HTML-escaped before it is wrapped in the few tags made here;
-math spans are diffed as whole tokens so a highlight never splits a formula KaTeX must read.
+modifications insert, drop, move and rewrite steps, so numbers shift) and marks the changed words;
+the pairing and the word diff are ui.render's. Every step is safe Markdown (ui.render.safe_markdown)
+inside the few tags made here, so formulas, lists and emphasis render and no dataset text is markup.
 """
 
 from __future__ import annotations
 
-import html
 import re
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from difflib import SequenceMatcher
 from typing import Any
 
-from ui.render import escape_text, safe_markdown
+from ui.render import StepRow, align_steps, escape_text, safe_markdown, step_body, word_diff
 
 __all__ = [
-    "ERROR_DESCRIPTIONS",
-    "INSTRUCTIONS",
-    "StepRow",
-    "align_steps",
-    "answer_markdown",
-    "difficulty_hint",
-    "error_description",
-    "info_markdown",
-    "progress_markdown",
-    "question_markdown",
-    "sample_progress",
+    "DIFFICULTY_RULE", "ERROR_DESCRIPTIONS", "INSTRUCTIONS", "KEYS", "NOTICES", "annotators_text", "answer_markdown", "difficulty_hint",
+    "error_description", "image_caption", "info_markdown", "progress_markdown", "question_markdown", "sample_progress",
     "steps_html",
-    "word_diff",
-]
+]  # fmt: skip
 
 # The error types as PRMBench's generation prompts define them (PRMBench, Apache-2.0); the
 # PRMBench-V tool shows the same text under "Error Description" (its Figure 13).
@@ -87,7 +73,11 @@ _ALIASES = {
     "deception_resistance": "deception", "multi_solution": "multi_solutions",
 }  # fmt: skip
 
-INSTRUCTIONS = """\
+KEYS = (
+    "**Keys** (outside text boxes): **C**/**I** · **R**/**U** · **E**/**M**/**H** choose · **S** or **Ctrl+Enter** "
+    "save · **N** next · **P** previous · **K** skip · **/** jump · **Z** enlarge image · **Esc** leaves a text box"
+)
+INSTRUCTIONS = f"""\
 Please read the original steps and the modified steps carefully, and evaluate them.
 
 **Original step quality**
@@ -103,16 +93,14 @@ Please read the original steps and the modified steps carefully, and evaluate th
 - **Medium**: the process clearly shows that the step is wrong, and there are more than 3 error steps.
 - **Hard**: the process does not clearly show that the step is wrong.
 
-**Keys** (when no text box has the cursor): `C` / `I` original correct / incorrect · `R` / `U` reasonable /
-unreasonable · `E` / `M` / `H` difficulty · `S` or `Ctrl+Enter` save · `N` next · `P` previous · `K` skip ·
-`/` jump box, `Esc` leaves a text box.
-"""
+The panel suggests Easy or Medium from the number of error steps; whether the error is clearly shown is yours to judge.
 
-_SIMILAR = 0.45  # two steps this similar (difflib ratio) are one step, edited; below, different steps
-_WORD_DIFF_FLOOR = 0.3  # below this, marking single words is noise: the whole step is marked as rewritten
-_TOKEN = re.compile(
-    r"\$\$.+?\$\$|\$[^$\n]+?\$|\\\(.+?\\\)|\\\[.+?\\\]|\s+|\w+|[^\w\s]", re.DOTALL
-)  # math spans first, so that a formula is one token
+**Reading the steps**: <ins>new words</ins> and <del>removed words</del> are marked inside a step; a step
+added, removed or moved has its own colour and a label; "was Step 3" means the step kept its text but its
+number shifted.
+
+{KEYS}.
+"""
 
 
 def error_description(error_type: str | None) -> str | None:
@@ -122,139 +110,22 @@ def error_description(error_type: str | None) -> str | None:
     return ERROR_DESCRIPTIONS.get(_ALIASES.get(key, key))
 
 
-def _norm(step: str) -> str:
-    """Steps compare without layout: PRMBench copies differ in spacing and stray quotes."""
-    return " ".join(step.split()).strip("\"' ")
+def _badges(*badges: tuple[str, str] | None) -> str:
+    return "".join(f'<span class="sr-badge sr-badge-{kind}">{text}</span>' for kind, text in filter(None, badges))
 
 
-def _words(step: str) -> tuple[str, ...]:
-    """A step as the words and formulas it says, for comparing steps (layout and case ignored)."""
-    return tuple(t for t in _TOKEN.findall(_norm(step).lower()) if not t.isspace())
-
-
-def _similarity(a: tuple[str, ...], bag_a: Counter, b: tuple[str, ...], bag_b: Counter) -> float:
-    """Word-level difflib ratio; a cheap bag-of-words bound first, since most pairs are unrelated."""
-    if a == b:
-        return 1.0
-    total = len(a) + len(b)
-    if not total or 2 * sum((bag_a & bag_b).values()) / total < _SIMILAR:
-        return 0.0
-    return SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
-@dataclass(frozen=True)
-class StepRow:
-    """One row of the side-by-side view: an original step, the modified step it became, or one alone."""
-
-    original: int | None  # 0-based position in the original steps
-    modified: int | None  # 0-based position in the modified steps
-
-    @property
-    def kind(self) -> str:
-        if self.original is None:
-            return "inserted"
-        if self.modified is None:
-            return "removed"
-        return "paired"
-
-
-def align_steps(original: Sequence[str], modified: Sequence[str]) -> list[StepRow]:
-    """Pair the steps that stayed (edited or not) in order, maximising total similarity.
-
-    Unchanged steps anchor the alignment first (most of a PRMBench modification is copied); only
-    the stretches between them are compared step by step. Steps left over between two pairs share
-    rows (a rewrite shows beside what it replaced); extra ones stand alone as inserted or removed.
-    """
-    a, b = [_words(s) for s in original], [_words(s) for s in modified]
-    rows: list[StepRow] = []
-    i = j = 0
-    for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
-        rows += _align_stretch(a, b, range(i, block.a), range(j, block.b))
-        rows += [StepRow(block.a + k, block.b + k) for k in range(block.size)]
-        i, j = block.a + block.size, block.b + block.size
-    return rows
-
-
-def _align_stretch(
-    a: list[tuple[str, ...]], b: list[tuple[str, ...]], rows_a: range, rows_b: range
-) -> list[StepRow]:
-    """Needleman-Wunsch over one stretch without unchanged steps: pairs only steps similar enough."""
-    n, m = len(rows_a), len(rows_b)
-    bags_a, bags_b = [Counter(a[x]) for x in rows_a], [Counter(b[y]) for y in rows_b]
-    sim = [
-        [_similarity(a[rows_a[x]], bags_a[x], b[rows_b[y]], bags_b[y]) for y in range(m)] for x in range(n)
-    ]
-    best = [[0.0] * (m + 1) for _ in range(n + 1)]
-    for x in range(n - 1, -1, -1):
-        for y in range(m - 1, -1, -1):
-            take = best[x + 1][y + 1] + sim[x][y] if sim[x][y] >= _SIMILAR else -1.0
-            best[x][y] = max(take, best[x + 1][y], best[x][y + 1])
-    rows: list[StepRow] = []
-    gap_a: list[int] = []
-    gap_b: list[int] = []
-
-    def flush() -> None:
-        for k in range(max(len(gap_a), len(gap_b))):
-            rows.append(StepRow(gap_a[k] if k < len(gap_a) else None, gap_b[k] if k < len(gap_b) else None))
-        gap_a.clear()
-        gap_b.clear()
-
-    x = y = 0
-    while x < n or y < m:
-        if x < n and y < m and sim[x][y] >= _SIMILAR and best[x][y] == best[x + 1][y + 1] + sim[x][y]:
-            flush()
-            rows.append(StepRow(rows_a[x], rows_b[y]))
-            x, y = x + 1, y + 1
-        elif x < n and (y == m or best[x][y] == best[x + 1][y]):
-            gap_a.append(rows_a[x])
-            x += 1
-        else:
-            gap_b.append(rows_b[y])
-            y += 1
-    flush()
-    return rows
-
-
-def _html_text(text: str) -> str:
-    # A blank line would end the HTML block in Markdown, so line breaks become <br>.
-    return html.escape(text, quote=True).replace("\r\n", "\n").replace("\n", "<br>")
-
-
-def word_diff(before: str, after: str) -> tuple[str, str]:
-    """Both steps as safe HTML: removed words in <del> on the left, new words in <ins> on the right."""
-    left, right = _TOKEN.findall(before), _TOKEN.findall(after)
-    matcher = SequenceMatcher(None, left, right, autojunk=False)
-    if matcher.ratio() < _WORD_DIFF_FLOOR:
-        return (
-            f'<del class="sr-del">{_html_text(before)}</del>',
-            f'<ins class="sr-ins">{_html_text(after)}</ins>',
-        )
-    out_left, out_right = [], []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        old, new = "".join(left[i1:i2]), "".join(right[j1:j2])
-        if op == "equal":
-            out_left.append(_html_text(old))
-            out_right.append(_html_text(new))
-            continue
-        if old.strip():
-            out_left.append(f'<del class="sr-del">{_html_text(old)}</del>')
-        else:
-            out_left.append(_html_text(old))
-        if new.strip():
-            out_right.append(f'<ins class="sr-ins">{_html_text(new)}</ins>')
-        else:
-            out_right.append(_html_text(new))
-    return "".join(out_left), "".join(out_right)
-
-
-def _cell(number: int | None, body: str, classes: list[str], badges: list[str]) -> str:
-    if number is None:
-        return f'<div class="{" ".join(["sr-cell", *classes])}">{body}</div>'
-    tags = "".join(f'<span class="sr-badge sr-badge-{b.split()[0]}">{b}</span>' for b in badges)
+def _cell(number: int | None, body: str, classes: Sequence[str], badges: str = "") -> str:
+    """One step: a one-line HTML head, then its Markdown between blank lines (so Markdown renders it)."""
+    if number is None:  # the empty side of a row: one line of plain words
+        return f'<div class="{" ".join(["sr-cell", *classes])}">{body}</div>\n'
     return (
-        f'<div class="{" ".join(["sr-cell", *classes])}">'
-        f'<div class="sr-num">Step {number + 1}{tags}</div><div class="sr-text">{body}</div></div>'
+        f'<div class="{" ".join(["sr-cell", *classes])}"><div class="sr-num">Step {number + 1}{badges}</div>\n\n'
+        f"{body or '*(empty step)*'}\n\n</div>\n"
     )
+
+
+def _arrow(here: int, there: int) -> str:
+    return "↓" if there > here else "↑"
 
 
 def steps_html(
@@ -263,60 +134,87 @@ def steps_html(
     error_steps: Sequence[int],
     modified_steps: Sequence[int],
 ) -> str:
-    """The original and modified chains side by side, one HTML block (no blank lines) for gr.Markdown."""
+    """The original and modified chains side by side (a grid for gr.Markdown), changes marked at a glance:
+    edited words, added, removed and moved steps, and the steps whose number shifted."""
     errors, listed = set(error_steps), set(modified_steps)
+    before, after = [step_body(s) for s in original], [step_body(s) for s in modified]
+    rows = align_steps(original, modified)
+    row_of_original = {r.original: k for k, r in enumerate(rows) if r.original is not None}
+    row_of_modified = {r.modified: k for k, r in enumerate(rows) if r.modified is not None}
     parts = [
-        '<div class="sr-diff">',
-        f'<div class="sr-head">Original steps ({len(original)})</div>',
-        f'<div class="sr-head">Modified steps ({len(modified)}) · '
-        '<ins class="sr-ins">new</ins> <del class="sr-del">removed</del></div>',
+        '<div class="sr-diff"><div class="sr-head">Original steps '
+        f'({len(original)})</div><div class="sr-head">Modified steps ({len(modified)}) · <ins>new</ins> '
+        '<del>removed</del> <span class="sr-legend-moved">moved</span></div>\n'
     ]
-    for row in align_steps(original, modified):
-        badges = []
-        if row.modified is not None:
-            if row.modified in errors:
-                badges.append("error step")
-            if row.modified in listed:
-                badges.append("modified")
-        if row.kind == "inserted":
-            assert row.modified is not None
-            left = _cell(None, "(no original step here)", ["sr-gap"], [])
-            body = f'<ins class="sr-ins">{_html_text(modified[row.modified])}</ins>'
-            right = _cell(
-                row.modified, body, ["sr-changed", *(["sr-error"] if row.modified in errors else [])], badges
-            )
-        elif row.kind == "removed":
-            assert row.original is not None
-            left = _cell(row.original, f'<del class="sr-del">{_html_text(original[row.original])}</del>',
-                         ["sr-changed"], [])  # fmt: skip
-            right = _cell(None, "(removed in the modified steps)", ["sr-gap"], [])
-        else:
-            assert row.original is not None and row.modified is not None
-            before, after = original[row.original], modified[row.modified]
-            same = _norm(before) == _norm(after)
-            if same:
-                left_body, right_body = _html_text(before), _html_text(after)
-            else:
-                left_body, right_body = word_diff(before, after)
-            changed = [] if same else ["sr-changed"]
-            left = _cell(row.original, left_body, list(changed), [])
-            right = _cell(row.modified, right_body,
-                          [*changed, *(["sr-error"] if row.modified in errors else [])], badges)  # fmt: skip
-        parts += [left, right]
+    for k, row in enumerate(rows):
+        parts += _row(k, row, before, after, errors, listed, row_of_original, row_of_modified)
     parts.append("</div>")
     return "".join(parts)
+
+
+def _row(k: int, row: StepRow, before: list[str], after: list[str], errors: set[int], listed: set[int],
+         row_of_original: dict[int, int], row_of_modified: dict[int, int]) -> list[str]:  # fmt: skip
+    o, m = row.original, row.modified
+    if row.kind == "moved_out":
+        assert o is not None and row.moved is not None
+        arrow = _arrow(k, row_of_modified[row.moved])
+        return [
+            _cell(o, safe_markdown(before[o]), ["sr-moved"], _badges(("moved", f"moved to Step {row.moved + 1} {arrow}"))),
+            _cell(None, f"{arrow} now Step {row.moved + 1} of the modified steps", ["sr-gap"]),
+        ]  # fmt: skip
+    if o is None:
+        assert m is not None
+        mark = ["sr-error"] if m in errors else []
+        flags = (("error", "error step") if m in errors else None, ("listed", "modified") if m in listed else None)
+        if row.kind == "moved_in":
+            assert row.moved is not None
+            arrow = _arrow(k, row_of_original[row.moved])
+            same = " ".join(before[row.moved].split()) == " ".join(after[m].split())
+            body = safe_markdown(after[m]) if same else word_diff(before[row.moved], after[m])[1]
+            return [
+                _cell(None, f"{arrow} original Step {row.moved + 1} moved here", ["sr-gap"]),
+                _cell(m, body, ["sr-moved", *mark], _badges(*flags, ("moved", f"moved from Step {row.moved + 1}"))),
+            ]  # fmt: skip
+        repeats = ("repeat", f"repeats Step {row.repeats + 1}") if row.repeats is not None else None
+        return [
+            _cell(None, "(no original step here)", ["sr-gap"]),
+            _cell(m, safe_markdown(after[m]), ["sr-inserted", *mark], _badges(*flags, ("added", "added"), repeats)),
+        ]  # fmt: skip
+    if m is None:
+        return [
+            _cell(o, safe_markdown(before[o]), ["sr-removed"], _badges(("removed", "removed"))),
+            _cell(None, "(removed in the modified steps)", ["sr-gap"]),
+        ]
+    same = " ".join(before[o].split()) == " ".join(after[m].split())
+    left, right = (safe_markdown(before[o]), safe_markdown(after[m])) if same else word_diff(before[o], after[m])
+    changed = [] if same else ["sr-changed"]
+    flags = (
+        ("error", "error step") if m in errors else None,
+        ("listed", "modified") if m in listed else None,
+        ("shift", f"was Step {o + 1}") if o != m else None,
+    )
+    return [_cell(o, left, changed), _cell(m, right, [*changed, *(["sr-error"] if m in errors else [])], _badges(*flags))]
 
 
 def _numbers(positions: Sequence[int]) -> str:
     return ", ".join(str(p + 1) for p in positions) if positions else "none listed"
 
 
-def info_markdown(external_id: str, source: str | None, error_type: str | None, version: int) -> str:
-    """The "Sample information" block: id, source, error type and its description."""
+def annotators_text(target: int | None) -> str:
+    """How many annotators label this sample: never who they are or what they chose (blind)."""
+    if not target or target <= 1:
+        return "**Annotators** 1 (you)"
+    return f"**Annotators** you are 1 of {target}, blind to each other"
+
+
+def info_markdown(external_id: str, source: str | None, error_type: str | None, version: int,
+                  target: int | None = 1) -> str:  # fmt: skip
+    """The "Sample information" block: id, source, error type and its description, how many annotators."""
     lines = [
         f"**ID** {escape_text(external_id)} · **Source** {escape_text(source or 'not given')} · "
         f"**Error type** {escape_text(error_type or 'not given')}"
-        + (f" · **Version** {version}" if version > 1 else ""),
+        + (f" · **Version** {version}" if version > 1 else "")
+        + f" · {annotators_text(target)}",
     ]
     description = error_description(error_type)
     # The descriptions are this module's own text, not dataset text: no escaping, so "(S → A)" stays readable.
@@ -325,12 +223,17 @@ def info_markdown(external_id: str, source: str | None, error_type: str | None, 
     return "\n\n".join(lines)
 
 
+def _words(text: str) -> str:
+    """Text without layout: PRMBench copies differ in spacing and stray quotes."""
+    return " ".join(text.split()).strip("\"' ")
+
+
 def question_markdown(question: str, questions: dict[str, Any] | None) -> str:
     """The question the modified steps answer; the original too when the modification changed it."""
     questions = questions or {}
     original, modified = questions.get("original_question"), questions.get("modified_question")
     # The same test as the PRMBench importer: only a real change of wording counts, not escaping.
-    if isinstance(original, str) and isinstance(modified, str) and _norm(original) != _norm(modified):
+    if isinstance(original, str) and isinstance(modified, str) and _words(original) != _words(modified):
         return (
             "**Question** (modified for this error type)\n\n" + safe_markdown(question)
             + "\n\n**Original question**\n\n" + safe_markdown(original)
@@ -357,13 +260,17 @@ def answer_markdown(reference_answer: str | None, error_steps: Sequence[int], mo
     return out
 
 
+DIFFICULTY_RULE = "Easy: error clear, ≤ 3 error steps · Medium: clear, > 3 · Hard: not clear."
+
+
 def difficulty_hint(error_steps: Sequence[int]) -> str:
+    """The rule, and a suggestion from the count of error steps: only the annotator sees if it is clear."""
     n = len(error_steps)
     if n == 0:
-        return "No error steps listed: Hard if no error is clearly shown"
+        return f"{DIFFICULTY_RULE} Suggested (no error steps listed): Hard if no error is clear."
     word = "step" if n == 1 else "steps"
     clear = "Easy" if n <= 3 else "Medium"
-    return f"{n} error {word}: {clear} if clearly shown, else Hard"
+    return f"{DIFFICULTY_RULE} Suggested ({n} error {word}): {clear}, or Hard if not clear."
 
 
 def progress_markdown(progress: dict[str, int], position: int | None) -> str:
@@ -375,6 +282,18 @@ def progress_markdown(progress: dict[str, int], position: int | None) -> str:
         f"{sample} · Overall progress: {settled}/{total} ({share:.1f}%) · you labelled {mine} "
         f'<progress class="sr-progress" value="{settled}" max="{max(total, 1)}"></progress>'
     )
+
+
+NOTICES = {  # what the status line says on opening a sample, by how it was opened
+    "new": "",
+    "resumed": "You were working on this sample; here it is again.",
+    "done": "You already labelled this sample: change a choice and save to correct it.",
+    "draft": "Your unsaved choices on this sample are back (kept in this browser).",
+}
+
+
+def image_caption(index: int, count: int) -> str:
+    return "Click to enlarge (Z)" if count == 1 else f"Image {index + 1} of {count} · click to enlarge (Z)"
 
 
 def sample_progress(chosen: int, state: str | None, *, dirty: bool = False) -> str:
