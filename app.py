@@ -1,11 +1,11 @@
 """stepgate's command line: parse options -> settings -> Store -> ui.build_app -> launch.
 
-    python app.py                      serve ./stepgate.duckdb on 127.0.0.1:7860 (demo data on first run)
-    python app.py serve --db PATH --host HOST --port PORT
-    python app.py import PATH [--format F] [--dataset NAME] [--skip-bad]
-    python app.py export --format F --out PATH [--dataset NAME]
-    python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE
-    python app.py datasets list | set NAME KEY=VALUE ...
+python app.py                      serve ./stepgate.duckdb on 127.0.0.1:7860 (demo data on first run)
+python app.py serve --db PATH --host HOST --port PORT
+python app.py import PATH [--format F] [--dataset NAME] [--skip-bad]
+python app.py export --format F --out PATH [--dataset NAME]
+python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE
+python app.py datasets list | set NAME KEY=VALUE ...
 """
 
 from __future__ import annotations
@@ -49,10 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--format", choices=FORMATS, help="source format (detected when not given)")
     imp.add_argument("--dataset", help="dataset name (default: the file name without extension)")
     imp.add_argument("--task", choices=TASKS, help="gating task (default: by format)")
-    imp.add_argument("--mapping", help='column mapping for plain JSONL/CSV/Parquet, as JSON: {"question": "prompt", ...}')
-    imp.add_argument("--skip-bad", action="store_true",
-                     help="import the good lines and write a report of the skipped ones (default: a file "
-                          "with bad lines imports nothing)")  # fmt: skip
+    imp.add_argument(
+        "--mapping", help='column mapping for plain JSONL/CSV/Parquet, as JSON: {"question": "prompt", ...}'
+    )
+    imp.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="import the good lines and write a report of the skipped ones (default: a file "
+        "with bad lines imports nothing)",
+    )
     imp.add_argument("--report", help="where to write the report of skipped lines (with --skip-bad)")
 
     exp = verbs.add_parser("export", help="write the gated data, the annotation log or the agreement report")
@@ -67,8 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(add)
     add.add_argument("name")
     add.add_argument("--role", choices=ROLES, default="annotator", help="role (default: annotator)")
-    add.add_argument("--password", help="password (prompted when omitted and a terminal is attached; "
-                                        "or set STEPGATE_PASSWORD)")  # fmt: skip
+    add.add_argument(
+        "--password",
+        help="password (prompted when omitted and a terminal is attached; or set STEPGATE_PASSWORD)",
+    )
     add.add_argument("--no-password", action="store_true", help="no password: can only log in in local mode")
     _add_db(uverbs.add_parser("list", help="list annotators and their roles"))
     pw = uverbs.add_parser("passwd", help="set an annotator's password")
@@ -83,7 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     ds = verbs.add_parser("datasets", help="list datasets or change their quorum and assignment settings")
     dverbs = ds.add_subparsers(dest="datasets_verb", metavar="ACTION", required=True)
     _add_db(dverbs.add_parser("list", help="list datasets with their task, size and settings"))
-    dset = dverbs.add_parser("set", help="change settings, e.g. quorum=3 max_annotators=5 annotators_per_item=2")
+    dset = dverbs.add_parser(
+        "set", help="change settings, e.g. quorum=3 max_annotators=5 annotators_per_item=2"
+    )
     _add_db(dset)
     dset.add_argument("name")
     dset.add_argument("settings", nargs="+", metavar="KEY=VALUE")
@@ -94,11 +103,19 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     _add_db(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=7860, help="port (default: 7860)")
-    parser.add_argument("--team", action="store_true",
-                        help="require a password login even on 127.0.0.1 (always on for other addresses)")  # fmt: skip
-    parser.add_argument("--no-demo", action="store_true", help="do not import the demo data into an empty database")
-    parser.add_argument("--encoder", help="folder of a local sentence-transformers model for step matching "
-                                          "(default: the bundled all-MiniLM-L6-v2)")  # fmt: skip
+    parser.add_argument(
+        "--team",
+        action="store_true",
+        help="require a password login even on 127.0.0.1 (always on for other addresses)",
+    )
+    parser.add_argument(
+        "--no-demo", action="store_true", help="do not import the demo data into an empty database"
+    )
+    parser.add_argument(
+        "--encoder",
+        help="folder of a local sentence-transformers model for step matching "
+        "(default: the bundled all-MiniLM-L6-v2)",
+    )
 
 
 def _open_store(db: str):
@@ -138,12 +155,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app.queue(default_concurrency_limit=8)
     message = (
         "Local mode: type your annotator name and a password (8 characters or more). A new name "
-        "creates your annotator with that password." if mode == LOCAL else "Log in with your stepgate annotator name and password."
+        "creates your annotator with that password."
+        if mode == LOCAL
+        else "Log in with your stepgate annotator name and password."
     )
     print(f"stepgate: serving {args.db} on http://{args.host}:{args.port} ({mode} mode)", flush=True)
     try:
-        app.launch(server_name=args.host, server_port=args.port, auth=partial(check_login, ctx),
-                   auth_message=message, show_error=True, **launch_kwargs(ctx))  # fmt: skip
+        app.launch(
+            server_name=args.host,
+            server_port=args.port,
+            auth=partial(check_login, ctx),
+            auth_message=message,
+            show_error=True,
+            **launch_kwargs(ctx),
+        )
     finally:
         store.close()
     return 0
@@ -164,9 +189,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     store = _open_store(args.db)
     try:
         with tqdm(desc=f"importing {Path(args.path).name}", unit=" items", disable=None) as bar:
-            outcome = import_file(store, args.path, format=args.format, dataset=args.dataset, task=args.task,
-                                  mapping=mapping, skip_bad=args.skip_bad, report_path=args.report,
-                                  progress=bar.update)  # fmt: skip
+            outcome = import_file(
+                store,
+                args.path,
+                format=args.format,
+                dataset=args.dataset,
+                task=args.task,
+                mapping=mapping,
+                skip_bad=args.skip_bad,
+                report_path=args.report,
+                progress=bar.update,
+            )
     except (ImportRejected, ImportFormatError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -242,7 +275,9 @@ def cmd_datasets(args: argparse.Namespace) -> int:
             for d in datasets.list_datasets(store):
                 p = progress(store, d.id)
                 settings = {k: d.setting(k) for k in datasets.DEFAULT_SETTINGS}
-                print(f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}")
+                print(
+                    f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}"
+                )
         else:
             changes = {}
             for pair in args.settings:
@@ -267,8 +302,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0].startswith("--") and argv[0] not in ("--help", "-h")):
         argv = ["serve", *argv]
     args = parser.parse_args(argv)
-    handlers = {"serve": cmd_serve, "import": cmd_import, "export": cmd_export, "users": cmd_users,
-                "datasets": cmd_datasets}  # fmt: skip
+    handlers = {
+        "serve": cmd_serve,
+        "import": cmd_import,
+        "export": cmd_export,
+        "users": cmd_users,
+        "datasets": cmd_datasets,
+    }
     return handlers[args.verb](args)
 
 

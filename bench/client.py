@@ -26,15 +26,19 @@ class StepgateClient:
         # A session hash, as the browser sends: without it Gradio rebuilds the whole session state
         # (a config for every component of every panel) on each call.
         self.session_hash = uuid.uuid4().hex
-        reply = self.http.post(f"{self.url}/login", data={"username": name, "password": password}, timeout=timeout)
+        reply = self.http.post(
+            f"{self.url}/login", data={"username": name, "password": password}, timeout=timeout
+        )
         if reply.status_code != 200:
             raise ApiError(f"login of {name!r} failed: HTTP {reply.status_code} {reply.text[:200]}")
 
     def run(self, endpoint: str, *args: Any) -> Any:
         """An unqueued endpoint (the API's annotation calls): one POST, one answer."""
-        reply = self.http.post(f"{self.url}/gradio_api/run/{endpoint}",
-                               json={"data": list(args), "session_hash": self.session_hash},
-                               timeout=self.timeout)  # fmt: skip
+        reply = self.http.post(
+            f"{self.url}/gradio_api/run/{endpoint}",
+            json={"data": list(args), "session_hash": self.session_hash},
+            timeout=self.timeout,
+        )
         body = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else {}
         if reply.status_code != 200 or "error" in body:
             raise ApiError(str(body.get("error") or f"HTTP {reply.status_code}: {reply.text[:200]}"))
@@ -42,13 +46,17 @@ class StepgateClient:
 
     def call(self, endpoint: str, *args: Any) -> Any:
         """A queued endpoint: POST the call, then read its event stream until it completes."""
-        reply = self.http.post(f"{self.url}/gradio_api/call/{endpoint}",
-                               json={"data": list(args), "session_hash": self.session_hash},
-                               timeout=self.timeout)  # fmt: skip
+        reply = self.http.post(
+            f"{self.url}/gradio_api/call/{endpoint}",
+            json={"data": list(args), "session_hash": self.session_hash},
+            timeout=self.timeout,
+        )
         if reply.status_code != 200:
             raise ApiError(f"HTTP {reply.status_code}: {reply.text[:200]}")
         event_id = reply.json()["event_id"]
-        stream = self.http.get(f"{self.url}/gradio_api/call/{endpoint}/{event_id}", stream=True, timeout=self.timeout)
+        stream = self.http.get(
+            f"{self.url}/gradio_api/call/{endpoint}/{event_id}", stream=True, timeout=self.timeout
+        )
         event = None
         for line in stream.iter_lines(decode_unicode=True):
             if line.startswith("event:"):

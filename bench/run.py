@@ -27,8 +27,30 @@ from bench.client import StepgateClient
 from bench.server import rss_mb, start_server
 
 DATASET = "bench"
-WORDS = ("the", "sum", "of", "both", "sides", "gives", "$x^2 + 3x$", "so", "we", "divide", "by", "two", "and",
-         "check", "that", "value", "against", "the", "original", "equation", "which", "holds")  # fmt: skip
+WORDS = (
+    "the",
+    "sum",
+    "of",
+    "both",
+    "sides",
+    "gives",
+    "$x^2 + 3x$",
+    "so",
+    "we",
+    "divide",
+    "by",
+    "two",
+    "and",
+    "check",
+    "that",
+    "value",
+    "against",
+    "the",
+    "original",
+    "equation",
+    "which",
+    "holds",
+)
 
 
 def make_items(path: Path, n: int, seed: int = 0) -> None:
@@ -37,8 +59,19 @@ def make_items(path: Path, n: int, seed: int = 0) -> None:
     with open(path, "w") as fh:
         for i in range(n):
             steps = [" ".join(rng.choice(WORDS) for _ in range(22))[:120] for _ in range(rng.randint(8, 12))]
-            fh.write(json.dumps({"id": f"bench-{i}", "generator": "bench", "problem": f"Problem {i}: solve for x.",
-                                 "steps": steps, "final_answer_correct": True, "label": -1}) + "\n")  # fmt: skip
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"bench-{i}",
+                        "generator": "bench",
+                        "problem": f"Problem {i}: solve for x.",
+                        "steps": steps,
+                        "final_answer_correct": True,
+                        "label": -1,
+                    }
+                )
+                + "\n"
+            )
 
 
 def percentiles(samples: list[float]) -> tuple[float, float, float]:
@@ -72,8 +105,9 @@ def label_cycle(client: StepgateClient, call: str, lat_next: list, lat_submit: l
     if item["item_id"] is None:
         return False
     started = time.perf_counter()
-    getattr(client, call)("submit_label", item["item_id"], item["version_id"], {"earliest_error": 0},
-                          uuid.uuid4().hex, 5.0)  # fmt: skip
+    getattr(client, call)(
+        "submit_label", item["item_id"], item["version_id"], {"earliest_error": 0}, uuid.uuid4().hex, 5.0
+    )
     lat_submit.append(time.perf_counter() - started)
     return True
 
@@ -119,10 +153,12 @@ def over_assigned(db: Path) -> int:
     from store import Store
 
     with Store(db) as store:
-        return int(store.scalar(
-            "SELECT count(*) FROM (SELECT a.item_id, count(DISTINCT a.annotator_id) AS n, max(s.target) AS t "
-            "FROM annotations a JOIN item_state s ON s.item_id = a.item_id GROUP BY a.item_id) WHERE n > t"
-        ))  # fmt: skip
+        return int(
+            store.scalar(
+                "SELECT count(*) FROM (SELECT a.item_id, count(DISTINCT a.annotator_id) AS n, max(s.target) AS t "
+                "FROM annotations a JOIN item_state s ON s.item_id = a.item_id GROUP BY a.item_id) WHERE n > t"
+            )
+        )
 
 
 def timed_export(db: Path, out: Path) -> float:
@@ -143,9 +179,17 @@ def timed_qc(items: int, annotators: int = 5) -> float:
 
     rng = np.random.default_rng(0)
     truth = rng.integers(0, 3, items)
-    noisy = np.where(rng.random((items, annotators)) < 0.8, truth[:, None], rng.integers(0, 3, (items, annotators)))
-    frame = pd.DataFrame({"item": np.repeat(np.arange(items), annotators), "annotator": np.tile(np.arange(annotators), items),
-                          "field": "label", "value": noisy.ravel()})  # fmt: skip
+    noisy = np.where(
+        rng.random((items, annotators)) < 0.8, truth[:, None], rng.integers(0, 3, (items, annotators))
+    )
+    frame = pd.DataFrame(
+        {
+            "item": np.repeat(np.arange(items), annotators),
+            "annotator": np.tile(np.arange(annotators), items),
+            "field": "label",
+            "value": noisy.ravel(),
+        }
+    )
     started = time.perf_counter()
     agreement_report(frame, {"label": "nominal"}, n_boot=1000, seed=0)
     return time.perf_counter() - started
@@ -182,12 +226,23 @@ def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], la
             seq = sequential(server.url, call, 300 if not quick else 150)
             n50, n95, n99 = seq["next"]
             s50, s95, s99 = seq["submit"]
-            rows.append((f"next-item p50/p95/p99, sequential, {path} ({label})", f"{n50:.1f} / {n95:.1f} / {n99:.1f} ms"))
-            rows.append((f"submit p50/p95/p99, sequential, {path} ({label})", f"{s50:.1f} / {s95:.1f} / {s99:.1f} ms"))
+            rows.append(
+                (
+                    f"next-item p50/p95/p99, sequential, {path} ({label})",
+                    f"{n50:.1f} / {n95:.1f} / {n99:.1f} ms",
+                )
+            )
+            rows.append(
+                (f"submit p50/p95/p99, sequential, {path} ({label})", f"{s50:.1f} / {s95:.1f} / {s99:.1f} ms")
+            )
             con = concurrent(server.url, call, 8, 8 if quick else 20)
             c50, c95, c99 = con["cycle"]
-            rows.append((f"8 annotators, {path} ({label})",
-                         f"{con['cycles_per_s']:.1f} label cycles/s; cycle p50/p95/p99 {c50:.0f} / {c95:.0f} / {c99:.0f} ms"))  # fmt: skip
+            rows.append(
+                (
+                    f"8 annotators, {path} ({label})",
+                    f"{con['cycles_per_s']:.1f} label cycles/s; cycle p50/p95/p99 {c50:.0f} / {c95:.0f} / {c99:.0f} ms",
+                )
+            )
         rows.append((f"memory peak ({label})", f"{rss_mb(server.process.pid, 'VmHWM'):.0f} MB"))
     finally:
         server.stop()
@@ -196,9 +251,13 @@ def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], la
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="10k items only, shorter loads (under a minute)")
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="item counts to grow through (full run)")
+    parser.add_argument(
+        "--sizes", default="10000,100000,1000000", help="item counts to grow through (full run)"
+    )
     args = parser.parse_args()
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -209,7 +268,9 @@ def main() -> int:
         sizes = [10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
         for n in sizes:
             run_size(workdir, n, args.quick or n > 10_000, rows, f"{n // 1000}k")
-    rows.append(("QC report, 100,000 items x 5 annotators, 1000 bootstrap replicates", f"{timed_qc(100_000):.1f} s"))
+    rows.append(
+        ("QC report, 100,000 items x 5 annotators, 1000 bootstrap replicates", f"{timed_qc(100_000):.1f} s")
+    )
     rows.append(("encoder throughput (all-MiniLM-L6-v2, CPU)", f"{encoder_throughput():,.0f} steps/s"))
     print("| measure | result |\n| --- | --- |")
     for name, value in rows:

@@ -64,8 +64,9 @@ def _file_size_limit(limit: int):
     return apply
 
 
-def start_server(db: Path, *extra: str, port: int | None = None, timeout: float = 120,
-                 file_size_limit: int | None = None) -> Server:  # fmt: skip
+def start_server(
+    db: Path, *extra: str, port: int | None = None, timeout: float = 120, file_size_limit: int | None = None
+) -> Server:
     """`python app.py serve --db DB --port P` on 127.0.0.1; returns once it answers HTTP."""
     port = port or free_port()
     log = db.with_suffix(".server.log")
@@ -73,10 +74,24 @@ def start_server(db: Path, *extra: str, port: int | None = None, timeout: float 
     handle = open(log, "w")  # noqa: SIM115 - stays open for the server's lifetime
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "app.py", "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port), *extra],
-        cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "app.py",
+            "serve",
+            "--db",
+            str(db),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            *extra,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=handle,
+        stderr=subprocess.STDOUT,
         preexec_fn=_file_size_limit(file_size_limit) if file_size_limit else None,
-    )  # fmt: skip
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -40,12 +40,21 @@ def _writers() -> dict:
 
 
 EXPORT_FORMATS = (
-    "log-parquet", "log-csv", "log-jsonl", "prmbench", "processbench", "items-jsonl",
-    "report-md", "report-csv", "report-json",
-)  # fmt: skip
+    "log-parquet",
+    "log-csv",
+    "log-jsonl",
+    "prmbench",
+    "processbench",
+    "items-jsonl",
+    "report-md",
+    "report-csv",
+    "report-json",
+)
 
 
-def export(store: Store, fmt: str, out: Path, *, dataset: str | None = None, annotator: str | None = None) -> Written:
+def export(
+    store: Store, fmt: str, out: Path, *, dataset: str | None = None, annotator: str | None = None
+) -> Written:
     """Write one export; the file appears whole or not at all (written beside, then renamed).
 
     With `annotator`, only the annotation log can be written, holding that annotator's rows only:
@@ -64,10 +73,14 @@ def export(store: Store, fmt: str, out: Path, *, dataset: str | None = None, ann
         dataset_id = found.id
     if annotator is not None:
         if not fmt.startswith("log-"):
-            raise ExportError(f"{fmt} holds every annotator's decisions: only log formats can be limited to one annotator")
+            raise ExportError(
+                f"{fmt} holds every annotator's decisions: only log formats can be limited to one annotator"
+            )
         from exports import log
 
-        writer = {"log-parquet": log.write_parquet, "log-csv": log.write_csv, "log-jsonl": log.write_jsonl}[fmt]
+        writer = {"log-parquet": log.write_parquet, "log-csv": log.write_csv, "log-jsonl": log.write_jsonl}[
+            fmt
+        ]
         writers = {fmt: partial(log.only_annotator, writer, annotator)}
     out = Path(out)
     if not out.parent.exists():

@@ -13,7 +13,13 @@ from store.items import items_frame
 if TYPE_CHECKING:
     from store import Store
 
-__all__ = ["prmbench_record", "processbench_record", "write_items_jsonl", "write_prmbench", "write_processbench"]
+__all__ = [
+    "prmbench_record",
+    "processbench_record",
+    "write_items_jsonl",
+    "write_prmbench",
+    "write_processbench",
+]
 
 KEPT = ("complete", "consensus")  # states that pass the gate
 
@@ -26,7 +32,9 @@ def prmbench_record(row: pd.Series) -> dict[str, Any]:
     """Pure: one PRMBench line; step numbers go back to 1-based."""
     steps = row["steps"] or {}
     return {
-        "idx": row["meta"].get("idx", row["external_id"]) if isinstance(row["meta"], dict) else row["external_id"],
+        "idx": row["meta"].get("idx", row["external_id"])
+        if isinstance(row["meta"], dict)
+        else row["external_id"],
         "question": row["question"],
         "original_process": list(steps.get("original", [])),
         "modified_process": list(steps.get("modified", [])),
@@ -34,7 +42,11 @@ def prmbench_record(row: pd.Series) -> dict[str, Any]:
         "error_steps": [i + 1 for i in _json(row["error_steps"], [])],
         "reason": row["rationale"] or "",
         "classification": row["error_type"],
-        "stepgate": {"status": row["status"], "decision": _json(row["decision"], None), "version": int(row["version"])},
+        "stepgate": {
+            "status": row["status"],
+            "decision": _json(row["decision"], None),
+            "version": int(row["version"]),
+        },
     }
 
 
@@ -47,7 +59,9 @@ def processbench_record(row: pd.Series) -> dict[str, Any]:
         "generator": (row["meta"] or {}).get("generator"),
         "problem": row["question"],
         "steps": list(steps.get("solution", [])),
-        "final_answer_correct": None if pd.isna(row["final_answer_correct"]) else bool(row["final_answer_correct"]),
+        "final_answer_correct": None
+        if pd.isna(row["final_answer_correct"])
+        else bool(row["final_answer_correct"]),
         "label": decision.get("label"),
     }
 

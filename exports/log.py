@@ -34,7 +34,9 @@ def _table(store: Store, dataset_id: int | None, annotator: str | None = None) -
     return log_table(frame)
 
 
-def only_annotator(writer: Callable[..., int], annotator: str, store: Store, path: Path, dataset_id: int | None) -> int:
+def only_annotator(
+    writer: Callable[..., int], annotator: str, store: Store, path: Path, dataset_id: int | None
+) -> int:
     """Run one of the writers below over a single annotator's rows."""
     return writer(store, path, dataset_id, annotator)
 

@@ -31,10 +31,24 @@ if TYPE_CHECKING:
     from store import Store
 
 __all__ = [
-    "COEFFICIENT_NAMES", "ReportError", "ReportFiles", "agreement_display", "coefficient_order",
-    "dashboard_from_store", "format_ci", "paradox_warning", "report_csv", "report_json", "report_markdown", "report_records",
-    "study_report_from_store", "write_report", "write_report_csv", "write_report_json", "write_report_md",
-]  # fmt: skip
+    "COEFFICIENT_NAMES",
+    "ReportError",
+    "ReportFiles",
+    "agreement_display",
+    "coefficient_order",
+    "dashboard_from_store",
+    "format_ci",
+    "paradox_warning",
+    "report_csv",
+    "report_json",
+    "report_markdown",
+    "report_records",
+    "study_report_from_store",
+    "write_report",
+    "write_report_csv",
+    "write_report_json",
+    "write_report_md",
+]
 
 COEFFICIENT_NAMES = {
     "observed_agreement": "Observed agreement",
@@ -45,8 +59,22 @@ COEFFICIENT_NAMES = {
     "mean_cohen_kappa": "Cohen's kappa (mean over pairs)",
     "within_1_step": "Within ±1 step",
 }
-_CHANCE_FIRST = ("krippendorff_alpha", "fleiss_kappa", "mean_cohen_kappa", "observed_agreement", "gwet_ac1", "pabak")
-_AGREEMENT_FIRST = ("observed_agreement", "gwet_ac1", "pabak", "krippendorff_alpha", "fleiss_kappa", "mean_cohen_kappa")
+_CHANCE_FIRST = (
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "mean_cohen_kappa",
+    "observed_agreement",
+    "gwet_ac1",
+    "pabak",
+)
+_AGREEMENT_FIRST = (
+    "observed_agreement",
+    "gwet_ac1",
+    "pabak",
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "mean_cohen_kappa",
+)
 
 
 class ReportError(ExportError):
@@ -63,18 +91,27 @@ class ReportFiles:
 # ---- reading -------------------------------------------------------------------------------
 
 
-def dashboard_from_store(store: Store, dataset_name: str, *, n_boot: int = 1000, seed: int = 0) -> DashboardReport:
+def dashboard_from_store(
+    store: Store, dataset_name: str, *, n_boot: int = 1000, seed: int = 0
+) -> DashboardReport:
     """The dashboard for one dataset: every label on current versions, every item's state."""
     dataset = get_dataset(store, dataset_name)
     if dataset is None:
         raise ReportError(f"there is no dataset named {dataset_name!r}")
     quorums = {d.name: int(d.setting("quorum")) for d in list_datasets(store)}
     return build_dashboard(
-        annotations_frame(store, dataset.id), states_frame(store, dataset.id), states_frame(store),
-        jobs_read.gating_counts(store, dataset.id), dataset=dataset.name, task=dataset.task, n_boot=n_boot,
-        seed=seed, quorum=int(dataset.setting("quorum")), max_annotators=int(dataset.setting("max_annotators")),
+        annotations_frame(store, dataset.id),
+        states_frame(store, dataset.id),
+        states_frame(store),
+        jobs_read.gating_counts(store, dataset.id),
+        dataset=dataset.name,
+        task=dataset.task,
+        n_boot=n_boot,
+        seed=seed,
+        quorum=int(dataset.setting("quorum")),
+        max_annotators=int(dataset.setting("max_annotators")),
         quorums=quorums,
-    )  # fmt: skip
+    )
 
 
 def study_report_from_store(
@@ -88,10 +125,18 @@ def study_report_from_store(
     assert dataset is not None
     states = studies.study_states(store, study)
     report = build_dashboard(
-        studies.study_annotations(store, study), states, states, {}, dataset=dataset.name, task=dataset.task,
-        scope=f"study {study.name}", n_boot=n_boot, seed=seed, quorum=int(dataset.setting("quorum")),
+        studies.study_annotations(store, study),
+        states,
+        states,
+        {},
+        dataset=dataset.name,
+        task=dataset.task,
+        scope=f"study {study.name}",
+        n_boot=n_boot,
+        seed=seed,
+        quorum=int(dataset.setting("quorum")),
         max_annotators=int(dataset.setting("max_annotators")),
-    )  # fmt: skip
+    )
     listed = studies.list_studies(store, study.dataset_id)
     progress = listed[listed["study"] == study.name].iloc[0].to_dict()
     return report, progress
@@ -126,14 +171,31 @@ def agreement_display(report: DashboardReport) -> pd.DataFrame:
     """The agreement table as text: lead figure first, then every coefficient with its interval."""
     table = report.agreement
     order = coefficient_order(bool(report.paradox_fields))
-    columns = ["Field", "Level", "Items", "Annotators", "Lead coefficient", "Lead value [95% CI]",
-               *(COEFFICIENT_NAMES[c] for c in order)]  # fmt: skip
+    columns = [
+        "Field",
+        "Level",
+        "Items",
+        "Annotators",
+        "Lead coefficient",
+        "Lead value [95% CI]",
+        *(COEFFICIENT_NAMES[c] for c in order),
+    ]
     rows = []
     for row in table.to_dict("records"):
-        level = f"{row['level']}, binary" if row["level"] == "nominal" and row["n_categories"] == 2 else row["level"]
+        level = (
+            f"{row['level']}, binary"
+            if row["level"] == "nominal" and row["n_categories"] == 2
+            else row["level"]
+        )
         lead = row["lead"]
-        cells = [row["field"], level, int(row["n_pairable"]), int(row["n_annotators"]), COEFFICIENT_NAMES[lead],
-                 format_ci(row[lead], row[f"{lead}_low"], row[f"{lead}_high"])]  # fmt: skip
+        cells = [
+            row["field"],
+            level,
+            int(row["n_pairable"]),
+            int(row["n_annotators"]),
+            COEFFICIENT_NAMES[lead],
+            format_ci(row[lead], row[f"{lead}_low"], row[f"{lead}_high"]),
+        ]
         cells += [format_ci(row[c], row[f"{c}_low"], row[f"{c}_high"]) for c in order]
         rows.append(cells)
     out = pd.DataFrame(rows, columns=columns)
@@ -142,8 +204,10 @@ def agreement_display(report: DashboardReport) -> pd.DataFrame:
         r = within.iloc[0]
         out[COEFFICIENT_NAMES["within_1_step"]] = [
             format_ci(r["within_1_step"], r["within_1_step_low"], r["within_1_step_high"])
-            if f == "earliest_error" else "" for f in out["Field"]
-        ]  # fmt: skip
+            if f == "earliest_error"
+            else ""
+            for f in out["Field"]
+        ]
     return out
 
 
@@ -171,19 +235,20 @@ def _cell(value: Any) -> str:
 def _md_table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return "_none yet_\n"
-    lines = ["| " + " | ".join(_cell(c) for c in frame.columns) + " |",
-             "|" + "---|" * len(frame.columns)]  # fmt: skip
+    lines = ["| " + " | ".join(_cell(c) for c in frame.columns) + " |", "|" + "---|" * len(frame.columns)]
     lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
 
 def report_markdown(report: DashboardReport) -> str:
     """The whole report as one Markdown page."""
-    out = [f"# QC report: {_cell(report.scope)}\n",
-           f"Dataset **{_cell(report.dataset)}** ({report.task}); {report.n_labels} labels by "
-           f"{len(report.annotators)} annotators; {report.n_boot} bootstrap replicates over items, 95% "
-           f"percentile intervals; generated {report.generated_at}.\n",
-           "## Agreement per field\n"]  # fmt: skip
+    out = [
+        f"# QC report: {_cell(report.scope)}\n",
+        f"Dataset **{_cell(report.dataset)}** ({report.task}); {report.n_labels} labels by "
+        f"{len(report.annotators)} annotators; {report.n_boot} bootstrap replicates over items, 95% "
+        f"percentile intervals; generated {report.generated_at}.\n",
+        "## Agreement per field\n",
+    ]
     warning = paradox_warning(report)
     if warning:
         out.append(f"> **Warning.** {warning}\n")
@@ -192,7 +257,10 @@ def report_markdown(report: DashboardReport) -> str:
         out += ["\n## Earliest error: agreement by step position\n", _md_table(report.by_position)]
     out += ["\n## Agreement by error type\n", _md_table(report.by_error_type)]
     for field, matrix in report.pairwise.items():
-        out += [f"\n## Pairwise observed agreement: {_cell(field)}\n", _md_table(matrix.reset_index(names="annotator"))]
+        out += [
+            f"\n## Pairwise observed agreement: {_cell(field)}\n",
+            _md_table(matrix.reset_index(names="annotator")),
+        ]
     out += ["\n## Annotators\n", _md_table(report.quality), f"\nOutlier rules: {OUTLIER_RULES}\n"]
     out += ["\n## Consensus states by dataset\n", _md_table(report.states_by_dataset)]
     out += ["\n## Consensus states by final-answer correctness\n", _md_table(report.states_by_answer)]
@@ -201,15 +269,24 @@ def report_markdown(report: DashboardReport) -> str:
     return "\n".join(out)
 
 
-def _tidy(frame: pd.DataFrame, section: str, group: str | None, stats: list[str], n: str | None) -> list[dict]:
+def _tidy(
+    frame: pd.DataFrame, section: str, group: str | None, stats: list[str], n: str | None
+) -> list[dict]:
     rows = []
     for row in frame.to_dict("records"):
         for stat in stats:
-            rows.append({
-                "section": section, "group": str(row[group]) if group else "", "field": str(row.get("field", "")),
-                "statistic": stat, "value": _number(row.get(stat)), "low": _number(row.get(f"{stat}_low")),
-                "high": _number(row.get(f"{stat}_high")), "n_items": _number(row.get(n)) if n else None,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "section": section,
+                    "group": str(row[group]) if group else "",
+                    "field": str(row.get("field", "")),
+                    "statistic": stat,
+                    "value": _number(row.get(stat)),
+                    "low": _number(row.get(f"{stat}_low")),
+                    "high": _number(row.get(f"{stat}_high")),
+                    "n_items": _number(row.get(n)) if n else None,
+                }
+            )
     return rows
 
 
@@ -217,23 +294,54 @@ def report_records(report: DashboardReport) -> list[dict[str, Any]]:
     """Every number of the report, one per record (what the CSV holds)."""
     rows = _tidy(report.agreement, "agreement", None, [*COEFFICIENT_NAMES], "n_pairable")
     rows = [r for r in rows if r["statistic"] != "within_1_step" or r["field"] == "earliest_error"]
-    rows += _tidy(report.by_error_type, "by_error_type", "group",
-                  ["observed_agreement", "gwet_ac1", "fleiss_kappa", "krippendorff_alpha"], "n_items")  # fmt: skip
-    rows += _tidy(report.by_position, "by_position", "position", ["observed_agreement", "within_1_step"], "n_items")
-    quality = report.quality.assign(group=report.quality["annotator"]) if len(report.quality) else report.quality
+    rows += _tidy(
+        report.by_error_type,
+        "by_error_type",
+        "group",
+        ["observed_agreement", "gwet_ac1", "fleiss_kappa", "krippendorff_alpha"],
+        "n_items",
+    )
+    rows += _tidy(
+        report.by_position, "by_position", "position", ["observed_agreement", "within_1_step"], "n_items"
+    )
+    quality = (
+        report.quality.assign(group=report.quality["annotator"]) if len(report.quality) else report.quality
+    )
     rows += _tidy(quality, "annotators", "group", ["median_seconds", "agreement", "kappa"], "compared")
     for field, matrix in report.pairwise.items():
         for a in matrix.index:
             for b in matrix.columns:
-                rows.append({"section": "pairwise", "group": f"{a} ~ {b}", "field": field,
-                             "statistic": "observed_agreement", "value": _number(matrix.loc[a, b]), "low": None,
-                             "high": None, "n_items": _number(report.shared[field].loc[a, b])})  # fmt: skip
-    for name, frame, by in (("states_by_dataset", report.states_by_dataset, "dataset"),
-                            ("states_by_answer", report.states_by_answer, "final_answer_correct")):  # fmt: skip
+                rows.append(
+                    {
+                        "section": "pairwise",
+                        "group": f"{a} ~ {b}",
+                        "field": field,
+                        "statistic": "observed_agreement",
+                        "value": _number(matrix.loc[a, b]),
+                        "low": None,
+                        "high": None,
+                        "n_items": _number(report.shared[field].loc[a, b]),
+                    }
+                )
+    for name, frame, by in (
+        ("states_by_dataset", report.states_by_dataset, "dataset"),
+        ("states_by_answer", report.states_by_answer, "final_answer_correct"),
+    ):
         stats = [c for c in frame.columns if c != by]
         rows += _tidy(frame, name, by, stats, None)
-    rows += [{"section": "gating", "group": "", "field": "", "statistic": w, "value": float(c), "low": None,
-              "high": None, "n_items": None} for w, c in zip(report.gating["what"], report.gating["count"], strict=True)]  # fmt: skip
+    rows += [
+        {
+            "section": "gating",
+            "group": "",
+            "field": "",
+            "statistic": w,
+            "value": float(c),
+            "low": None,
+            "high": None,
+            "n_items": None,
+        }
+        for w, c in zip(report.gating["what"], report.gating["count"], strict=True)
+    ]
     return rows
 
 
@@ -255,18 +363,28 @@ def _json_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def report_json(report: DashboardReport) -> str:
     """The report's tables as JSON (NaN becomes null)."""
     body = {
-        "scope": report.scope, "dataset": report.dataset, "task": report.task, "n_boot": report.n_boot,
-        "seed": report.seed, "generated_at": report.generated_at, "n_labels": report.n_labels,
-        "annotators": report.annotators, "kappa_paradox_fields": report.paradox_fields,
-        "agreement": _json_frame(report.agreement), "by_error_type": _json_frame(report.by_error_type),
-        "by_position": _json_frame(report.by_position), "annotator_quality": _json_frame(report.quality),
+        "scope": report.scope,
+        "dataset": report.dataset,
+        "task": report.task,
+        "n_boot": report.n_boot,
+        "seed": report.seed,
+        "generated_at": report.generated_at,
+        "n_labels": report.n_labels,
+        "annotators": report.annotators,
+        "kappa_paradox_fields": report.paradox_fields,
+        "agreement": _json_frame(report.agreement),
+        "by_error_type": _json_frame(report.by_error_type),
+        "by_position": _json_frame(report.by_position),
+        "annotator_quality": _json_frame(report.quality),
         "outlier_rules": OUTLIER_RULES,
-        "pairwise_observed_agreement": {f: json.loads(m.to_json(orient="index")) for f, m in report.pairwise.items()},
+        "pairwise_observed_agreement": {
+            f: json.loads(m.to_json(orient="index")) for f, m in report.pairwise.items()
+        },
         "pairwise_shared_items": {f: json.loads(m.to_json(orient="index")) for f, m in report.shared.items()},
         "states_by_dataset": _json_frame(report.states_by_dataset),
         "states_by_answer": _json_frame(report.states_by_answer),
         "gating": dict(zip(report.gating["what"], (int(c) for c in report.gating["count"]), strict=True)),
-    }  # fmt: skip
+    }
     return json.dumps(body, indent=2, ensure_ascii=False)
 
 

@@ -98,7 +98,9 @@ def consensus_states(
     if states.empty:
         return pd.DataFrame(columns=[by, "items", *keys, *_STATUS_ORDER, "settled"])
     q = states["dataset"].map(quorums or {}).fillna(quorum).astype(int)
-    names = [_state_name(s, n, qq) for s, n, qq in zip(states["status"], states["settled_at"], q, strict=True)]
+    names = [
+        _state_name(s, n, qq) for s, n, qq in zip(states["status"], states["settled_at"], q, strict=True)
+    ]
     groups = states[by].map(lambda v: (labels or {}).get(v, v) if not pd.isna(v) else "unknown").astype(str)
     table = pd.crosstab(groups, pd.Series(names, index=states.index))
     extra = sorted(c for c in table.columns if c not in keys and c not in _STATUS_ORDER)
@@ -132,7 +134,9 @@ def build_dashboard(
     long = quality.long_labels(annotations, list(fields))
     wides = quality.wide_by_field(long, list(fields))
     agreement = quality.agreement_table(long, fields, n_boot=n_boot, seed=seed, wides=wides)
-    error_types = states.set_index("item_id")["error_type"] if "error_type" in states else pd.Series(dtype=object)
+    error_types = (
+        states.set_index("item_id")["error_type"] if "error_type" in states else pd.Series(dtype=object)
+    )
     by_type = quality.agreement_by_group(wides, fields, error_types)
     pairwise = {f: pairwise_matrix(w, "agreement", min_items=1) for f, w in wides.items()}
     shared = {f: quality.shared_items(w) for f, w in wides.items()}
@@ -143,14 +147,29 @@ def build_dashboard(
     consensus = stored_consensus(states) if task == "earliest_error" else None
     quality_table = quality.annotator_quality(wides, seconds, consensus)
     states_by_dataset = consensus_states(all_states, "dataset", quorum, max_annotators, quorums=quorums)
-    states_by_answer = consensus_states(states, "final_answer_correct", quorum, max_annotators, _ANSWER_GROUPS)
+    states_by_answer = consensus_states(
+        states, "final_answer_correct", quorum, max_annotators, _ANSWER_GROUPS
+    )
     gating_frame = pd.DataFrame({"what": list(gating), "count": [int(v) for v in gating.values()]})
     annotators = sorted(str(a) for a in annotations["annotator"].unique()) if len(annotations) else []
     return DashboardReport(
-        scope=scope or f"dataset {dataset}", dataset=dataset, task=task, n_boot=n_boot, seed=seed,
-        n_labels=len(annotations), annotators=annotators, agreement=agreement, by_error_type=by_type,
-        by_position=by_position, pairwise=pairwise, shared=shared, quality=quality_table,
-        item_seconds=seconds, states_by_dataset=states_by_dataset, states_by_answer=states_by_answer,
-        gating=gating_frame, generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        scope=scope or f"dataset {dataset}",
+        dataset=dataset,
+        task=task,
+        n_boot=n_boot,
+        seed=seed,
+        n_labels=len(annotations),
+        annotators=annotators,
+        agreement=agreement,
+        by_error_type=by_type,
+        by_position=by_position,
+        pairwise=pairwise,
+        shared=shared,
+        quality=quality_table,
+        item_seconds=seconds,
+        states_by_dataset=states_by_dataset,
+        states_by_answer=states_by_answer,
+        gating=gating_frame,
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         seconds_to_compute=time.perf_counter() - started,
-    )  # fmt: skip
+    )

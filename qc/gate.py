@@ -74,7 +74,9 @@ def decide(dataset: Dataset, item: ItemView, labels: list[dict[str, Any]], targe
 def _step_review_decision(labels: list[dict[str, Any]], target: int) -> Decision:
     """PRMBench-V keeps an instance whose original chain is correct and whose modification is
     reasonable; with several annotators the majority decides, and a tie goes to an adjudicator."""
-    keep = majority_vote(p.get("original") == "correct" and p.get("modification") == "reasonable" for p in labels)
+    keep = majority_vote(
+        p.get("original") == "correct" and p.get("modification") == "reasonable" for p in labels
+    )
     difficulty = majority_vote(p.get("difficulty") for p in labels)
     decision = {"labels": len(labels), "keep": keep.label, "difficulty": difficulty.label}
     if keep.status == "tie":
@@ -104,13 +106,25 @@ def submit(
         # or an id reused for something else.
         previous = annotations.annotation_by_request(store, request_id)
         if previous is None or previous.annotator_id != annotator.id or previous.item_id != item_id:
-            raise GateError("this request id was already used for another submit; nothing was stored") from None
+            raise GateError(
+                "this request id was already used for another submit; nothing was stored"
+            ) from None
         current = state.get_item_state(store, item_id)
-        return SubmitResult(previous.id, True, current.status if current else "open", current.target if current else 0)
+        return SubmitResult(
+            previous.id, True, current.status if current else "open", current.target if current else 0
+        )
 
 
-def _submit(store: Store, annotator: Annotator, item_id: int, version_id: int, payload: dict[str, Any],
-            request_id: str, seconds_spent: float | None, now: datetime) -> SubmitResult:  # fmt: skip
+def _submit(
+    store: Store,
+    annotator: Annotator,
+    item_id: int,
+    version_id: int,
+    payload: dict[str, Any],
+    request_id: str,
+    seconds_spent: float | None,
+    now: datetime,
+) -> SubmitResult:
     with store.writing() as tx:
         item = items.get_item(tx, item_id)
         if item is None:
@@ -121,8 +135,9 @@ def _submit(store: Store, annotator: Annotator, item_id: int, version_id: int, p
                 if row.annotator_id != annotator.id:
                     raise GateError("this request id was already used for another submit; nothing was stored")
                 current = state.get_item_state(tx, item_id)
-                return SubmitResult(row.id, True, current.status if current else "open",
-                                    current.target if current else 0)  # fmt: skip
+                return SubmitResult(
+                    row.id, True, current.status if current else "open", current.target if current else 0
+                )
         if item.version_id != version_id:
             previous = annotations.annotation_by_request(tx, request_id)
             if previous is not None and previous.annotator_id == annotator.id and previous.item_id == item_id:
@@ -143,9 +158,17 @@ def _submit(store: Store, annotator: Annotator, item_id: int, version_id: int, p
                 "(your lease had expired); your label was not saved"
             )
         stored = annotations.insert_annotation(
-            tx, request_id=request_id, annotator_id=annotator.id, item_id=item_id, version_id=version_id,
-            dataset_id=dataset.id, task=dataset.task, payload=clean, seconds_spent=seconds_spent, now=now,
-        )  # fmt: skip
+            tx,
+            request_id=request_id,
+            annotator_id=annotator.id,
+            item_id=item_id,
+            version_id=version_id,
+            dataset_id=dataset.id,
+            task=dataset.task,
+            payload=clean,
+            seconds_spent=seconds_spent,
+            now=now,
+        )
         first_label = all(row.annotator_id != annotator.id for row in rows)
         labels = [a.payload for a in annotations.latest_per_annotator([*rows, stored])]
         target = store.scheduler.target_of(tx, dataset.id, item_id)
@@ -153,9 +176,24 @@ def _submit(store: Store, annotator: Annotator, item_id: int, version_id: int, p
             current = state.get_item_state(tx, item_id)
             target = current.target if current else 1
         result = decide(dataset, item, labels, target)
-        state.set_item_state(tx, item_id, target=result.target, status=result.status,
-                             decision=result.decision, settled_at=result.settled_at, now=now)  # fmt: skip
-        tx.after_commit(partial(store.scheduler.record_done, dataset.id, item_id, annotator.id,
-                                target=result.target, open_=result.status == "open",
-                                first_label=first_label))  # fmt: skip
+        state.set_item_state(
+            tx,
+            item_id,
+            target=result.target,
+            status=result.status,
+            decision=result.decision,
+            settled_at=result.settled_at,
+            now=now,
+        )
+        tx.after_commit(
+            partial(
+                store.scheduler.record_done,
+                dataset.id,
+                item_id,
+                annotator.id,
+                target=result.target,
+                open_=result.status == "open",
+                first_label=first_label,
+            )
+        )
     return SubmitResult(stored.id, False, result.status, result.target)

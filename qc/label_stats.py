@@ -28,11 +28,13 @@ def annotator_summary(annotations: pd.DataFrame) -> pd.DataFrame:
     if annotations.empty:
         return pd.DataFrame(columns=columns)
     grouped = annotations.groupby("annotator")
-    out = pd.DataFrame({
-        "items": grouped["item_id"].nunique(),
-        "labels": grouped.size(),
-        "median_seconds": grouped["seconds_spent"].median().round(1),
-    }).reset_index()  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "items": grouped["item_id"].nunique(),
+            "labels": grouped.size(),
+            "median_seconds": grouped["seconds_spent"].median().round(1),
+        }
+    ).reset_index()
     return out[columns].sort_values("annotator", ignore_index=True)
 
 

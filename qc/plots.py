@@ -86,14 +86,27 @@ def annotator_heatmap_figure(pairwise: dict[str, pd.DataFrame], shared: dict[str
         image = ax.imshow(np.ma.masked_invalid(values), vmin=0.0, vmax=1.0, cmap=_CMAP)
         names = [_text(a) for a in matrix.columns]
         size = 9 if len(names) <= 4 else 7
-        ax.set_xticks(range(len(names)), names, rotation=45 if len(names) > 3 else 0, ha="right" if len(names) > 3 else "center", fontsize=size)
+        ax.set_xticks(
+            range(len(names)),
+            names,
+            rotation=45 if len(names) > 3 else 0,
+            ha="right" if len(names) > 3 else "center",
+            fontsize=size,
+        )
         ax.set_yticks(range(len(names)), names if ax is axes[0] else [""] * len(names), fontsize=size)
         ax.set_title(_text(field), fontsize=10)
         if len(names) <= 6:
             for i, j in zip(*np.nonzero(~np.isnan(values)), strict=True):
                 n = int(shared[field].iloc[i, j])
-                ax.text(j, i, f"{values[i, j]:.2f}\nn={n}", ha="center", va="center", fontsize=size - 1,
-                        color="white" if values[i, j] < 0.6 else "black")  # fmt: skip
+                ax.text(
+                    j,
+                    i,
+                    f"{values[i, j]:.2f}\nn={n}",
+                    ha="center",
+                    va="center",
+                    fontsize=size - 1,
+                    color="white" if values[i, j] < 0.6 else "black",
+                )
     fig.colorbar(image, cax=fig.add_axes((0.89, 0.2, 0.02, 0.6)), label="observed agreement")
     fig.suptitle("Pairwise annotator agreement", fontsize=11)
     return fig
@@ -114,8 +127,13 @@ def time_per_item_figure(item_seconds: pd.DataFrame) -> Figure:
     ax.set_yticks(range(1, len(names) + 1), [_text(n) for n in names], fontsize=8)
     team = float(np.median(np.concatenate(groups)))
     ax.axvline(team, color="#333333", linestyle="--", linewidth=1, label=f"team median {team:.0f} s")
-    ax.axvline(FAST_RATIO * team, color="#C44E52", linestyle=":", linewidth=1.5,
-               label=f"too fast below {FAST_RATIO * team:.0f} s")  # fmt: skip
+    ax.axvline(
+        FAST_RATIO * team,
+        color="#C44E52",
+        linestyle=":",
+        linewidth=1.5,
+        label=f"too fast below {FAST_RATIO * team:.0f} s",
+    )
     if data["seconds"].max() > 20 * max(data["seconds"].min(), 1e-9) and data["seconds"].min() > 0:
         ax.set_xscale("log")
     ax.set_xlabel("seconds per item")

@@ -18,11 +18,27 @@ from qc.report import agreement_report, point_estimates, tolerance_items
 from qc.tasks import REQUIRED_CHOICES
 
 __all__ = [
-    "COEFFICIENTS", "FAST_RATIO", "GAP", "MIN_ITEMS", "OUTLIER_RULES", "POSITION_BINS", "TASK_FIELDS",
-    "agreement_by_group", "agreement_table", "annotator_quality", "earliest_error_by_position",
-    "field_order", "label_fields", "lead_coefficient", "long_labels", "pairable_items",
-    "shared_items", "tolerance_items", "wide_by_field", "within_tolerance_ci",
-]  # fmt: skip
+    "COEFFICIENTS",
+    "FAST_RATIO",
+    "GAP",
+    "MIN_ITEMS",
+    "OUTLIER_RULES",
+    "POSITION_BINS",
+    "TASK_FIELDS",
+    "agreement_by_group",
+    "agreement_table",
+    "annotator_quality",
+    "earliest_error_by_position",
+    "field_order",
+    "label_fields",
+    "lead_coefficient",
+    "long_labels",
+    "pairable_items",
+    "shared_items",
+    "tolerance_items",
+    "wide_by_field",
+    "within_tolerance_ci",
+]
 
 NAN = float("nan")
 
@@ -33,7 +49,14 @@ TASK_FIELDS: dict[str, dict[str, str]] = {
     "earliest_error": {"earliest_error": "nominal"},
     "step_match": {"match": "nominal"},
 }
-COEFFICIENTS = ("observed_agreement", "gwet_ac1", "pabak", "krippendorff_alpha", "fleiss_kappa", "mean_cohen_kappa")
+COEFFICIENTS = (
+    "observed_agreement",
+    "gwet_ac1",
+    "pabak",
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "mean_cohen_kappa",
+)
 
 # Outlier rules (documented in OUTLIER_RULES; the dashboard prints that text).
 FAST_RATIO = 0.5  # "too fast": median seconds per item below half the team's median
@@ -88,8 +111,14 @@ def long_labels(annotations: pd.DataFrame, fields: Sequence[str]) -> pd.DataFram
     parts = []
     for field in fields:
         values = [label.get(field) if isinstance(label, dict) else None for label in latest.get("label", [])]
-        part = pd.DataFrame({"item": latest.get("item_id", []), "annotator": latest.get("annotator", []),
-                             "field": field, "value": pd.Series(values, dtype=object)})  # fmt: skip
+        part = pd.DataFrame(
+            {
+                "item": latest.get("item_id", []),
+                "annotator": latest.get("annotator", []),
+                "field": field,
+                "value": pd.Series(values, dtype=object),
+            }
+        )
         parts.append(part[part["value"].notna()])
     if not parts:
         return pd.DataFrame(columns=["item", "annotator", "field", "value"])
@@ -109,10 +138,13 @@ def wide_by_field(long: pd.DataFrame, fields: Sequence[str]) -> dict[str, pd.Dat
         items = np.sort(rows["item"].unique())
         annotators = np.array(sorted(rows["annotator"].unique()), dtype=object)
         table = np.full((len(items), len(annotators)), None, dtype=object)
-        table[np.searchsorted(items, rows["item"].to_numpy()),
-              np.searchsorted(annotators, rows["annotator"].to_numpy())] = rows["value"].to_numpy()  # fmt: skip
-        out[field] = pd.DataFrame(table, index=pd.Index(items, name="item"),
-                                  columns=pd.Index(annotators, name="annotator"))  # fmt: skip
+        table[
+            np.searchsorted(items, rows["item"].to_numpy()),
+            np.searchsorted(annotators, rows["annotator"].to_numpy()),
+        ] = rows["value"].to_numpy()
+        out[field] = pd.DataFrame(
+            table, index=pd.Index(items, name="item"), columns=pd.Index(annotators, name="annotator")
+        )
     return out
 
 
@@ -186,11 +218,16 @@ def agreement_table(
         pairable.append(pairable_items(wide))
         max_raters = int(wide.notna().sum(axis=1).max()) if len(wide) else 0
         leads.append(lead_coefficient(row.level, bool(row.kappa_paradox), max_raters, row.n_categories))
-        within.append(within_tolerance_ci(wide, 1, n_boot, seed, ci) if row.field == "earliest_error"
-                      else (NAN, NAN, NAN))  # fmt: skip
+        within.append(
+            within_tolerance_ci(wide, 1, n_boot, seed, ci)
+            if row.field == "earliest_error"
+            else (NAN, NAN, NAN)
+        )
     table.insert(3, "n_pairable", pairable)
     table.insert(4, "lead", leads)
-    table["within_1_step"], table["within_1_step_low"], table["within_1_step_high"] = zip(*within, strict=True)
+    table["within_1_step"], table["within_1_step_low"], table["within_1_step_high"] = zip(
+        *within, strict=True
+    )
     return table
 
 
@@ -233,7 +270,9 @@ def earliest_error_by_position(
     return pd.DataFrame(rows, columns=columns)
 
 
-def agreement_by_group(wides: dict[str, pd.DataFrame], fields: dict[str, str], groups: pd.Series) -> pd.DataFrame:
+def agreement_by_group(
+    wides: dict[str, pd.DataFrame], fields: dict[str, str], groups: pd.Series
+) -> pd.DataFrame:
     """Point estimates per group of items (e.g. error type) and field, with the items behind them.
 
     ``wides`` maps field -> items x annotators (wide_by_field); ``groups`` maps item id -> group
@@ -248,10 +287,13 @@ def agreement_by_group(wides: dict[str, pd.DataFrame], fields: dict[str, str], g
             continue
         wide = wides[field]
         choices = field_order(field)
-        codes, categories = encode_labels(wide, choices if choices is not None and _labels(wide) <= set(choices)
-                                          else None)  # fmt: skip
+        codes, categories = encode_labels(
+            wide, choices if choices is not None and _labels(wide) <= set(choices) else None
+        )
         # Codes keep nominal and ordinal coefficients exact (ordinal alpha reads ranks only).
-        data, order = (codes, list(range(len(categories)))) if level in ("nominal", "ordinal") else (wide, None)
+        data, order = (
+            (codes, list(range(len(categories)))) if level in ("nominal", "ordinal") else (wide, None)
+        )
         group_of = pd.Series(wide.index.map(groups), index=wide.index).fillna("(none)").astype(str).to_numpy()
         for group in sorted(set(group_of)):
             part = np.asarray(data)[group_of == group]
@@ -319,17 +361,26 @@ def annotator_quality(
             both = ~np.isnan(mine) & ~np.isnan(truth)
             agreement = float(np.mean(mine[both] == truth[both])) if both.any() else NAN
             kappa = cohen_kappa(mine[both].tolist(), truth[both].tolist()) if both.sum() >= 2 else NAN
-            rows.append({
-                "annotator": who, "field": field, "items": int((~np.isnan(mine)).sum()),
-                "median_seconds": float(median.get(who, NAN)), "compared": int(both.sum()),
-                "agreement": agreement, "kappa": kappa,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "annotator": who,
+                    "field": field,
+                    "items": int((~np.isnan(mine)).sum()),
+                    "median_seconds": float(median.get(who, NAN)),
+                    "compared": int(both.sum()),
+                    "agreement": agreement,
+                    "kappa": kappa,
+                }
+            )
     out = pd.DataFrame(rows, columns=columns[:-1])
     flags = []
     for row in out.itertuples():
         found = []
-        if (timed_n.get(row.annotator, 0) >= min_items and team_median > 0
-                and row.median_seconds < fast_ratio * team_median):  # fmt: skip
+        if (
+            timed_n.get(row.annotator, 0) >= min_items
+            and team_median > 0
+            and row.median_seconds < fast_ratio * team_median
+        ):
             found.append("too fast")
         peers = out[(out["field"] == row.field) & (out["compared"] >= min_items)]["agreement"].dropna()
         if row.compared >= min_items and len(peers) >= 3 and row.agreement < peers.median() - gap:

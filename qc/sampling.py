@@ -74,10 +74,12 @@ def stratified_sample(
     ids = items[id_column].to_numpy()
     if len(pd.unique(ids)) != len(ids):
         raise ValueError(f"{id_column} repeats: each item must appear once")
-    frame = pd.DataFrame({
-        id_column: ids,
-        "stratum": [_stratum(v) for v in items[by]] if by is not None else "all",
-    }).sort_values(id_column, ignore_index=True)  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            id_column: ids,
+            "stratum": [_stratum(v) for v in items[by]] if by is not None else "all",
+        }
+    ).sort_values(id_column, ignore_index=True)
     if n > len(frame):
         raise ValueError(f"asked for {n} items but there are only {len(frame)}")
     sizes = frame["stratum"].value_counts().to_dict()

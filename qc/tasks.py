@@ -29,7 +29,12 @@ REQUIRED_CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     "step_match": {"match": ("match", "no_match")},
 }
 
-_LABELS = {"original": "Original", "modification": "Modification", "difficulty": "Difficulty", "match": "Match"}
+_LABELS = {
+    "original": "Original",
+    "modification": "Modification",
+    "difficulty": "Difficulty",
+    "match": "Match",
+}
 
 
 def _solution_length(item: _Item) -> int:
@@ -65,7 +70,9 @@ def validate_payload(task: str, payload: dict[str, Any], item: _Item) -> dict[st
             raise PayloadError(f"earliest error: {value!r} is not a step number") from exc
         n = _solution_length(item)
         if not -1 <= label < n:
-            raise PayloadError(f"earliest error: step {label + 1} does not exist (this solution has {n} steps)")
+            raise PayloadError(
+                f"earliest error: step {label + 1} does not exist (this solution has {n} steps)"
+            )
         clean["earliest_error"] = label
     else:
         clean = dict(payload)

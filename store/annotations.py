@@ -81,12 +81,23 @@ def insert_annotation(
         new_id = tx.scalar(
             "INSERT INTO annotations (request_id, annotator_id, item_id, version_id, dataset_id, task, "
             "payload, seconds_spent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            [request_id, annotator_id, item_id, version_id, dataset_id, task,
-             json.dumps(payload, sort_keys=True), seconds_spent, now],
-        )  # fmt: skip
+            [
+                request_id,
+                annotator_id,
+                item_id,
+                version_id,
+                dataset_id,
+                task,
+                json.dumps(payload, sort_keys=True),
+                seconds_spent,
+                now,
+            ],
+        )
     except duckdb.ConstraintException as exc:
         raise AnnotationConflict(f"request id {request_id!r} is already in the log") from exc
-    return StoredAnnotation(new_id, annotator_id, item_id, version_id, payload, now, seconds_spent, request_id)
+    return StoredAnnotation(
+        new_id, annotator_id, item_id, version_id, payload, now, seconds_spent, request_id
+    )
 
 
 def item_annotations(db: Store | Tx, item_id: int, version_id: int) -> list[StoredAnnotation]:

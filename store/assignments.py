@@ -59,7 +59,9 @@ class _Pool:
         live = self.live_leases(item_id, now)
         return len(done - {annotator_id}) + sum(1 for w in live if w != annotator_id and w not in done)
 
-    def eligible(self, item_id: int, annotator_id: int, now: datetime, *, allow_skipped: bool = False) -> bool:
+    def eligible(
+        self, item_id: int, annotator_id: int, now: datetime, *, allow_skipped: bool = False
+    ) -> bool:
         if item_id not in self.target or annotator_id in self.done.get(item_id, ()):
             return False
         if not allow_skipped and item_id in self.skipped.get(annotator_id, {}):
@@ -125,14 +127,18 @@ class Scheduler:
         with self.lock:
             pool = self.pool(db, dataset_id)
             if annotator_id not in pool.mine:
-                pool.mine[annotator_id] = int(db.scalar(
-                    "SELECT count(DISTINCT a.item_id) FROM annotations a JOIN items i ON i.id = a.item_id "
-                    "AND a.version_id = i.current_version_id WHERE a.dataset_id = ? AND a.annotator_id = ?",
-                    [dataset_id, annotator_id],
-                ))  # fmt: skip
+                pool.mine[annotator_id] = int(
+                    db.scalar(
+                        "SELECT count(DISTINCT a.item_id) FROM annotations a JOIN items i ON i.id = a.item_id "
+                        "AND a.version_id = i.current_version_id WHERE a.dataset_id = ? AND a.annotator_id = ?",
+                        [dataset_id, annotator_id],
+                    )
+                )
             return pool.mine[annotator_id]
 
-    def can_submit(self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime) -> bool:
+    def can_submit(
+        self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime
+    ) -> bool:
         """A label fits when it corrects the annotator's own, they hold a live lease, or there is room."""
         with self.lock:
             pool = self.pool(db, dataset_id)

@@ -55,7 +55,9 @@ class _Reader(ABC):
         try:
             return self._cursor().execute(sql, params or [])
         except _BROKEN as exc:
-            raise StoreOpenError(f"the database file cannot be read or written ({type(exc).__name__}: {exc})") from exc
+            raise StoreOpenError(
+                f"the database file cannot be read or written ({type(exc).__name__}: {exc})"
+            ) from exc
 
     def fetchall(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         return self.execute(sql, params).fetchall()

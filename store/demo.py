@@ -23,7 +23,9 @@ DEMO_DATASETS: list[tuple[str, str, str]] = [
 ]
 
 
-def populate_demo(store: Store, demo_dir: Path = DEMO_DIR, *, only_if_empty: bool = True) -> list[ImportOutcome]:
+def populate_demo(
+    store: Store, demo_dir: Path = DEMO_DIR, *, only_if_empty: bool = True
+) -> list[ImportOutcome]:
     """Import the demo sets; on a database that already has data, do nothing (first run only)."""
     if only_if_empty and list_datasets(store):
         return []

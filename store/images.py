@@ -20,7 +20,13 @@ if TYPE_CHECKING:
 
 __all__ = ["image_hash", "image_path", "save_image"]
 
-_EXT = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp", "image/bmp": ".bmp"}
+_EXT = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "image/bmp": ".bmp",
+}
 
 
 def image_hash(data: bytes) -> str:

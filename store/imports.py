@@ -68,11 +68,16 @@ class ImportOutcome:
 
 
 def write_skip_report(
-    path: Path, source: Path, problems: list[ImportProblem], warnings: list[ImportProblem] = ()  # type: ignore[assignment]
+    path: Path,
+    source: Path,
+    problems: list[ImportProblem],
+    warnings: list[ImportProblem] = (),  # type: ignore[assignment]
 ) -> None:
     """A tab-separated list: every skipped line, then every line kept with a change, and why."""
-    lines = [f"# {source}: {len(problems)} line(s) skipped, {len(warnings)} kept with a warning",
-             "kind\tfile\tline\treason"]  # fmt: skip
+    lines = [
+        f"# {source}: {len(problems)} line(s) skipped, {len(warnings)} kept with a warning",
+        "kind\tfile\tline\treason",
+    ]
     lines += [f"skipped\t{p.file}\t{p.line}\t{p.reason}" for p in problems]
     lines += [f"warning\t{p.file}\t{p.line}\t{p.reason}" for p in warnings]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -104,7 +109,11 @@ def import_file(
     warnings = list(getattr(parsed, "warnings", []))
     if parsed.problems or warnings:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        report = Path(report_path) if report_path else store.data_dir / "import-reports" / f"{path.stem}-{stamp}.tsv"
+        report = (
+            Path(report_path)
+            if report_path
+            else store.data_dir / "import-reports" / f"{path.stem}-{stamp}.tsv"
+        )
         report.parent.mkdir(parents=True, exist_ok=True)
         write_skip_report(report, path, parsed.problems, warnings)
         outcome.skipped, outcome.warnings, outcome.report_path = parsed.problems, warnings, report

@@ -37,10 +37,25 @@ __all__ = [
 ]
 
 _VERSION_COLUMNS = [
-    "id", "item_id", "version", "parent_id", "reason", "content_hash", "question", "reference_answer",
-    "reference_solution", "error_type", "rationale", "source", "final_answer_correct", "earliest_error",
-    "error_steps", "modified_steps", "options", "meta",
-]  # fmt: skip
+    "id",
+    "item_id",
+    "version",
+    "parent_id",
+    "reason",
+    "content_hash",
+    "question",
+    "reference_answer",
+    "reference_solution",
+    "error_type",
+    "rationale",
+    "source",
+    "final_answer_correct",
+    "earliest_error",
+    "error_steps",
+    "modified_steps",
+    "options",
+    "meta",
+]
 
 
 @dataclass
@@ -95,18 +110,34 @@ def content_hash(record: ItemRecord) -> str:
         "images": [image_hash(i.data) for i in record.images],
         "meta": record.meta,
     }
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(body, sort_keys=True, default=str, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
-def _version_row(record: ItemRecord, vid: int, item_id: int, version: int, parent: int | None,
-                 reason: str, digest: str) -> list[Any]:  # fmt: skip
+def _version_row(
+    record: ItemRecord, vid: int, item_id: int, version: int, parent: int | None, reason: str, digest: str
+) -> list[Any]:
     return [
-        vid, item_id, version, parent, reason, digest, record.question, record.reference_answer,
-        record.reference_solution, record.error_type, record.rationale, record.source,
-        record.final_answer_correct, record.earliest_error, _json_list(record.error_steps),
-        _json_list(record.modified_steps), _json_list(record.options),
+        vid,
+        item_id,
+        version,
+        parent,
+        reason,
+        digest,
+        record.question,
+        record.reference_answer,
+        record.reference_solution,
+        record.error_type,
+        record.rationale,
+        record.source,
+        record.final_answer_correct,
+        record.earliest_error,
+        _json_list(record.error_steps),
+        _json_list(record.modified_steps),
+        _json_list(record.options),
         json.dumps(record.meta, default=str) if record.meta else "{}",
-    ]  # fmt: skip
+    ]
 
 
 def _json_list(values: list[Any]) -> str:
@@ -140,9 +171,13 @@ def _insert_frame(tx: Tx, table: str, columns: Sequence[str], rows: list[list[An
 
 
 _VERSION_TYPES = {
-    "id": pa.int64(), "item_id": pa.int64(), "version": pa.int32(), "parent_id": pa.int64(),
-    "final_answer_correct": pa.bool_(), "earliest_error": pa.int32(),
-}  # fmt: skip
+    "id": pa.int64(),
+    "item_id": pa.int64(),
+    "version": pa.int32(),
+    "parent_id": pa.int64(),
+    "final_answer_correct": pa.bool_(),
+    "earliest_error": pa.int32(),
+}
 
 
 def _write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:
@@ -166,8 +201,12 @@ def _write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None
             image_rows.append([vid, pos, save_image(tx, image)])
     columns = {c: [row[i] for row in version_rows] for i, c in enumerate(_VERSION_COLUMNS)}
     _insert_columns(tx, "item_versions", columns, _VERSION_TYPES)
-    _insert_columns(tx, "steps", {"version_id": step_vid, "role": step_role, "position": step_pos, "text": step_text},
-                    {"version_id": pa.int64(), "position": pa.int32()})  # fmt: skip
+    _insert_columns(
+        tx,
+        "steps",
+        {"version_id": step_vid, "role": step_role, "position": step_pos, "text": step_text},
+        {"version_id": pa.int64(), "position": pa.int32()},
+    )
     _insert_frame(tx, "version_images", ["version_id", "position", "image_hash"], image_rows)
     return vids
 
@@ -205,9 +244,11 @@ def write_records(
 
     new_item_ids = _ids(tx, "item_ids", len(fresh))
     _insert_frame(
-        tx, "items", ["id", "dataset_id", "external_id"],
+        tx,
+        "items",
+        ["id", "dataset_id", "external_id"],
         [[iid, dataset.id, r.external_id] for iid, (r, _) in zip(new_item_ids, fresh, strict=True)],
-    )  # fmt: skip
+    )
     pending = [(r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)]
     pending += [(r, iid, ver + 1, vid, "reimported", h) for r, h, iid, vid, ver in changed]
     vids = _write_versions(tx, pending)
@@ -293,7 +334,9 @@ def position(db: Store | Tx, dataset_id: int, item_id: int) -> int:
     memo = _store(db).memo
     key = ("order", dataset_id)
     if key not in memo:
-        ids = [r[0] for r in db.fetchall("SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id])]
+        ids = [
+            r[0] for r in db.fetchall("SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id])
+        ]
         memo[key] = np.array(ids, dtype=np.int64)
     return int(np.searchsorted(memo[key], item_id, side="right"))
 

@@ -18,15 +18,19 @@ JOB_STATUSES = ("queued", "running", "done", "failed")
 def gating_counts(db: Store | Tx, dataset_id: int) -> dict[str, int]:
     """Rejected items, regeneration jobs by status, and items' later versions by reason, for one dataset."""
     counts = {
-        "rejected items": int(db.scalar(
-            "SELECT count(*) FROM item_state WHERE dataset_id = ? AND status = 'rejected'", [dataset_id]
-        )),
-    }  # fmt: skip
-    by_status = dict(db.fetchall(
-        "SELECT j.status, count(*) FROM jobs j JOIN items i ON i.id = j.item_id WHERE i.dataset_id = ? "
-        "GROUP BY j.status ORDER BY j.status",
-        [dataset_id],
-    ))  # fmt: skip
+        "rejected items": int(
+            db.scalar(
+                "SELECT count(*) FROM item_state WHERE dataset_id = ? AND status = 'rejected'", [dataset_id]
+            )
+        ),
+    }
+    by_status = dict(
+        db.fetchall(
+            "SELECT j.status, count(*) FROM jobs j JOIN items i ON i.id = j.item_id WHERE i.dataset_id = ? "
+            "GROUP BY j.status ORDER BY j.status",
+            [dataset_id],
+        )
+    )
     counts["regeneration jobs"] = int(sum(by_status.values()))
     for status in (*JOB_STATUSES, *sorted(set(by_status) - set(JOB_STATUSES))):
         counts[f"jobs {status}"] = int(by_status.get(status, 0))

@@ -156,7 +156,11 @@ CREATE INDEX annotations_annotator ON annotations (annotator_id);
 """
 
 MIGRATIONS: list[tuple[int, str, str]] = [
-    (1, "base schema: datasets, versioned items, steps, images, annotators, log, assignments, jobs", _V1_BASE),
+    (
+        1,
+        "base schema: datasets, versioned items, steps, images, annotators, log, assignments, jobs",
+        _V1_BASE,
+    ),
     (2, "agreement studies and lookup indexes", _V2_STUDIES),
 ]
 

@@ -24,9 +24,18 @@ if TYPE_CHECKING:
     from store.db import Store, Tx
 
 __all__ = [
-    "MAX_RATERS", "STRATIFY_FIELDS", "Study", "StudyError", "create_study", "get_study", "list_studies",
-    "study_annotations", "study_candidates", "study_items", "study_states",
-]  # fmt: skip
+    "MAX_RATERS",
+    "STRATIFY_FIELDS",
+    "Study",
+    "StudyError",
+    "create_study",
+    "get_study",
+    "list_studies",
+    "study_annotations",
+    "study_candidates",
+    "study_items",
+    "study_states",
+]
 
 STRATIFY_FIELDS = ("error_type", "source", "final_answer_correct")
 MAX_RATERS = 10
@@ -115,7 +124,9 @@ def create_study(
             raise StudyError(f"there is no dataset named {dataset_name!r}")
         candidates = study_candidates(tx, dataset.id)
         if n_items > len(candidates):
-            raise StudyError(f"{dataset.name} has {len(candidates)} items that a study can draw, not {n_items}")
+            raise StudyError(
+                f"{dataset.name} has {len(candidates)} items that a study can draw, not {n_items}"
+            )
         drawn = sample(candidates, n_items, stratify_by, seed)
         tx.execute(
             "INSERT INTO studies (dataset_id, name, raters, stratify_by, seed, created_by, created_at) "
@@ -165,7 +176,9 @@ def list_studies(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
     )
     frame["n_items"] = frame["n_items"].astype(int)
     frame["items_done"] = frame["items_done"].astype(int)
-    frame.insert(6, "progress", (frame["items_done"] / frame["n_items"].where(frame["n_items"] > 0)).fillna(0.0))
+    frame.insert(
+        6, "progress", (frame["items_done"] / frame["n_items"].where(frame["n_items"] > 0)).fillna(0.0)
+    )
     return frame
 
 

@@ -20,8 +20,15 @@ if TYPE_CHECKING:
     from store.users import Annotator
 
 __all__ = [
-    "WorkError", "WorkItem", "dataset_for", "jump_to", "next_in_history", "next_item", "previous_item", "skip_item",
-]  # fmt: skip
+    "WorkError",
+    "WorkItem",
+    "dataset_for",
+    "jump_to",
+    "next_in_history",
+    "next_item",
+    "previous_item",
+    "skip_item",
+]
 
 
 _PREFETCH = 100  # items loaded ahead of an annotator
@@ -58,14 +65,21 @@ def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, st
     if item is None:
         raise WorkError(f"item {item_id} no longer exists")
     label = annotations.my_label(store, annotator.id, item_id, item.version_id) if state == "done" else None
-    return WorkItem(item, dataset, state, label, position(store, dataset.id, item_id),
-                    assignments.progress(store, dataset.id, annotator.id))  # fmt: skip
+    return WorkItem(
+        item,
+        dataset,
+        state,
+        label,
+        position(store, dataset.id, item_id),
+        assignments.progress(store, dataset.id, annotator.id),
+    )
 
 
 def next_item(store: Store, annotator: Annotator, dataset: Dataset, now: datetime) -> WorkItem | None:
     """The item this annotator holds, else the next one the rules give them; None when all is done."""
-    claim = assignments.claim_next(store, annotator.id, dataset.id,
-                                   lease_seconds=int(dataset.setting("lease_seconds")), now=now)  # fmt: skip
+    claim = assignments.claim_next(
+        store, annotator.id, dataset.id, lease_seconds=int(dataset.setting("lease_seconds")), now=now
+    )
     if claim is None:
         return None
     return _work(store, annotator, dataset, claim.item_id, "resumed" if claim.resumed else "new")
@@ -76,13 +90,21 @@ def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now:
     ref = (ref or "").strip()
     item_id = store.scalar("SELECT id FROM items WHERE dataset_id = ? AND external_id = ?", [dataset.id, ref])
     if item_id is None and ref.isdigit():
-        item_id = store.scalar(
-            "SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 1 OFFSET ?", [dataset.id, int(ref) - 1]
-        ) if int(ref) >= 1 else None  # fmt: skip
+        item_id = (
+            store.scalar(
+                "SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 1 OFFSET ?",
+                [dataset.id, int(ref) - 1],
+            )
+            if int(ref) >= 1
+            else None
+        )
     if item_id is None:
-        raise WorkError(f"no item {ref!r} in {dataset.name}: give its id or a number from 1 to the dataset size")
-    outcome = assignments.claim_item(store, annotator.id, item_id, dataset.id,
-                                     lease_seconds=int(dataset.setting("lease_seconds")), now=now)  # fmt: skip
+        raise WorkError(
+            f"no item {ref!r} in {dataset.name}: give its id or a number from 1 to the dataset size"
+        )
+    outcome = assignments.claim_item(
+        store, annotator.id, item_id, dataset.id, lease_seconds=int(dataset.setting("lease_seconds")), now=now
+    )
     if outcome == "full":
         raise WorkError(f"item {ref} already has all the annotators it needs; pick another")
     if outcome == "closed":
@@ -90,7 +112,9 @@ def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now:
     return _work(store, annotator, dataset, item_id, "done" if outcome == "done" else "new")
 
 
-def previous_item(store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int | None) -> WorkItem | None:
+def previous_item(
+    store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int | None
+) -> WorkItem | None:
     """The item this annotator labelled before the current one (their own history only)."""
     history = annotations.my_history(store, annotator.id, dataset.id)
     if not history:
@@ -103,8 +127,9 @@ def previous_item(store: Store, annotator: Annotator, dataset: Dataset, current_
     return _work(store, annotator, dataset, history[-1], "done")
 
 
-def next_in_history(store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int,
-                    now: datetime) -> WorkItem | None:  # fmt: skip
+def next_in_history(
+    store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int, now: datetime
+) -> WorkItem | None:
     """Forward through the annotator's own history, then on to new work."""
     history = annotations.my_history(store, annotator.id, dataset.id)
     if current_item_id in history and history.index(current_item_id) < len(history) - 1:
@@ -112,7 +137,9 @@ def next_in_history(store: Store, annotator: Annotator, dataset: Dataset, curren
     return next_item(store, annotator, dataset, now)
 
 
-def skip_item(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, now: datetime) -> WorkItem | None:
+def skip_item(
+    store: Store, annotator: Annotator, dataset: Dataset, item_id: int, now: datetime
+) -> WorkItem | None:
     """Give the item back to the pool for others and move on; it returns to this annotator last."""
     assignments.release(store, annotator.id, item_id, dataset.id, now)
     return next_item(store, annotator, dataset, now)

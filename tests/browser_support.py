@@ -11,21 +11,44 @@ from pathlib import Path
 
 from bench.server import ROOT, Server, free_port, start_server
 
-__all__ = ["ARTIFACTS", "CHROMIUM", "CHROMIUM_ARGS", "ROOT", "Server", "cli", "free_port", "login", "running",
-           "screenshot", "start_server"]  # fmt: skip
+__all__ = [
+    "ARTIFACTS",
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "ROOT",
+    "Server",
+    "cli",
+    "free_port",
+    "login",
+    "running",
+    "screenshot",
+    "start_server",
+]
 CHROMIUM = os.environ.get("STEPGATE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 ARTIFACTS = ROOT / "test-artifacts"
 
 
 def cli(*args: str, db: Path, input_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run `python app.py ...` as a user would; fails the test on a non-zero exit."""
     env = {**os.environ, **(input_env or {})}
-    result = subprocess.run([sys.executable, "app.py", *args, "--db", str(db)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "app.py", *args, "--db", str(db)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     return result
 

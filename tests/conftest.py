@@ -16,7 +16,9 @@ _SHARED = ROOT.parent / "shared" / "data"
 # The real public files; the project ships identical copies in demo_data/ for machines without ../shared.
 PRMBENCH_FILE = _SHARED / "prmbench_subset400.jsonl" if _SHARED.exists() else DEMO_DIR / "prmbench_demo.jsonl"
 QWQ_FILE = (
-    _SHARED / "prmbench_qwq_annotated_solutions.jsonl" if _SHARED.exists() else DEMO_DIR / "qwq_solutions_demo.jsonl"
+    _SHARED / "prmbench_qwq_annotated_solutions.jsonl"
+    if _SHARED.exists()
+    else DEMO_DIR / "qwq_solutions_demo.jsonl"
 )
 MATHVISTA_DIR = _SHARED / "mathvista_context_images" if _SHARED.exists() else DEMO_DIR / "images"
 

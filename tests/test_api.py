@@ -60,8 +60,9 @@ def test_nobody_can_act_as_another_user(team_server) -> None:
     item = cat.run("next_item", "prmbench-step-review")
     # There is no user parameter to forge: a trailing "ann" is ignored and the label is Cat's.
     stored = cat.run("submit_label", item["item_id"], item["version_id"], REVIEW, "cat-1", 1.0, "ann")
-    assert cat.run("submit_label", item["item_id"], item["version_id"], REVIEW, "cat-1", 1.0)["annotation_id"] == (
-        stored["annotation_id"]
+    assert (
+        cat.run("submit_label", item["item_id"], item["version_id"], REVIEW, "cat-1", 1.0)["annotation_id"]
+        == (stored["annotation_id"])
     )
     with pytest.raises(ApiError, match="already used"):
         ann.run("submit_label", item["item_id"], item["version_id"], REVIEW, "cat-1", 1.0)

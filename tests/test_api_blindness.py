@@ -35,15 +35,29 @@ def _label_as_ann(db: Path) -> None:
         users.add_user(store, "bob", "annotator", "bob-password")
         for name, task, payload in [
             ("qwq-earliest-error", "earliest_error", {"earliest_error": 1, "note": MARKER}),
-            ("prmbench-step-review", "step_review",
-             {"original": "incorrect", "modification": "unreasonable", "difficulty": "hard", "note": MARKER}),
-        ]:  # fmt: skip
+            (
+                "prmbench-step-review",
+                "step_review",
+                {
+                    "original": "incorrect",
+                    "modification": "unreasonable",
+                    "difficulty": "hard",
+                    "note": MARKER,
+                },
+            ),
+        ]:
             dataset = work.dataset_for(store, name, task)
             for _ in range(3):
                 found = work.next_item(store, ann, dataset, now_utc())
                 assert found is not None
-                submit(store, annotator=ann, item_id=found.item.item_id, version_id=found.item.version_id,
-                       payload=payload, request_id=uuid.uuid4().hex)  # fmt: skip
+                submit(
+                    store,
+                    annotator=ann,
+                    item_id=found.item.item_id,
+                    version_id=found.item.version_id,
+                    payload=payload,
+                    request_id=uuid.uuid4().hex,
+                )
 
 
 def _events(client: StepgateClient) -> tuple[list[dict], dict[int, object]]:
@@ -56,12 +70,19 @@ def _events(client: StepgateClient) -> tuple[list[dict], dict[int, object]]:
 def _call(client: StepgateClient, fn_index: int, data: list) -> str:
     """Join the queue as the browser does and read the event's whole answer as text."""
     session = client.session_hash
-    body = {"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
+    body = {
+        "data": data,
+        "fn_index": fn_index,
+        "session_hash": session,
+        "event_data": None,
+        "trigger_id": None,
+    }
     joined = client.http.post(f"{client.url}/gradio_api/queue/join", json=body, timeout=30)
     if joined.status_code != 200:
         return joined.text
-    stream = client.http.get(f"{client.url}/gradio_api/queue/data", params={"session_hash": session},
-                             stream=True, timeout=60)  # fmt: skip
+    stream = client.http.get(
+        f"{client.url}/gradio_api/queue/data", params={"session_hash": session}, stream=True, timeout=60
+    )
     seen = []
     for line in stream.iter_lines(decode_unicode=True):
         if line.startswith("data:"):
@@ -89,7 +110,9 @@ def test_no_event_returns_another_annotators_label_to_an_annotator(tmp_path: Pat
             # Also with every input empty, as a hand-made request might send.
             answers[-dep["id"] - 1] = _call(bob, dep["id"], [None] * len(dep.get("inputs", [])))
         leaks = [fn for fn, text in answers.items() if MARKER in text]
-        succeeded = sum(1 for text in answers.values() if '"success": true' in text or '"success":true' in text)
+        succeeded = sum(
+            1 for text in answers.values() if '"success": true' in text or '"success":true' in text
+        )
         assert succeeded > len(events) // 2, "most events should run for a logged-in annotator"
         assert leaks == [], f"events {leaks} returned Ann's label to Bob"
         # The same events do work: Ann, calling them, can see her own label somewhere.
@@ -97,8 +120,11 @@ def test_no_event_returns_another_annotators_label_to_an_annotator(tmp_path: Pat
         found = ann.run("next_item", "qwq-earliest-error")
         assert found["item_id"] is not None
         # And anonymous callers get nothing at all in team mode.
-        anonymous = requests.post(f"{server.url}/gradio_api/queue/join", json={"data": [], "fn_index": 0,
-                                  "session_hash": "x"}, timeout=10)  # fmt: skip
+        anonymous = requests.post(
+            f"{server.url}/gradio_api/queue/join",
+            json={"data": [], "fn_index": 0, "session_hash": "x"},
+            timeout=10,
+        )
         assert anonymous.status_code == 401
     finally:
         server.stop()

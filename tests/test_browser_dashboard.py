@@ -31,8 +31,9 @@ def _labelled_db(tmp_path: Path) -> Path:
     store = Store(db)
     try:
         populate_demo(store)
-        studies.create_study(store, name="pilot", dataset_name=DATASET, n_items=30, raters=2,
-                             sample=stratified_sample, seed=5)  # fmt: skip
+        studies.create_study(
+            store, name="pilot", dataset_name=DATASET, n_items=30, raters=2, sample=stratified_sample, seed=5
+        )
         dataset = get_dataset(store, DATASET)
         for k, name in enumerate(("ann", "bea")):
             who = users.get_user(store, name)
@@ -40,10 +41,20 @@ def _labelled_db(tmp_path: Path) -> Path:
                 got = work.next_item(store, who, dataset, gate.now_utc())
                 # Skewed on purpose: almost every original chain is "correct" (the kappa paradox).
                 original = "incorrect" if n in ((3, 17) if k == 0 else (3, 22)) else "correct"
-                payload = {"original": original, "modification": ("reasonable", "unreasonable")[(n + k * (n % 5 == 0)) % 2],
-                           "difficulty": ("easy", "medium", "hard")[(n + k * (n % 4 == 0)) % 3]}  # fmt: skip
-                gate.submit(store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
-                            payload=payload, request_id=str(uuid.uuid4()), seconds_spent=8.0 + 3 * n + 20 * k)  # fmt: skip
+                payload = {
+                    "original": original,
+                    "modification": ("reasonable", "unreasonable")[(n + k * (n % 5 == 0)) % 2],
+                    "difficulty": ("easy", "medium", "hard")[(n + k * (n % 4 == 0)) % 3],
+                }
+                gate.submit(
+                    store,
+                    annotator=who,
+                    item_id=got.item.item_id,
+                    version_id=got.item.version_id,
+                    payload=payload,
+                    request_id=str(uuid.uuid4()),
+                    seconds_spent=8.0 + 3 * n + 20 * k,
+                )
     finally:
         store.close()
     return db
@@ -61,7 +72,8 @@ def test_admin_sees_coefficients_plots_and_downloads_the_report(tmp_path: Path, 
         table = page.locator("#qc-agreement")
         table.get_by_text("Observed agreement", exact=True).first.wait_for()
         page.wait_for_function(
-            "() => /\\d\\.\\d{3}\\s+\\[/.test(document.querySelector('#qc-agreement').innerText)", timeout=30_000
+            "() => /\\d\\.\\d{3}\\s+\\[/.test(document.querySelector('#qc-agreement').innerText)",
+            timeout=30_000,
         )
         text = table.inner_text()
         assert {"original", "modification", "difficulty"} <= set(re.findall(r"[a-z]+", text))
@@ -81,7 +93,9 @@ def test_admin_sees_coefficients_plots_and_downloads_the_report(tmp_path: Path, 
         assert report.startswith("# QC report: dataset prmbench-step-review")
         assert INTERVAL.search(report) and "Kappa misleads" in report
 
-        assert page.locator("#qc-study-pick input").input_value() == "pilot"  # the newest study is preselected
+        assert (
+            page.locator("#qc-study-pick input").input_value() == "pilot"
+        )  # the newest study is preselected
         page.locator("#qc-study-show").click()
         page.locator("#qc-study-summary").get_by_text("30 of 30 items").wait_for()
         assert "complete" in page.locator("#qc-study-summary").inner_text()

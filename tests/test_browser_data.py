@@ -43,8 +43,14 @@ def database_with_one_label(db: Path) -> None:
         populate_demo(store)
         ann = users.get_user(store, "ann")
         work = next_item(store, ann, datasets.get_dataset(store, "qwq-earliest-error"), now_utc())
-        submit(store, annotator=ann, item_id=work.item.item_id, version_id=work.item.version_id,
-               payload={"earliest_error": 1}, request_id=str(uuid.uuid4()))  # fmt: skip
+        submit(
+            store,
+            annotator=ann,
+            item_id=work.item.item_id,
+            version_id=work.item.version_id,
+            payload={"earliest_error": 1},
+            request_id=str(uuid.uuid4()),
+        )
     finally:
         store.close()
 
@@ -100,8 +106,14 @@ def test_admin_imports_sets_the_quorum_adds_an_annotator_and_downloads_the_log(t
         screenshot(page, "data-settings")
         page.get_by_role("tab", name="Datasets", exact=True).click()
         # dataset, task, items, settled, discarded, quorum, ...
-        assert dataset_row(page, "qwq-earliest-error")[:6] == ["qwq-earliest-error", "earliest_error", "174", "0",
-                                                               "0", "2"]  # fmt: skip
+        assert dataset_row(page, "qwq-earliest-error")[:6] == [
+            "qwq-earliest-error",
+            "earliest_error",
+            "174",
+            "0",
+            "0",
+            "2",
+        ]
         assert dataset_row(page, "small-prm")[:3] == ["small-prm", "step_review", "5"]
         screenshot(page, "data-datasets")
 

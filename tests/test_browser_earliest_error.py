@@ -37,8 +37,14 @@ def write_processbench(path: Path, items: list[dict]) -> Path:
 
 
 def processbench_item(item_id: str, steps: list[str]) -> dict:
-    return {"id": item_id, "generator": "test", "problem": f"Problem {item_id}: what is $1+1$?", "steps": steps,
-            "final_answer_correct": True, "label": -1}  # fmt: skip
+    return {
+        "id": item_id,
+        "generator": "test",
+        "problem": f"Problem {item_id}: what is $1+1$?",
+        "steps": steps,
+        "final_answer_correct": True,
+        "label": -1,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -223,8 +229,11 @@ def test_three_agreeing_annotators_settle_an_item_and_five_disagreeing_discard_a
         page = pages["a5"]
         page.get_by_text("View statistics (v)").click()
         expect(page.locator("#ee-stats-shares [role=gridcell]").first).to_be_visible()
-        assert table_rows(page, "#ee-stats-shares") == [["3/3", "1", "0.5"], ["discarded", "1", "0.5"],
-                                                        ["open", "0", "0"]]  # fmt: skip
+        assert table_rows(page, "#ee-stats-shares") == [
+            ["3/3", "1", "0.5"],
+            ["discarded", "1", "0.5"],
+            ["open", "0", "0"],
+        ]
         assert [row[0] for row in table_rows(page, "#ee-stats-annotators")] == ["a5"]
         for opened in pages.values():
             opened.context.close()

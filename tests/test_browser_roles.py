@@ -23,38 +23,67 @@ SIZES = {"laptop": (1366, 768), "large": (1920, 1080)}
 # The controls an annotator needs without scrolling, by tab.
 ANNOTATION_CONTROLS = {
     "Earliest error": ["#ee-choice", "#ee-save", "#ee-next", "#ee-skip"],
-    "Step review": ["#step-review-original", "#step-review-modification", "#step-review-difficulty",
-                    "#step-review-save", "#step-review-next", "#step-review-skip"],
-}  # fmt: skip
+    "Step review": [
+        "#step-review-original",
+        "#step-review-modification",
+        "#step-review-difficulty",
+        "#step-review-save",
+        "#step-review-next",
+        "#step-review-skip",
+    ],
+}
 
 
 def _database(tmp_path: Path) -> Path:
     db = tmp_path / "roles.duckdb"
     with Store(db) as store:
         populate_demo(store)
-        for name, role in (("ann", "annotator"), ("bea", "annotator"), ("judy", "adjudicator"), ("lead", "admin")):
+        for name, role in (
+            ("ann", "annotator"),
+            ("bea", "annotator"),
+            ("judy", "adjudicator"),
+            ("lead", "admin"),
+        ):
             users.add_user(store, name, role, PASSWORD)
-        update_settings(store, "prmbench-step-review", {"annotators_per_item": 2})  # both label the same items
+        update_settings(
+            store, "prmbench-step-review", {"annotators_per_item": 2}
+        )  # both label the same items
         dataset = work.dataset_for(store, "prmbench-step-review", "step_review")
         for name in ("ann", "bea"):
             who = users.get_user(store, name)
             for n in range(12):
                 found = work.next_item(store, who, dataset, gate.now_utc())
-                payload = {"original": "correct" if n % 4 else "incorrect", "modification": "reasonable",
-                           "difficulty": ("easy", "medium", "hard")[n % 3]}  # fmt: skip
-                gate.submit(store, annotator=who, item_id=found.item.item_id, version_id=found.item.version_id,
-                            payload=payload, request_id=uuid.uuid4().hex, seconds_spent=10.0 + n)  # fmt: skip
+                payload = {
+                    "original": "correct" if n % 4 else "incorrect",
+                    "modification": "reasonable",
+                    "difficulty": ("easy", "medium", "hard")[n % 3],
+                }
+                gate.submit(
+                    store,
+                    annotator=who,
+                    item_id=found.item.item_id,
+                    version_id=found.item.version_id,
+                    payload=payload,
+                    request_id=uuid.uuid4().hex,
+                    seconds_spent=10.0 + n,
+                )
     return db
 
 
 def _boxes_overlap(a: dict, b: dict) -> bool:
-    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
-                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])  # fmt: skip
+    return not (
+        a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+        or a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+    )
 
 
 def _check_layout(page, title: str, size: str) -> None:
     width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= page.viewport_size["width"] + 1, f"{title} at {size}: content spills sideways ({width} px)"
+    assert width <= page.viewport_size["width"] + 1, (
+        f"{title} at {size}: content spills sideways ({width} px)"
+    )
     boxes = {}
     for selector in ANNOTATION_CONTROLS.get(title, []):
         box = page.locator(selector).first.bounding_box()
@@ -70,7 +99,9 @@ def _check_layout(page, title: str, size: str) -> None:
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_see(tmp_path: Path, browser, size) -> None:
+def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_see(
+    tmp_path: Path, browser, size
+) -> None:
     db = _database(tmp_path)
     with running(db, "--team") as server:
         for name, role in (("ann", "annotator"), ("judy", "adjudicator"), ("lead", "admin")):

@@ -24,10 +24,19 @@ expect.set_options(timeout=20_000)
 
 LEAD, LEAD_PASSWORD = "lead", "lead-password-1"
 RADIO = "#step-review-{field} input[value='{value}']"
-EVIL = '<img src=x onerror="window.__stepgate_xss=1;alert(1)"><script>window.__stepgate_xss=2;alert(2)</script>'
+EVIL = (
+    '<img src=x onerror="window.__stepgate_xss=1;alert(1)"><script>window.__stepgate_xss=2;alert(2)</script>'
+)
 LINK = "[click](javascript:alert(3))"
-CONTROLS = ("#step-review-original", "#step-review-modification", "#step-review-difficulty", "#step-review-save",
-            "#step-review-previous", "#step-review-skip", "#step-review-next")  # fmt: skip
+CONTROLS = (
+    "#step-review-original",
+    "#step-review-modification",
+    "#step-review-difficulty",
+    "#step-review-save",
+    "#step-review-previous",
+    "#step-review-skip",
+    "#step-review-next",
+)
 
 
 def _hostile_prmbench_file(folder: Path) -> Path:
@@ -35,16 +44,30 @@ def _hostile_prmbench_file(folder: Path) -> Path:
     image = next(iter(sorted(png.glob("*.png"))))
     (folder / "figure.png").write_bytes(image.read_bytes())
     row = {
-        "idx": "evil_0", "classification": "domain_inconsistency", "source": "MMK12", "image": "figure.png",
+        "idx": "evil_0",
+        "classification": "domain_inconsistency",
+        "source": "MMK12",
+        "image": "figure.png",
         "question": f"Which solid? {EVIL} {LINK} Volumes $$V = s^3$$, \\(r^2\\), \\[h\\] and $2*3$ cost $5.\nA. 1,2.\nB. 2,3.",
         "ground_truth": "B",
-        "original_process": ["The cube has identical views.", "The cylinder has two identical views.",
-                             "The cone has one circular view.", "So B."],
+        "original_process": [
+            "The cube has identical views.",
+            "The cylinder has two identical views.",
+            "The cone has one circular view.",
+            "So B.",
+        ],
         # The cylinder moved to the top; a hostile step was inserted after it.
-        "modified_process": ["The cylinder has two identical views.", f"By physics, forces differ. {EVIL} {LINK}",
-                             "The cube has identical views.", "The cone has one circular view.", "So B."],
-        "modified_steps": [2], "error_steps": [2], "reason": f"Step 2 uses physics. {EVIL}",
-    }  # fmt: skip
+        "modified_process": [
+            "The cylinder has two identical views.",
+            f"By physics, forces differ. {EVIL} {LINK}",
+            "The cube has identical views.",
+            "The cone has one circular view.",
+            "So B.",
+        ],
+        "modified_steps": [2],
+        "error_steps": [2],
+        "reason": f"Step 2 uses physics. {EVIL}",
+    }
     path = folder / "hostile.jsonl"
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
     return path
@@ -95,7 +118,9 @@ def open_panel(page: Page, url: str, name: str, dataset: str, password: str = ""
     if page.locator("#step-review-dataset input").input_value() != dataset:
         page.locator("#step-review-dataset input").click()
         page.get_by_role("option", name=dataset, exact=True).click()
-        expect(page.locator("#step-review-info")).to_contain_text("evil_0" if dataset == "hostile" else "prm_")
+        expect(page.locator("#step-review-info")).to_contain_text(
+            "evil_0" if dataset == "hostile" else "prm_"
+        )
         expect(page.locator("#step-review-dataset input")).to_have_value(dataset)
 
 
@@ -123,8 +148,12 @@ def expect_controls_in_view_apart(page: Page, width: int, height: int) -> None:
         assert box["x"] + box["width"] <= width and box["y"] + box["height"] <= height, control
         boxes[control] = box
     for (a, box_a), (b, box_b) in combinations(boxes.items(), 2):
-        apart = (box_a["x"] + box_a["width"] <= box_b["x"] + 0.5 or box_b["x"] + box_b["width"] <= box_a["x"] + 0.5
-                 or box_a["y"] + box_a["height"] <= box_b["y"] + 0.5 or box_b["y"] + box_b["height"] <= box_a["y"] + 0.5)  # fmt: skip
+        apart = (
+            box_a["x"] + box_a["width"] <= box_b["x"] + 0.5
+            or box_b["x"] + box_b["width"] <= box_a["x"] + 0.5
+            or box_a["y"] + box_a["height"] <= box_b["y"] + 0.5
+            or box_b["y"] + box_b["height"] <= box_a["y"] + 0.5
+        )
         assert apart, f"{a} overlaps {b}"
 
 
@@ -155,9 +184,15 @@ def test_a_new_annotator_labels_by_mouse_and_keyboard_and_a_reload_resumes_with_
     expect(steps.locator("ins").first).to_be_visible()  # the changed words of the modified steps
     expect(steps.locator(".sr-badge-error")).to_have_count(2)
     expect(steps.locator(".katex").first).to_be_visible()  # formulas rendered, not raw $...$
-    expect(page.locator("#step-review-keys")).to_contain_text("Ctrl+Enter")  # the keys are listed in the panel
+    expect(page.locator("#step-review-keys")).to_contain_text(
+        "Ctrl+Enter"
+    )  # the keys are listed in the panel
 
-    mouse = [("correct", "reasonable", "easy"), ("incorrect", "unreasonable", "medium"), ("correct", "unreasonable", "hard")]
+    mouse = [
+        ("correct", "reasonable", "easy"),
+        ("incorrect", "unreasonable", "medium"),
+        ("correct", "unreasonable", "hard"),
+    ]
     for number, choices in enumerate(mouse, start=1):
         for field, value in zip(("original", "modification", "difficulty"), choices, strict=True):
             click_choice(page, field, value)
@@ -173,10 +208,14 @@ def test_a_new_annotator_labels_by_mouse_and_keyboard_and_a_reload_resumes_with_
     # A choice on the 7th sample, not saved, survives a reload: the same sample, the choice on it.
     page.keyboard.press("i")
     page.keyboard.press("u")
-    expect(page.locator("#step-review-sample-progress")).to_contain_text("2/3 assessments (66%) · not saved yet")
+    expect(page.locator("#step-review-sample-progress")).to_contain_text(
+        "2/3 assessments (66%) · not saved yet"
+    )
     page.reload()
     expect(_progress(page)).to_contain_text("Sample 7 / 12")
-    expect(page.locator("#step-review-dataset input")).to_have_value("review")  # the dataset is remembered too
+    expect(page.locator("#step-review-dataset input")).to_have_value(
+        "review"
+    )  # the dataset is remembered too
     expect(_choice(page, "original", "incorrect")).to_be_checked()
     expect(_choice(page, "modification", "unreasonable")).to_be_checked()
     expect(page.locator("#step-review-assess input[type=radio]:checked")).to_have_count(2)
@@ -196,16 +235,20 @@ def test_a_new_annotator_labels_by_mouse_and_keyboard_and_a_reload_resumes_with_
 
     stored = my_exported_labels(page)  # exactly what was stored: six labels, in order, with seconds spent
     assert [(r["label_original"], r["label_modification"], r["label_difficulty"]) for r in stored] == [
-        *mouse, ("correct", "reasonable", "easy"), ("incorrect", "unreasonable", "medium"),
+        *mouse,
+        ("correct", "reasonable", "easy"),
+        ("incorrect", "unreasonable", "medium"),
         ("correct", "unreasonable", "hard"),
-    ]  # fmt: skip
+    ]
     assert all(float(r["seconds_spent"]) > 0 for r in stored) and {r["annotator"] for r in stored} == {"nia"}
     assert dialogs == []
 
 
 def test_a_draft_survives_a_server_restart(tmp_path: Path, page: Page) -> None:
     db = tmp_path / "restart.duckdb"
-    (tmp_path / "three.jsonl").write_text("".join(PRMBENCH_FILE.read_text(encoding="utf-8").splitlines(True)[:3]))
+    (tmp_path / "three.jsonl").write_text(
+        "".join(PRMBENCH_FILE.read_text(encoding="utf-8").splitlines(True)[:3])
+    )
     store = Store(db)
     try:
         import_file(store, tmp_path / "three.jsonl", format="prmbench", dataset="three")
@@ -282,17 +325,24 @@ def test_an_annotator_corrects_navigates_and_is_told_what_is_missing_with_the_ke
     expect(_status(page)).to_contain_text("Cannot jump to '9999'")
     screenshot(page, "step-review-after-correction")
     stored = my_exported_labels(page)
-    assert [(r["label_original"], r["label_difficulty"]) for r in stored] == [("correct", "easy"), ("incorrect", "hard")]
+    assert [(r["label_original"], r["label_difficulty"]) for r in stored] == [
+        ("correct", "easy"),
+        ("incorrect", "hard"),
+    ]
 
 
-def test_hostile_text_shows_as_text_the_image_enlarges_and_a_moved_step_is_marked(server: Server, page: Page) -> None:
+def test_hostile_text_shows_as_text_the_image_enlarges_and_a_moved_step_is_marked(
+    server: Server, page: Page
+) -> None:
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     open_panel(page, server.url, "hal", "hostile")
     expect(_progress(page)).to_contain_text("Sample 1 / 1")
     panel = page.locator("#tab-step_review")
     for where in ("#step-review-question", "#step-review-rationale", "#step-review-steps"):
-        expect(page.locator(where).get_by_text("<script>window.__stepgate_xss=2;alert(2)</script>").first).to_be_visible()
+        expect(
+            page.locator(where).get_by_text("<script>window.__stepgate_xss=2;alert(2)</script>").first
+        ).to_be_visible()
         expect(page.locator(where)).to_contain_text('<img src=x onerror="window.__stepgate_xss=1;alert(1)">')
     expect(page.locator("#step-review-steps")).to_contain_text(LINK)
     expect(page.locator("#step-review-question")).to_contain_text(LINK)
@@ -305,9 +355,13 @@ def test_hostile_text_shows_as_text_the_image_enlarges_and_a_moved_step_is_marke
     steps = page.locator("#step-review-steps")
     expect(steps.locator(".sr-inserted .sr-badge-error")).to_have_count(1)  # the inserted error step
     expect(steps.locator(".sr-moved")).to_have_count(2)  # the cylinder step: where it was and where it is now
-    expect(steps.locator(".sr-moved .sr-badge-moved")).to_have_text(["moved from Step 2", "moved to Step 1 ↑"])
+    expect(steps.locator(".sr-moved .sr-badge-moved")).to_have_text(
+        ["moved from Step 2", "moved to Step 1 ↑"]
+    )
     expect(steps.get_by_text("↓ original Step 2 moved here")).to_be_visible()
-    expect(steps.locator(".sr-badge-shift").first).to_have_text("was Step 1")  # the cube: same text, new number
+    expect(steps.locator(".sr-badge-shift").first).to_have_text(
+        "was Step 1"
+    )  # the cube: same text, new number
     expect(page.locator("#step-review-difficulty")).to_contain_text("Suggested (1 error step): Easy")
 
     figure = page.locator("#step-review-image img[data-testid='detailed-image']")
@@ -335,7 +389,9 @@ def test_two_blind_annotators_share_a_sample_and_statistics_and_exports_follow_t
 ) -> None:
     open_panel(page, server.url, "ann", "pair")
     expect(_progress(page)).to_contain_text("Sample 1 / 12")
-    expect(page.locator("#step-review-info")).to_contain_text("Annotators you are 1 of 2, blind to each other")
+    expect(page.locator("#step-review-info")).to_contain_text(
+        "Annotators you are 1 of 2, blind to each other"
+    )
     for field, value in (("original", "correct"), ("modification", "unreasonable"), ("difficulty", "hard")):
         click_choice(page, field, value)
     page.locator("#step-review-save").click()
@@ -348,7 +404,9 @@ def test_two_blind_annotators_share_a_sample_and_statistics_and_exports_follow_t
     expect(page.locator("#step-review-summary")).to_contain_text("ann")
     expect(page.locator("#step-review-dist-modification")).to_contain_text("Unreasonable")
     page.locator("#step-review-export-choice input").click()
-    expect(page.get_by_role("option")).to_have_count(2)  # my labels, CSV and JSONL: nothing with others' labels
+    expect(page.get_by_role("option")).to_have_count(
+        2
+    )  # my labels, CSV and JSONL: nothing with others' labels
     page.keyboard.press("Escape")
     assert [r["label_modification"] for r in my_exported_labels(page)] == ["unreasonable"]
     screenshot(page, "step-review-annotator-statistics")
@@ -364,7 +422,9 @@ def test_two_blind_annotators_share_a_sample_and_statistics_and_exports_follow_t
     page.keyboard.type("2")
     page.keyboard.press("Enter")
     expect(_progress(page)).to_contain_text("Sample 2 / 12")
-    expect(page.locator("#step-review-assess input[type=radio]:checked")).to_have_count(0)  # ann's draft stays hers
+    expect(page.locator("#step-review-assess input[type=radio]:checked")).to_have_count(
+        0
+    )  # ann's draft stays hers
 
     page.context.clear_cookies()
     open_panel(page, server.url, LEAD, "pair", LEAD_PASSWORD)

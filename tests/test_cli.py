@@ -14,7 +14,9 @@ from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "app.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "app.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_help_documents_every_verb_and_option() -> None:
@@ -34,7 +36,10 @@ def test_import_users_settings_and_export_round_trip(tmp_path: Path) -> None:
     db = tmp_path / "cli.duckdb"
     out = cli("import", str(PRMBENCH_FILE), "--dataset", "prm", db=db).stdout
     assert "394 new item(s)" in out
-    assert "0 new item(s), 0 new version(s), 394 unchanged" in cli("import", str(PRMBENCH_FILE), "--dataset", "prm", db=db).stdout
+    assert (
+        "0 new item(s), 0 new version(s), 394 unchanged"
+        in cli("import", str(PRMBENCH_FILE), "--dataset", "prm", db=db).stdout
+    )
     cli("import", str(QWQ_FILE), "--dataset", "qwq", db=db)
     cli("users", "add", "lead", "--role", "admin", "--password", "lead-password", db=db)
     cli("users", "add", "ann", "--no-password", db=db)
@@ -46,7 +51,10 @@ def test_import_users_settings_and_export_round_trip(tmp_path: Path) -> None:
     datasets = cli("datasets", "list", db=db).stdout
     assert '"quorum": 2' in datasets and '"max_annotators": 4' in datasets
     target = tmp_path / "items.jsonl"
-    assert "wrote 394 row(s)" in cli("export", "--format", "items-jsonl", "--out", str(target), "--dataset", "prm", db=db).stdout
+    assert (
+        "wrote 394 row(s)"
+        in cli("export", "--format", "items-jsonl", "--out", str(target), "--dataset", "prm", db=db).stdout
+    )
     first = json.loads(target.read_text().splitlines()[0])
     assert first["external_id"] == "prm_test_p1_0:confidence" and first["status"] == "open"
     log = tmp_path / "log.parquet"
@@ -64,7 +72,10 @@ def test_user_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
         (("users", "add", "x", "--role", "boss", "--db", str(db)), "invalid choice"),
         (("datasets", "set", "missing", "quorum=3", "--db", str(db)), "no dataset named 'missing'"),
         (("datasets", "set", "missing", "quorum=three", "--db", str(db)), "KEY=NUMBER"),
-        (("export", "--format", "log-csv", "--out", str(tmp_path / "no" / "x.csv"), "--db", str(db)), "does not exist"),
+        (
+            ("export", "--format", "log-csv", "--out", str(tmp_path / "no" / "x.csv"), "--db", str(db)),
+            "does not exist",
+        ),
         (("serve", "--team", "--db", str(db), "--port", "1"), "team mode needs at least one annotator"),
     ]
     for args, message in checks:
@@ -88,8 +99,14 @@ def test_an_annotator_export_holds_their_own_rows_only(demo_store, tmp_path: Pat
     for name in ("ann", "bob"):
         who = users.add_user(demo_store, name)
         found = work.next_item(demo_store, who, dataset, now_utc())
-        submit(demo_store, annotator=who, item_id=found.item.item_id, version_id=found.item.version_id,
-               payload={"earliest_error": 0}, request_id=uuid.uuid4().hex)  # fmt: skip
+        submit(
+            demo_store,
+            annotator=who,
+            item_id=found.item.item_id,
+            version_id=found.item.version_id,
+            payload={"earliest_error": 0},
+            request_id=uuid.uuid4().hex,
+        )
     written = export(demo_store, "log-csv", tmp_path / "mine.csv", annotator="ann")
     table = pd.read_csv(written.path)
     assert written.rows == 1 and set(table["annotator"]) == {"ann"}

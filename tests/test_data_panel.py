@@ -288,8 +288,14 @@ def label_one_item(store: Store) -> None:
     annotator = users.get_user(store, "ann")
     dataset = datasets.get_dataset(store, "qwq-earliest-error")
     work = next_item(store, annotator, dataset, now_utc())
-    submit(store, annotator=annotator, item_id=work.item.item_id, version_id=work.item.version_id,
-           payload={"earliest_error": -1}, request_id=str(uuid.uuid4()))  # fmt: skip
+    submit(
+        store,
+        annotator=annotator,
+        item_id=work.item.item_id,
+        version_id=work.item.version_id,
+        payload={"earliest_error": -1},
+        request_id=str(uuid.uuid4()),
+    )
 
 
 def downloaded(update: dict) -> Path:

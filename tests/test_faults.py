@@ -16,7 +16,9 @@ from tests.conftest import QWQ_FILE
 pytestmark = pytest.mark.slow
 
 
-def test_a_full_disk_refuses_labels_with_a_message_and_acknowledges_only_what_is_stored(tmp_path: Path) -> None:
+def test_a_full_disk_refuses_labels_with_a_message_and_acknowledges_only_what_is_stored(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "full.duckdb"
     with Store(db) as store:
         import_file(store, QWQ_FILE, dataset="ee")
@@ -35,7 +37,9 @@ def test_a_full_disk_refuses_labels_with_a_message_and_acknowledges_only_what_is
                 break
             request_id = uuid.uuid4().hex
             try:
-                result = client.run("submit_label", item["item_id"], item["version_id"], payload, request_id, 1.0)
+                result = client.run(
+                    "submit_label", item["item_id"], item["version_id"], payload, request_id, 1.0
+                )
             except ApiError as exc:
                 refusal = str(exc)
                 break

@@ -33,9 +33,15 @@ def good_row(fmt: str, i: int) -> dict:
         }
     if fmt == "prmbench":
         return {
-            "idx": f"good-{i}", "classification": "confidence", "question": "q", "original_process": steps,
-            "modified_process": steps, "modified_steps": [2], "error_steps": [2, 3], "reason": "r",
-        }  # fmt: skip
+            "idx": f"good-{i}",
+            "classification": "confidence",
+            "question": "q",
+            "original_process": steps,
+            "modified_process": steps,
+            "modified_steps": [2],
+            "error_steps": [2, 3],
+            "reason": "r",
+        }
     if fmt == "steppairs":
         return {"id": f"good-{i}", "predicted": "a", "reference": "b", "similarity": 0.5}
     if fmt == "crystal":

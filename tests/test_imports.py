@@ -19,7 +19,9 @@ from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 def _item(store: Store, dataset: str, external_id: str):
     d = get_dataset(store, dataset)
     assert d is not None
-    item_id = store.scalar("SELECT id FROM items WHERE dataset_id = ? AND external_id = ?", [d.id, external_id])
+    item_id = store.scalar(
+        "SELECT id FROM items WHERE dataset_id = ? AND external_id = ?", [d.id, external_id]
+    )
     return get_item(store, item_id)
 
 
@@ -58,9 +60,23 @@ def test_qwq_export_imports_solutions_and_verdicts(store: Store) -> None:
 def test_processbench_labels_stay_zero_based(store: Store, tmp_path: Path) -> None:
     path = tmp_path / "pb.jsonl"
     rows = [
-        {"id": "gsm-0", "generator": "m", "problem": "1+1?", "steps": ["a", "b", "c"], "final_answer_correct": False, "label": 1},
-        {"id": "gsm-1", "generator": "m", "problem": "2+2?", "steps": ["a", "b"], "final_answer_correct": True, "label": -1},
-    ]  # fmt: skip
+        {
+            "id": "gsm-0",
+            "generator": "m",
+            "problem": "1+1?",
+            "steps": ["a", "b", "c"],
+            "final_answer_correct": False,
+            "label": 1,
+        },
+        {
+            "id": "gsm-1",
+            "generator": "m",
+            "problem": "2+2?",
+            "steps": ["a", "b"],
+            "final_answer_correct": True,
+            "label": -1,
+        },
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     outcome = import_file(store, path, dataset="pb")
     assert (outcome.format, outcome.added) == ("processbench", 2)
@@ -88,7 +104,9 @@ def test_a_changed_item_becomes_a_new_version_with_its_parent(store: Store, tmp_
     assert (outcome.added, outcome.new_versions, outcome.unchanged) == (0, 1, 4)
     item = _item(store, "prm", f"{row['idx']}:{row['classification']}")
     assert (item.version, item.rationale) == (2, "a corrected rationale")
-    parent, reason = store.fetchone("SELECT parent_id, reason FROM item_versions WHERE id = ?", [item.version_id])
+    parent, reason = store.fetchone(
+        "SELECT parent_id, reason FROM item_versions WHERE id = ?", [item.version_id]
+    )
     assert reason == "reimported"
     assert store.scalar("SELECT version FROM item_versions WHERE id = ?", [parent]) == 1
 

@@ -11,18 +11,22 @@ from qc.label_stats import annotator_summary, label_distribution, settlement_sha
 
 def _log(rows: list[tuple[int, str, int, dict, float]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"annotation_id": i, "annotator": a, "item_id": it, "payload": json.dumps(p), "seconds_spent": s}
-         for i, a, it, p, s in rows]
-    )  # fmt: skip
+        [
+            {"annotation_id": i, "annotator": a, "item_id": it, "payload": json.dumps(p), "seconds_spent": s}
+            for i, a, it, p, s in rows
+        ]
+    )
 
 
 def test_a_correction_replaces_the_label_but_counts_as_a_label_given() -> None:
-    log = _log([
-        (1, "ann", 1, {"original": "correct"}, 10.0),
-        (2, "ann", 1, {"original": "incorrect"}, 4.0),
-        (3, "bob", 1, {"original": "correct"}, 6.0),
-        (4, "bob", 2, {"original": "correct"}, 8.0),
-    ])  # fmt: skip
+    log = _log(
+        [
+            (1, "ann", 1, {"original": "correct"}, 10.0),
+            (2, "ann", 1, {"original": "incorrect"}, 4.0),
+            (3, "bob", 1, {"original": "correct"}, 6.0),
+            (4, "bob", 2, {"original": "correct"}, 8.0),
+        ]
+    )
     dist = label_distribution(log, "original", order=["correct", "incorrect"]).set_index("annotator")
     assert dist.loc["ann"].tolist() == [0, 1]
     assert dist.loc["bob"].tolist() == [2, 0]
@@ -33,10 +37,12 @@ def test_a_correction_replaces_the_label_but_counts_as_a_label_given() -> None:
 
 
 def test_settlement_shares_follow_processbench_table_2() -> None:
-    states = pd.DataFrame({
-        "status": ["consensus", "consensus", "consensus", "discarded", "open"],
-        "settled_at": [3, 3, 4, 5, None],
-    })  # fmt: skip
+    states = pd.DataFrame(
+        {
+            "status": ["consensus", "consensus", "consensus", "discarded", "open"],
+            "settled_at": [3, 3, 4, 5, None],
+        }
+    )
     table = settlement_shares(states).set_index("state")
     assert table.loc["3/3", "items"] == 2 and table.loc["3/4", "items"] == 1
     assert table.loc["discarded", "share"] == 0.2 and table.loc["open", "items"] == 1

@@ -45,8 +45,19 @@ def _dataset(db: Path, items: int, tmp: Path) -> None:
     with open(source, "w") as fh:
         for i in range(items):
             steps = [f"step {j} of item {i}: x = {rng.randint(0, 99)}" for j in range(rng.randint(3, 6))]
-            fh.write(json.dumps({"id": f"load-{i}", "generator": "t", "problem": f"Problem {i}", "steps": steps,
-                                 "final_answer_correct": True, "label": -1}) + "\n")  # fmt: skip
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"load-{i}",
+                        "generator": "t",
+                        "problem": f"Problem {i}",
+                        "steps": steps,
+                        "final_answer_correct": True,
+                        "label": -1,
+                    }
+                )
+                + "\n"
+            )
     with Store(db) as store:
         import_file(store, source, format="processbench", dataset=DATASET)
         for k in range(ANNOTATORS):
@@ -79,8 +90,14 @@ def _annotate(url: str, k: int, until: float, ledger: Ledger, stop: threading.Ev
             request_id = uuid.uuid4().hex
             for _attempt in range(2 if rng.random() < 0.1 else 1):  # some clients retry their submit
                 started = time.perf_counter()
-                result = client.run("submit_label", item["item_id"], item["version_id"],
-                                    {"earliest_error": label}, request_id, 2.0)  # fmt: skip
+                result = client.run(
+                    "submit_label",
+                    item["item_id"],
+                    item["version_id"],
+                    {"earliest_error": label},
+                    request_id,
+                    2.0,
+                )
                 with ledger.lock:
                     ledger.submit_latency.append(time.perf_counter() - started)
                     previous = ledger.acknowledged.setdefault(request_id, result["annotation_id"])
@@ -95,7 +112,9 @@ def _annotate(url: str, k: int, until: float, ledger: Ledger, stop: threading.Ev
 
 def _run_load(url: str, seconds: float, ledger: Ledger, stop: threading.Event) -> list[threading.Thread]:
     until = time.monotonic() + seconds
-    threads = [threading.Thread(target=_annotate, args=(url, k, until, ledger, stop)) for k in range(ANNOTATORS)]
+    threads = [
+        threading.Thread(target=_annotate, args=(url, k, until, ledger, stop)) for k in range(ANNOTATORS)
+    ]
     for t in threads:
         t.start()
     return threads
@@ -115,7 +134,13 @@ def _check_log(db: Path, ledger: Ledger) -> dict:
             "SELECT count(*) FROM item_state WHERE status = 'open' AND target > 5"
         )  # never more than max_annotators
     lost = [rid for rid, aid in ledger.acknowledged.items() if stored.get(rid) != aid]
-    return {"stored": len(stored), "lost": lost, "over_quorum": over_quorum, "twice": twice, "pending_over": pending_over}
+    return {
+        "stored": len(stored),
+        "lost": lost,
+        "over_quorum": over_quorum,
+        "twice": twice,
+        "pending_over": pending_over,
+    }
 
 
 def _p(samples: list[float]) -> str:
@@ -136,7 +161,9 @@ def test_fifty_annotators_at_once_lose_nothing_and_overfill_nothing(tmp_path: Pa
     finally:
         server.stop()
     report = _check_log(db, ledger)
-    print(f"\nload, {ANNOTATORS} annotators: next-item {_p(ledger.next_latency)}; submit {_p(ledger.submit_latency)}")
+    print(
+        f"\nload, {ANNOTATORS} annotators: next-item {_p(ledger.next_latency)}; submit {_p(ledger.submit_latency)}"
+    )
     assert ledger.errors == [], ledger.errors[:5]
     assert len(ledger.acknowledged) >= 20  # bounded in time: correctness, not throughput, is asserted here
     assert report["lost"] == []
@@ -165,7 +192,9 @@ def test_kill_9_in_the_middle_of_load_keeps_every_acknowledged_label(tmp_path: P
         client = StepgateClient(restarted.url, "load0", "load0-password")
         item = client.run("next_item", DATASET)
         assert item["item_id"] is not None
-        client.run("submit_label", item["item_id"], item["version_id"], {"earliest_error": 0}, "after-restart", 1.0)
+        client.run(
+            "submit_label", item["item_id"], item["version_id"], {"earliest_error": 0}, "after-restart", 1.0
+        )
         ledger.acknowledged["after-restart"] = -1
     finally:
         restarted.stop()

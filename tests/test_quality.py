@@ -17,14 +17,23 @@ C, W = "correct", "incorrect"
 
 
 def _long(labels: dict[str, list], field: str = "original") -> pd.DataFrame:
-    rows = [{"item": n + 1, "annotator": who, "field": field, "value": v}
-            for who, values in labels.items() for n, v in enumerate(values) if v is not None]  # fmt: skip
+    rows = [
+        {"item": n + 1, "annotator": who, "field": field, "value": v}
+        for who, values in labels.items()
+        for n, v in enumerate(values)
+        if v is not None
+    ]
     return pd.DataFrame(rows)
 
 
 def _seconds(per_annotator: dict[str, float], n_items: int) -> pd.DataFrame:
-    return pd.DataFrame([{"annotator": a, "item": i, "seconds": s}
-                         for a, s in per_annotator.items() for i in range(1, n_items + 1)])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {"annotator": a, "item": i, "seconds": s}
+            for a, s in per_annotator.items()
+            for i in range(1, n_items + 1)
+        ]
+    )
 
 
 # a and b always agree; c agrees with them on items 1, 4 and 6 only.
@@ -36,7 +45,9 @@ def test_agreement_with_consensus_leaves_the_annotators_own_label_out() -> None:
     table = quality.annotator_quality(wides, _seconds({"a": 30, "b": 40, "c": 30}, 6), min_items=3)
     rows = table.set_index("annotator")
     # For a, the others (b, c) agree on items 1, 4, 6 only: 3 items compared, all equal to a's label.
-    assert rows.loc["a", "compared"] == 3 and rows.loc["a", "agreement"] == 1.0 and rows.loc["a", "kappa"] == 1.0
+    assert (
+        rows.loc["a", "compared"] == 3 and rows.loc["a", "agreement"] == 1.0 and rows.loc["a", "kappa"] == 1.0
+    )
     # For c, a and b always agree: 6 items compared, c matches 3; c's marginals equal chance -> kappa 0.
     assert rows.loc["c", "compared"] == 6 and rows.loc["c", "agreement"] == 0.5
     assert rows.loc["c", "kappa"] == pytest.approx(0.0)
@@ -45,7 +56,9 @@ def test_agreement_with_consensus_leaves_the_annotators_own_label_out() -> None:
 
 def test_far_from_consensus_flags_the_annotator_below_the_team_median() -> None:
     wides = quality.wide_by_field(_long(TEAM), ["original"])
-    table = quality.annotator_quality(wides, _seconds({"a": 30, "b": 40, "c": 30}, 6), min_items=3).set_index("annotator")
+    table = quality.annotator_quality(wides, _seconds({"a": 30, "b": 40, "c": 30}, 6), min_items=3).set_index(
+        "annotator"
+    )
     assert table.loc["c", "flags"] == "far from consensus"
     assert table.loc["a", "flags"] == "" and table.loc["b", "flags"] == ""
 
@@ -72,7 +85,9 @@ def test_the_stored_earliest_error_consensus_is_the_reference_where_it_exists() 
     long = _long({"a": [2, 3, -1, 0], "b": [2, 3, 1, 0], "c": [2, 4, -1, 5]}, field="earliest_error")
     stored = pd.Series({1: 2, 2: 3, 4: 0})  # item 3 has no stored consensus
     wides = quality.wide_by_field(long, ["earliest_error"])
-    table = quality.annotator_quality(wides, _seconds({"a": 9, "b": 9, "c": 9}, 4), stored).set_index("annotator")
+    table = quality.annotator_quality(wides, _seconds({"a": 9, "b": 9, "c": 9}, 4), stored).set_index(
+        "annotator"
+    )
     assert table.loc["a", "compared"] == 3 and table.loc["a", "agreement"] == 1.0
     assert table.loc["c", "agreement"] == pytest.approx(1 / 3)
     # Item 3 has no stored consensus: b is compared with a and c, who both said -1 (the others tie for a, c).
@@ -80,8 +95,16 @@ def test_the_stored_earliest_error_consensus_is_the_reference_where_it_exists() 
 
 
 def test_stored_consensus_reads_the_label_of_each_decision() -> None:
-    states = pd.DataFrame({"item_id": [1, 2, 3], "decision": [json.dumps({"label": 4, "labels": 3}),
-                                                              json.dumps({"label": None, "labels": 2}), None]})  # fmt: skip
+    states = pd.DataFrame(
+        {
+            "item_id": [1, 2, 3],
+            "decision": [
+                json.dumps({"label": 4, "labels": 3}),
+                json.dumps({"label": None, "labels": 2}),
+                None,
+            ],
+        }
+    )
     assert stored_consensus(states).to_dict() == {1: 4}
 
 
@@ -95,7 +118,9 @@ def test_within_one_step_has_the_reports_point_and_a_seeded_interval() -> None:
 
 
 def test_agreement_by_position_groups_items_by_their_most_chosen_step() -> None:
-    wide = pd.DataFrame([[-1, -1], [0, 0], [0, 1], [5, 9], [3, np.nan], [9, 9]], columns=["a", "b"], dtype=float)
+    wide = pd.DataFrame(
+        [[-1, -1], [0, 0], [0, 1], [5, 9], [3, np.nan], [9, 9]], columns=["a", "b"], dtype=float
+    )
     table = quality.earliest_error_by_position(wide).set_index("position")
     assert table.loc["all steps correct", "n_items"] == 1
     assert table.loc["Step 1", "n_items"] == 2  # [0, 0] and the tie [0, 1] (a tie goes to the earlier step)
@@ -124,7 +149,9 @@ def test_lead_coefficient_follows_the_level() -> None:
 def test_agreement_by_error_type_counts_the_items_behind_each_figure() -> None:
     long = _long(TEAM)
     groups = pd.Series({1: "circular", 2: "circular", 3: "circular", 4: "deception", 5: "deception", 6: None})
-    table = quality.agreement_by_group(quality.wide_by_field(long, ["original"]), {"original": "nominal"}, groups)
+    table = quality.agreement_by_group(
+        quality.wide_by_field(long, ["original"]), {"original": "nominal"}, groups
+    )
     rows = table.set_index("group")
     assert rows.loc["circular", "n_items"] == 3 and rows.loc["deception", "n_items"] == 2
     assert rows.loc["(none)", "n_items"] == 1 and math.isnan(rows.loc["(none)", "observed_agreement"])
@@ -133,12 +160,14 @@ def test_agreement_by_error_type_counts_the_items_behind_each_figure() -> None:
 
 
 def test_consensus_states_show_every_state_with_zeros() -> None:
-    states = pd.DataFrame({
-        "dataset": ["qwq"] * 5 + ["prm"] * 2,
-        "status": ["consensus", "consensus", "discarded", "open", "consensus", "complete", "open"],
-        "settled_at": [3, 4, 5, None, 3, 1, None],
-        "final_answer_correct": [True, False, True, None, True, None, None],
-    })  # fmt: skip
+    states = pd.DataFrame(
+        {
+            "dataset": ["qwq"] * 5 + ["prm"] * 2,
+            "status": ["consensus", "consensus", "discarded", "open", "consensus", "complete", "open"],
+            "settled_at": [3, 4, 5, None, 3, 1, None],
+            "final_answer_correct": [True, False, True, None, True, None, None],
+        }
+    )
     by_dataset = consensus_states(states, "dataset").set_index("dataset")
     assert by_dataset.loc["qwq", ["3/3", "3/4", "3/5", "discarded", "open"]].tolist() == [2, 1, 0, 1, 1]
     assert by_dataset.loc["prm", "complete"] == 1 and by_dataset.loc["prm", "rejected"] == 0
@@ -149,16 +178,32 @@ def test_consensus_states_show_every_state_with_zeros() -> None:
 
 def test_build_dashboard_on_no_labels_gives_empty_tables_not_errors() -> None:
     empty = pd.DataFrame(columns=["annotation_id", "item_id", "annotator", "payload", "seconds_spent"])
-    states = pd.DataFrame({"item_id": [1], "dataset": ["d"], "status": ["open"], "settled_at": [None],
-                           "final_answer_correct": [None], "error_type": ["x"], "decision": [None]})  # fmt: skip
-    report = build_dashboard(empty, states, states, {"rejected items": 0}, dataset="d", task="step_review", n_boot=50)
+    states = pd.DataFrame(
+        {
+            "item_id": [1],
+            "dataset": ["d"],
+            "status": ["open"],
+            "settled_at": [None],
+            "final_answer_correct": [None],
+            "error_type": ["x"],
+            "decision": [None],
+        }
+    )
+    report = build_dashboard(
+        empty, states, states, {"rejected items": 0}, dataset="d", task="step_review", n_boot=50
+    )
     assert report.agreement.empty and report.quality.empty and report.pairwise == {}
     assert report.paradox_fields == [] and report.states_by_dataset["open"].tolist() == [1]
 
 
 def test_wide_by_field_is_the_reports_ratings_matrix() -> None:
-    long = pd.concat([_long(TEAM), _long({"a": [2, None, 5], "c": [2, 3, None]}, field="earliest_error"),
-                      pd.DataFrame([{"item": 1, "annotator": "a", "field": "original", "value": W}])])  # a correction
+    long = pd.concat(
+        [
+            _long(TEAM),
+            _long({"a": [2, None, 5], "c": [2, 3, None]}, field="earliest_error"),
+            pd.DataFrame([{"item": 1, "annotator": "a", "field": "original", "value": W}]),
+        ]
+    )  # a correction
     wides = quality.wide_by_field(long, ["original", "earliest_error", "difficulty"])
     assert set(wides) == {"original", "earliest_error"}
     for field, wide in wides.items():

@@ -33,7 +33,9 @@ FIGURE_13_MODIFIED = [
     "Consider the cone (3). It has a single circular view from the top.",
     "The option that pairs cylinder and cone is B. 2,3.",
 ]
-HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(2)> [x](javascript:alert(3)) <javascript:alert(4)>"
+HOSTILE = (
+    "<script>alert(1)</script> <img src=x onerror=alert(2)> [x](javascript:alert(3)) <javascript:alert(4)>"
+)
 
 
 def test_html_and_script_links_in_dataset_text_stay_text() -> None:
@@ -50,7 +52,9 @@ def test_every_panel_reads_prices_products_and_formulas_the_same_way() -> None:
     assert safe_markdown("5*9^1 + 8*9^0 and $a*b$") == r"5\*9^1 + 8\*9^0 and $a*b$"
     assert safe_markdown("$$\\frac12$$ and \\(x\\) and \\[y\\]") == "$$\\frac12$$ and \\(x\\) and \\[y\\]"
     assert safe_markdown("`echo $HOME`") == f"`echo {CODE_DOLLAR}HOME`"
-    assert separate_math(separate_math("$x$ costs $5")) == f"$x$ costs {LITERAL_DOLLAR}5"  # applying twice is harmless
+    assert (
+        separate_math(separate_math("$x$ costs $5")) == f"$x$ costs {LITERAL_DOLLAR}5"
+    )  # applying twice is harmless
 
 
 def test_an_unclosed_code_fence_ends_with_its_own_text() -> None:
@@ -70,29 +74,50 @@ def test_an_inserted_step_stands_alone_and_the_rest_stay_paired() -> None:
 
 
 def test_a_removed_step_and_a_rewritten_step_are_shown_beside_what_they_replaced() -> None:
-    original = ["Let x be the price.", "Then 2x = 10.", "Completely unrelated sentence about apples.", "So x = 5."]
+    original = [
+        "Let x be the price.",
+        "Then 2x = 10.",
+        "Completely unrelated sentence about apples.",
+        "So x = 5.",
+    ]
     modified = ["Let x be the price.", "Then 2x = 12.", "Quantum chromodynamics says otherwise!", "So x = 6."]
     assert align_steps(original, modified) == [StepRow(0, 0), StepRow(1, 1), StepRow(2, 2), StepRow(3, 3)]
     assert align_steps(["a step", "gone step here", "last one"], ["a step", "last one"]) == [
-        StepRow(0, 0), StepRow(1, None), StepRow(2, 1),
-    ]  # fmt: skip
+        StepRow(0, 0),
+        StepRow(1, None),
+        StepRow(2, 1),
+    ]
 
 
 def test_a_moved_step_is_marked_as_moved_where_it_was_and_where_it_is() -> None:
-    original = ["Let x be the price of a pencil.", "Five pencils cost 1.82.", "Three pencils cost 1.24.", "So x = 29."]
-    modified = ["Three pencils cost 1.24.", "Let x be the price of a pencil.", "Five pencils cost 1.82.", "So x = 29."]
+    original = [
+        "Let x be the price of a pencil.",
+        "Five pencils cost 1.82.",
+        "Three pencils cost 1.24.",
+        "So x = 29.",
+    ]
+    modified = [
+        "Three pencils cost 1.24.",
+        "Let x be the price of a pencil.",
+        "Five pencils cost 1.82.",
+        "So x = 29.",
+    ]
     rows = align_steps(original, modified)
     assert StepRow(2, None, moved=0) in rows and StepRow(None, 0, moved=2) in rows
     assert {r.kind for r in rows if r.moved is not None} == {"moved_in", "moved_out"}
     assert [r for r in rows if r.kind in ("inserted", "removed")] == []
     # A step added that says what a kept step says (circular logic, redundancy) repeats it.
-    repeated = align_steps(["First we note x = 2.", "Then y = 4."], ["First we note x = 2.", "Then y = 4.",
-                                                                    "First we note x = 2."])  # fmt: skip
+    repeated = align_steps(
+        ["First we note x = 2.", "Then y = 4."],
+        ["First we note x = 2.", "Then y = 4.", "First we note x = 2."],
+    )
     assert repeated[-1] == StepRow(None, 2, repeats=0) and repeated[-1].kind == "inserted"
 
 
 def test_word_diff_marks_only_the_changed_words_and_keeps_formulas_whole() -> None:
-    left, right = word_diff("This simplifies to $2p=0.58$. So $p=0.29$.", "This simplifies to $2p=0.58$. So $p=0.58$.")
+    left, right = word_diff(
+        "This simplifies to $2p=0.58$. So $p=0.29$.", "This simplifies to $2p=0.58$. So $p=0.58$."
+    )
     assert left == "This simplifies to $2p=0.58$. So <del>$p=0.29$</del>."
     assert right == "This simplifies to $2p=0.58$. So <ins>$p=0.58$</ins>."
     _, moved = word_diff("so \\(x = 1\\) holds", "so \\(x = 2\\) holds")
@@ -100,13 +125,20 @@ def test_word_diff_marks_only_the_changed_words_and_keeps_formulas_whole() -> No
 
 
 def test_word_diff_keeps_markdown_readable_and_dataset_html_inert() -> None:
-    left, right = word_diff("The problem states:\n\n- Three pencils\n\n# Answer\n\n29",
-                            "The problem states:\n\n- Four pencils\n\n# Final Answer\n\n58")  # fmt: skip
-    assert right == "The problem states:\n\n- <ins>Four</ins> pencils\n\n# <ins>Final</ins> Answer\n\n<ins>58</ins>"
+    left, right = word_diff(
+        "The problem states:\n\n- Three pencils\n\n# Answer\n\n29",
+        "The problem states:\n\n- Four pencils\n\n# Final Answer\n\n58",
+    )
+    assert (
+        right
+        == "The problem states:\n\n- <ins>Four</ins> pencils\n\n# <ins>Final</ins> Answer\n\n<ins>58</ins>"
+    )
     assert "- <del>Three</del> pencils" in left
     left, right = word_diff("<b>bold</b> 5*9 " + HOSTILE, "<b>bolder</b> 5*8 " + HOSTILE + " more")
     assert "<b>" not in left + right and "<script" not in right and "<img" not in right
-    assert "&lt;b&gt;<del>bold</del>&lt;/b&gt; 5\\*<del>9</del>" in left  # a product next to a change stays text
+    assert (
+        "&lt;b&gt;<del>bold</del>&lt;/b&gt; 5\\*<del>9</del>" in left
+    )  # a product next to a change stays text
     assert right.endswith("<ins>more</ins>")
     whole, _ = word_diff("abc def", "totally different words here now")
     assert whole == "<del>abc def</del>"
@@ -115,8 +147,10 @@ def test_word_diff_keeps_markdown_readable_and_dataset_html_inert() -> None:
 def test_every_step_of_the_real_prmbench_items_is_shown_once_in_order() -> None:
     for line in PRMBENCH_FILE.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        original, modified = (json.loads(s) if isinstance(s, str) else s
-                              for s in (row["original_process"], row["modified_process"]))  # fmt: skip
+        original, modified = (
+            json.loads(s) if isinstance(s, str) else s
+            for s in (row["original_process"], row["modified_process"])
+        )
         rows = align_steps(original, modified)
         assert [r.original for r in rows if r.original is not None] == list(range(len(original)))
         assert [r.modified for r in rows if r.modified is not None] == list(range(len(modified)))

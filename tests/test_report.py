@@ -31,9 +31,19 @@ from qc.report import (
 N = None
 # Krippendorff (2011), the 4 observers x 12 units example with missing values (units as rows).
 KRIPPENDORFF_UNITS = [
-    [1, 1, N, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
-    [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [N, 5, 5, 5], [N, N, 1, 1], [N, 3, N, N],
-]  # fmt: skip
+    [1, 1, N, 1],
+    [2, 2, 3, 2],
+    [3, 3, 3, 3],
+    [3, 3, 3, 3],
+    [2, 2, 2, 2],
+    [1, 2, 3, 4],
+    [4, 4, 4, 4],
+    [1, 1, 2, 1],
+    [2, 2, 2, 2],
+    [N, 5, 5, 5],
+    [N, N, 1, 1],
+    [N, 3, N, N],
+]
 
 
 def noisy_ratings(n_items: int, n_annotators: int, k: int, seed: int, missing: float = 0.25) -> np.ndarray:

@@ -29,26 +29,53 @@ def _report() -> DashboardReport:
     for item in range(1, 21):
         for who in ("ann", "bea", "cid"):
             original = W if (item, who) in {(3, "ann"), (7, "bea"), (11, "cid")} else C
-            label = {"original": original, "modification": "reasonable" if item % 3 else "unreasonable",
-                     "difficulty": ("easy", "medium", "hard")[(item + (who == "cid")) % 3]}  # fmt: skip
-            rows.append({"annotation_id": next_id, "item_id": item, "annotator": who,
-                         "payload": json.dumps(label), "seconds_spent": 20.0 + item})  # fmt: skip
+            label = {
+                "original": original,
+                "modification": "reasonable" if item % 3 else "unreasonable",
+                "difficulty": ("easy", "medium", "hard")[(item + (who == "cid")) % 3],
+            }
+            rows.append(
+                {
+                    "annotation_id": next_id,
+                    "item_id": item,
+                    "annotator": who,
+                    "payload": json.dumps(label),
+                    "seconds_spent": 20.0 + item,
+                }
+            )
             next_id += 1
     annotations = pd.DataFrame(rows)
-    states = pd.DataFrame({
-        "item_id": range(1, 21), "dataset": "prm <b>", "status": "complete", "settled_at": 3,
-        "final_answer_correct": None, "decision": None,
-        "error_type": ["circular | odd", "deception"] * 10,
-    })  # fmt: skip
-    return build_dashboard(annotations, states, states, {"rejected items": 0, "regeneration jobs": 0},
-                           dataset="prm <b>", task="step_review", n_boot=300, seed=2)  # fmt: skip
+    states = pd.DataFrame(
+        {
+            "item_id": range(1, 21),
+            "dataset": "prm <b>",
+            "status": "complete",
+            "settled_at": 3,
+            "final_answer_correct": None,
+            "decision": None,
+            "error_type": ["circular | odd", "deception"] * 10,
+        }
+    )
+    return build_dashboard(
+        annotations,
+        states,
+        states,
+        {"rejected items": 0, "regeneration jobs": 0},
+        dataset="prm <b>",
+        task="step_review",
+        n_boot=300,
+        seed=2,
+    )
 
 
 def test_markdown_holds_the_coefficients_with_intervals_and_the_warning() -> None:
     report = _report()
     text = report_markdown(report)
     row = report.agreement.set_index("field").loc["original"]
-    assert format_ci(row["observed_agreement"], row["observed_agreement_low"], row["observed_agreement_high"]) in text
+    assert (
+        format_ci(row["observed_agreement"], row["observed_agreement_low"], row["observed_agreement_high"])
+        in text
+    )
     assert format_ci(row["gwet_ac1"], row["gwet_ac1_low"], row["gwet_ac1_high"]) in text
     assert report.paradox_fields == ["original"] and "Kappa misleads" in text
     assert "## Agreement by error type" in text and "## Consensus states by dataset" in text
@@ -91,7 +118,8 @@ def test_json_reads_back_with_the_same_numbers() -> None:
         assert by_field[row["field"]]["observed_agreement"] == pytest.approx(row["observed_agreement"])
         assert by_field[row["field"]]["fleiss_kappa_high"] == pytest.approx(row["fleiss_kappa_high"])
     assert body["pairwise_observed_agreement"]["original"]["ann"]["bea"] == pytest.approx(
-        report.pairwise["original"].loc["ann", "bea"])  # fmt: skip
+        report.pairwise["original"].loc["ann", "bea"]
+    )
     assert body["gating"] == {"rejected items": 0, "regeneration jobs": 0}
 
 

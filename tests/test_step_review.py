@@ -21,8 +21,22 @@ from ui.panels import step_review_actions as actions
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:gradio.helpers")  # gr.Warning outside a request
 
 DATASET = "prmbench-step-review"
-VIEW = ["progress", "info", "question", "image", "answer", "rationale", "steps", "original", "modification",
-        "difficulty", "note", "sample", "status", "work"]  # fmt: skip
+VIEW = [
+    "progress",
+    "info",
+    "question",
+    "image",
+    "answer",
+    "rationale",
+    "steps",
+    "original",
+    "modification",
+    "difficulty",
+    "note",
+    "sample",
+    "status",
+    "work",
+]
 
 
 def view(out: tuple) -> dict:
@@ -50,14 +64,22 @@ def as_user(name: str) -> gr.Request:
     return gr.Request(username=name)
 
 
-def open_sample(ctx: AppContext, who: str = "ann", drafts: dict | None = None, dataset: str = DATASET) -> dict:
+def open_sample(
+    ctx: AppContext, who: str = "ann", drafts: dict | None = None, dataset: str = DATASET
+) -> dict:
     """What opening the tab shows: the dataset picker, the export choices, then the sample."""
     _, _, *shown = panel.on_tab_open(ctx, dataset, {}, drafts or {}, {}, as_user(who))
     return view(tuple(shown))
 
 
-def save(ctx: AppContext, work: dict, who: str = "ann", choices=("correct", "reasonable", "easy"), note="",
-         drafts: dict | None = None):  # fmt: skip
+def save(
+    ctx: AppContext,
+    work: dict,
+    who: str = "ann",
+    choices=("correct", "reasonable", "easy"),
+    note="",
+    drafts: dict | None = None,
+):
     status, line, after, saved, _ = panel.on_save(ctx, work, *choices, note, drafts or {}, as_user(who))
     return plain(status), line, after, saved
 
@@ -93,8 +115,20 @@ def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_p
     assert "is a earliest\\_error dataset, not step\\_review" in view(tuple(other))["status"]
     assert last == {"ann": "qwq-earliest-error"}  # nothing of another annotator's comes back
     with ctx.store.writing() as tx:
-        write_records(tx, "second", "step_review", [ItemRecord(external_id="s-1", question="q",
-                      steps={"original": ["a"], "modified": ["b"]}, error_steps=[0])], "test")  # fmt: skip
+        write_records(
+            tx,
+            "second",
+            "step_review",
+            [
+                ItemRecord(
+                    external_id="s-1",
+                    question="q",
+                    steps={"original": ["a"], "modified": ["b"]},
+                    error_steps=[0],
+                )
+            ],
+            "test",
+        )
     picker, _, *shown = panel.on_tab_open(ctx, DATASET, {}, {}, {"ann": "second"}, as_user("ann"))  # a reload
     assert picker["value"] == "second" and view(tuple(shown))["work"]["external_id"] == "s-1"
     picker, *_ = panel.on_tab_open(ctx, DATASET, {}, {}, {"ann": "second"}, as_user("bea"))
@@ -111,8 +145,11 @@ def test_save_stores_the_three_choices_and_a_retry_is_counted_once(ctx: AppConte
     frame = annotations_frame(ctx.store)
     assert len(frame) == 1 and frame.iloc[0]["seconds_spent"] >= 0
     assert json.loads(frame.iloc[0]["payload"]) == {
-        "original": "correct", "modification": "reasonable", "difficulty": "easy", "note": "clear case",
-    }  # fmt: skip
+        "original": "correct",
+        "modification": "reasonable",
+        "difficulty": "easy",
+        "note": "clear case",
+    }
     moved = after_save(ctx, after, saved)
     assert "Sample 2 / 394" in moved["progress"] and plain(moved["status"]).startswith("Saved sample 1")
 
@@ -120,7 +157,9 @@ def test_save_stores_the_three_choices_and_a_retry_is_counted_once(ctx: AppConte
 def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
     status, *_, saved = save(ctx, work, choices=("correct", None, None))
-    assert status == "Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
+    assert (
+        status == "Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
+    )
     assert saved is None and count_annotations(ctx.store) == 0
     untouched = panel.on_after_save(ctx, work, saved, True, {}, as_user("ann"))
     assert all(isinstance(u, dict) and u.get("__type__") == "update" and len(u) == 1 for u in untouched)
@@ -131,8 +170,13 @@ def test_a_sample_changed_since_it_was_opened_is_not_saved(ctx: AppContext) -> N
     item = get_item(ctx.store, work["item_id"])
     assert item is not None
     with ctx.store.writing() as tx:  # the file was re-imported with an edited question
-        write_records(tx, DATASET, "step_review", [ItemRecord(external_id=item.external_id, question="changed",
-                                                              steps=item.steps)], "prmbench")  # fmt: skip
+        write_records(
+            tx,
+            DATASET,
+            "step_review",
+            [ItemRecord(external_id=item.external_id, question="changed", steps=item.steps)],
+            "prmbench",
+        )
     status, *_ = save(ctx, work)
     assert "changed (now version 2)" in status and count_annotations(ctx.store) == 0
 
@@ -146,16 +190,23 @@ def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx:
     back = open_sample(ctx, "ann", drafts)  # a reload: the held sample again, the draft on it
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "resumed"
     assert [value(back[f]) for f in ("original", "modification", "difficulty", "note")] == [
-        "incorrect", None, "hard", "odd step 3",
-    ]  # fmt: skip
+        "incorrect",
+        None,
+        "hard",
+        "odd step 3",
+    ]
     assert "unsaved choices on this sample are back" in back["status"] and "not saved yet" in back["sample"]
     datasets.update_settings(ctx.store, DATASET, {"annotators_per_item": 2})
     other = open_sample(ctx, "bea", drafts)  # the same browser, another annotator, the same sample
     assert other["work"]["item_id"] == work["item_id"] and value(other["original"]) is None
     assert "you are 1 of 2, blind to each other" in other["info"]
     _, bea_drafts = panel.on_choice(ctx, "correct", None, None, "", other["work"], drafts, as_user("bea"))
-    assert list(bea_drafts) == [f"bea|{DATASET}|{work['item_id']}|{work['version_id']}"]  # never ann's in bea's answer
-    *_, cleared = panel.on_save(ctx, back["work"], "incorrect", "reasonable", "hard", "", drafts, as_user("ann"))
+    assert list(bea_drafts) == [
+        f"bea|{DATASET}|{work['item_id']}|{work['version_id']}"
+    ]  # never ann's in bea's answer
+    *_, cleared = panel.on_save(
+        ctx, back["work"], "incorrect", "reasonable", "hard", "", drafts, as_user("ann")
+    )
     assert cleared == {}
     _, reverted = panel.on_choice(ctx, None, None, None, "", work, drafts, as_user("ann"))
     assert reverted == {}  # choices taken back: no draft left to restore
@@ -194,7 +245,11 @@ def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppCon
     second = after_save(ctx, after, saved)
     back = view(panel.on_previous(ctx, second["work"], None, None, None, "", {}, as_user("ann")))
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
-    assert [value(back[f]) for f in ("original", "modification", "difficulty")] == ["correct", "reasonable", "easy"]
+    assert [value(back[f]) for f in ("original", "modification", "difficulty")] == [
+        "correct",
+        "reasonable",
+        "easy",
+    ]
     assert "already labelled" in back["status"]
     unchanged = save(ctx, back["work"])  # confirming a saved label as it is adds no row
     assert unchanged[0].startswith("Nothing changed on sample 1") and count_annotations(ctx.store) == 1
@@ -203,7 +258,9 @@ def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppCon
     save(ctx, back["work"], choices=("incorrect", "reasonable", "hard"))
     frame = annotations_frame(ctx.store)
     assert len(frame) == 2 and json.loads(frame.iloc[-1]["payload"])["original"] == "incorrect"
-    forward = view(panel.on_skip(ctx, back["work"], {}, as_user("ann"))[:-1])  # leaving a labelled sample: no skip stored
+    forward = view(
+        panel.on_skip(ctx, back["work"], {}, as_user("ann"))[:-1]
+    )  # leaving a labelled sample: no skip stored
     assert forward["work"]["item_id"] == second["work"]["item_id"] and "unchanged" in forward["status"]
 
 
@@ -212,7 +269,9 @@ def test_jump_by_number_or_id_and_a_bad_reference_says_what_to_type(ctx: AppCont
     *by_number, box = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", {}, as_user("ann"))
     assert "Sample 7 / 394" in by_number[0] and box == ""
     reference = by_number[13]["external_id"]
-    *by_id, _ = panel.on_jump(ctx, by_number[13], DATASET, reference, None, None, None, "", {}, as_user("ann"))
+    *by_id, _ = panel.on_jump(
+        ctx, by_number[13], DATASET, reference, None, None, None, "", {}, as_user("ann")
+    )
     assert by_id[13]["position"] == 7
     *bad, box = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", {}, as_user("ann"))
     assert "Cannot jump to '9999'" in bad[12] and "a number from 1 to the dataset size" in bad[12]
@@ -220,13 +279,27 @@ def test_jump_by_number_or_id_and_a_bad_reference_says_what_to_type(ctx: AppCont
 
 def test_every_sample_done_says_so(ctx: AppContext) -> None:
     with ctx.store.writing() as tx:
-        write_records(tx, "tiny", "step_review", [ItemRecord(external_id="only", question="q",
-                      steps={"original": ["a"], "modified": ["b"]}, error_steps=[0])], "test")  # fmt: skip
+        write_records(
+            tx,
+            "tiny",
+            "step_review",
+            [
+                ItemRecord(
+                    external_id="only",
+                    question="q",
+                    steps={"original": ["a"], "modified": ["b"]},
+                    error_steps=[0],
+                )
+            ],
+            "test",
+        )
     work = open_sample(ctx, dataset="tiny")["work"]
     _, _, after, saved = save(ctx, work)
     done = after_save(ctx, after, saved)
     assert "Nothing left for you in tiny" in done["status"] and "you labelled 1" in done["progress"]
-    back = view(panel.on_previous(ctx, done["work"], None, None, None, "", {}, as_user("ann")))  # the done page keeps its dataset
+    back = view(
+        panel.on_previous(ctx, done["work"], None, None, None, "", {}, as_user("ann"))
+    )  # the done page keeps its dataset
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
 
 
@@ -238,14 +311,19 @@ def _two_annotators_label_the_same_sample(ctx: AppContext) -> None:
     save(ctx, other["work"], "bea", ("incorrect", "unreasonable", "hard"))
 
 
-def test_an_annotator_sees_statistics_and_exports_of_their_own_labels_only(ctx: AppContext, tmp_path: Path) -> None:
+def test_an_annotator_sees_statistics_and_exports_of_their_own_labels_only(
+    ctx: AppContext, tmp_path: Path
+) -> None:
     _two_annotators_label_the_same_sample(ctx)
     summary, original, modification, difficulty, note = actions.on_stats(ctx, DATASET, as_user("bea"))
     assert list(summary["value"]["annotator"]) == ["bea"] and "your own labels only" in note
     everything = json.dumps([t["value"].to_dict() for t in (summary, original, modification, difficulty)])
     assert '"ann"' not in everything and "all annotators" not in everything
     assert '"Correct": {"0": 0}' in everything  # ann's "correct" is not counted in what bea receives
-    assert [c for _, c in actions.export_choices(users.get_user(ctx.store, "bea"))] == ["mine-csv", "mine-jsonl"]
+    assert [c for _, c in actions.export_choices(users.get_user(ctx.store, "bea"))] == [
+        "mine-csv",
+        "mine-jsonl",
+    ]
     for choice in ("log-csv", "prmbench"):
         with pytest.raises(gr.Error, match="only adjudicators and admins"):
             actions.on_export(ctx, DATASET, choice, as_user("bea"))

@@ -16,7 +16,9 @@ from ui.panels.step_review_render import (
     steps_html,
 )
 
-CELL = re.compile(r'<div class="sr-cell([^"]*)"><div class="sr-num">Step (\d+)(.*?)</div>\n\n(.*?)\n\n</div>', re.DOTALL)
+CELL = re.compile(
+    r'<div class="sr-cell([^"]*)"><div class="sr-num">Step (\d+)(.*?)</div>\n\n(.*?)\n\n</div>', re.DOTALL
+)
 
 
 def cells(html: str) -> list[tuple[str, str, str, str]]:
@@ -27,34 +29,71 @@ def cells(html: str) -> list[tuple[str, str, str, str]]:
 def test_steps_are_numbered_from_one_with_error_modified_added_and_shifted_marks() -> None:
     html = steps_html(FIGURE_13_ORIGINAL, FIGURE_13_MODIFIED, error_steps=[1], modified_steps=[1])
     found = cells(html)
-    assert [c[1] for c in found] == ["1", "1", "2", "2", "3", "3", "4", "4", "5"]  # both sides, counted from 1
+    assert [c[1] for c in found] == [
+        "1",
+        "1",
+        "2",
+        "2",
+        "3",
+        "3",
+        "4",
+        "4",
+        "5",
+    ]  # both sides, counted from 1
     (inserted,) = [c for c in found if "According to physics" in c[3]]
     classes, number, badges, _ = inserted
     assert number == "2" and "sr-error" in classes and "sr-inserted" in classes
     assert "error step" in badges and "modified" in badges and "added" in badges
     assert [c[1] for c in found if "sr-error" in c[0]] == ["2"]
     # The steps after the inserted one kept their text, but their number shifted: said on the right.
-    assert [re.findall(r"was Step \d", c[2]) for c in found[3:]] == [[], ["was Step 2"], [], ["was Step 3"], [],
-                                                                    ["was Step 4"]]  # fmt: skip
+    assert [re.findall(r"was Step \d", c[2]) for c in found[3:]] == [
+        [],
+        ["was Step 2"],
+        [],
+        ["was Step 3"],
+        [],
+        ["was Step 4"],
+    ]
     assert "(no original step here)" in html
     assert "Original steps (4)" in html and "Modified steps (5)" in html
 
 
 def test_a_moved_step_is_marked_on_both_sides_with_where_it_went() -> None:
-    original = ["Let x be the price of a pencil.", "Five pencils cost 1.82.", "Three pencils cost 1.24.", "So x = 29."]
-    modified = ["Three pencils cost 1.24.", "Let x be the price of a pencil.", "Five pencils cost 1.82.", "So x = 29."]
+    original = [
+        "Let x be the price of a pencil.",
+        "Five pencils cost 1.82.",
+        "Three pencils cost 1.24.",
+        "So x = 29.",
+    ]
+    modified = [
+        "Three pencils cost 1.24.",
+        "Let x be the price of a pencil.",
+        "Five pencils cost 1.82.",
+        "So x = 29.",
+    ]
     html = steps_html(original, modified, [], [])
     moved = [c for c in cells(html) if "sr-moved" in c[0]]
-    assert [(c[1], re.sub("<[^>]+>", "", c[2])) for c in moved] == [("1", "moved from Step 3"), ("3", "moved to Step 1 ↑")]
+    assert [(c[1], re.sub("<[^>]+>", "", c[2])) for c in moved] == [
+        ("1", "moved from Step 3"),
+        ("3", "moved to Step 1 ↑"),
+    ]
     assert "↓ original Step 3 moved here" in html and "↑ now Step 1 of the modified steps" in html
-    assert "removed" not in re.sub(r"<del>removed</del>", "", html)  # not shown as a removal plus an insertion
+    assert "removed" not in re.sub(
+        r"<del>removed</del>", "", html
+    )  # not shown as a removal plus an insertion
 
 
 def test_steps_render_as_markdown_with_formulas_and_changed_words_marked() -> None:
-    original = ["Step 1. The problem states:\n\n        - three pencils cost $1.24\n\n        # Answer\n\n        29"]
-    modified = ["Step 1. The problem states:\n\n        - four pencils cost $1.24\n\n        # Answer\n\n        58"]
+    original = [
+        "Step 1. The problem states:\n\n        - three pencils cost $1.24\n\n        # Answer\n\n        29"
+    ]
+    modified = [
+        "Step 1. The problem states:\n\n        - four pencils cost $1.24\n\n        # Answer\n\n        58"
+    ]
     (left, right) = cells(steps_html(original, modified, [0], [0]))
-    assert left[3].startswith("The problem states:\n\n- <del>three</del> pencils cost <span")  # no "Step 1." twice
+    assert left[3].startswith(
+        "The problem states:\n\n- <del>three</del> pencils cost <span"
+    )  # no "Step 1." twice
     assert "# Answer\n\n<ins>58</ins>" in right[3] and "sr-changed" in right[0]
 
 
@@ -82,7 +121,9 @@ def test_the_sample_says_how_many_blind_annotators_label_it_and_nothing_more() -
 
 
 def test_difficulty_shows_the_rule_and_suggests_from_the_error_step_count() -> None:
-    assert difficulty_hint([1]).startswith("Easy: error clear, ≤ 3 error steps · Medium: clear, > 3 · Hard: not clear.")
+    assert difficulty_hint([1]).startswith(
+        "Easy: error clear, ≤ 3 error steps · Medium: clear, > 3 · Hard: not clear."
+    )
     assert difficulty_hint([1, 2, 3]).endswith("Suggested (3 error steps): Easy, or Hard if not clear.")
     assert difficulty_hint([0, 1, 2, 3]).endswith("Suggested (4 error steps): Medium, or Hard if not clear.")
     assert difficulty_hint([4]).endswith("Suggested (1 error step): Easy, or Hard if not clear.")
@@ -90,7 +131,11 @@ def test_difficulty_shows_the_rule_and_suggests_from_the_error_step_count() -> N
 
 
 def test_question_shows_the_original_only_when_its_wording_changed() -> None:
-    same = {"original_question": "Cost $1.24?", "modified_question": "Cost  $1.24?", "question": "Cost $\\$1.24$?"}
+    same = {
+        "original_question": "Cost $1.24?",
+        "modified_question": "Cost  $1.24?",
+        "question": "Cost $\\$1.24$?",
+    }
     assert "Original question" not in question_markdown("Cost $\\$1.24$?", same)
     changed = {"original_question": "If x = 2, find y.", "modified_question": "Find y."}
     text = question_markdown("Find y.", changed)

@@ -24,10 +24,13 @@ T0 = datetime(2026, 1, 1, 12, 0, 0)
 
 def _records(n: int, steps: int = 4) -> list[ItemRecord]:
     return [
-        ItemRecord(external_id=f"item-{i}", question=f"question {i}",
-                   steps={"original": [f"o{j}" for j in range(steps)], "modified": [f"m{j}" for j in range(steps)]})
+        ItemRecord(
+            external_id=f"item-{i}",
+            question=f"question {i}",
+            steps={"original": [f"o{j}" for j in range(steps)], "modified": [f"m{j}" for j in range(steps)]},
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def _dataset(store: Store, n: int, task: str = "step_review", **settings: int) -> datasets.Dataset:
@@ -47,7 +50,16 @@ def test_fresh_database_has_every_migration(store: Store) -> None:
     with store.writing() as tx:
         assert schema_version(tx) == MIGRATIONS[-1][0]
     names = {r[0] for r in store.fetchall("SELECT table_name FROM information_schema.tables")}
-    assert {"datasets", "items", "item_versions", "steps", "annotations", "assignments", "jobs", "studies"} <= names
+    assert {
+        "datasets",
+        "items",
+        "item_versions",
+        "steps",
+        "annotations",
+        "assignments",
+        "jobs",
+        "studies",
+    } <= names
 
 
 def test_database_of_the_first_schema_version_opens_and_upgrades(tmp_path: Path) -> None:
@@ -85,8 +97,9 @@ def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "shared.duckdb"
     with Store(path):
         code = f"from store import Store\nStore({str(path)!r})"
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                cwd=Path(__file__).parent.parent)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent.parent
+        )
     assert result.returncode != 0
     assert "StoreLockedError" in result.stderr
     assert "already open in another stepgate process" in result.stderr
@@ -95,8 +108,12 @@ def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
 def test_second_app_process_refuses_with_a_message(tmp_path: Path) -> None:
     path = tmp_path / "served.duckdb"
     with Store(path):
-        result = subprocess.run([sys.executable, "app.py", "users", "list", "--db", str(path)],
-                                capture_output=True, text=True, cwd=Path(__file__).parent.parent)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "app.py", "users", "list", "--db", str(path)],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent.parent,
+        )
     assert result.returncode != 0
     assert "already open in another stepgate process" in result.stderr
     assert "Traceback" not in result.stderr
@@ -131,12 +148,17 @@ def test_passwords_are_scrypt_hashes_and_check(store: Store) -> None:
     assert users.authenticate(store, "nobody", "correct horse") is None
 
 
-@pytest.mark.parametrize(("name", "role", "message"), [
-    ("", "annotator", "invalid annotator name"),
-    ("<script>", "annotator", "invalid annotator name"),
-    ("bob", "superuser", "unknown role"),
-])  # fmt: skip
-def test_bad_user_requests_are_refused_with_a_message(store: Store, name: str, role: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "role", "message"),
+    [
+        ("", "annotator", "invalid annotator name"),
+        ("<script>", "annotator", "invalid annotator name"),
+        ("bob", "superuser", "unknown role"),
+    ],
+)
+def test_bad_user_requests_are_refused_with_a_message(
+    store: Store, name: str, role: str, message: str
+) -> None:
     with pytest.raises(users.UserError, match=message):
         users.add_user(store, name, role)
     assert users.list_users(store) == []
@@ -155,10 +177,24 @@ def test_retried_submit_is_stored_once(store: Store) -> None:
     claim = assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     assert claim is not None
     item = get_item(store, claim.item_id)
-    first = submit(store, annotator=ann, item_id=item.item_id, version_id=item.version_id, payload=REVIEW,
-                   request_id="req-1", now=T0)  # fmt: skip
-    again = submit(store, annotator=ann, item_id=item.item_id, version_id=item.version_id, payload=REVIEW,
-                   request_id="req-1", now=T0)  # fmt: skip
+    first = submit(
+        store,
+        annotator=ann,
+        item_id=item.item_id,
+        version_id=item.version_id,
+        payload=REVIEW,
+        request_id="req-1",
+        now=T0,
+    )
+    again = submit(
+        store,
+        annotator=ann,
+        item_id=item.item_id,
+        version_id=item.version_id,
+        payload=REVIEW,
+        request_id="req-1",
+        now=T0,
+    )
     assert (first.duplicate, again.duplicate) == (False, True)
     assert first.annotation_id == again.annotation_id
     assert count_annotations(store) == 1
@@ -170,9 +206,19 @@ def test_request_id_reused_by_another_user_is_refused(store: Store) -> None:
     item = get_item(store, 1)
     for who in (ann, bob):
         assignments.claim_next(store, who.id, 1, lease_seconds=60, now=T0)
-    submit(store, annotator=ann, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="same", now=T0)
+    submit(
+        store, annotator=ann, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="same", now=T0
+    )
     with pytest.raises(GateError, match="already used"):
-        submit(store, annotator=bob, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="same", now=T0)
+        submit(
+            store,
+            annotator=bob,
+            item_id=1,
+            version_id=item.version_id,
+            payload=REVIEW,
+            request_id="same",
+            now=T0,
+        )
     assert count_annotations(store) == 1
 
 
@@ -181,13 +227,35 @@ def test_request_id_reused_on_another_item_is_refused_and_the_store_still_works(
     ann = users.add_user(store, "ann")
     first = assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     item = get_item(store, first.item_id)  # type: ignore[union-attr]
-    submit(store, annotator=ann, item_id=item.item_id, version_id=item.version_id, payload=REVIEW, request_id="x", now=T0)
+    submit(
+        store,
+        annotator=ann,
+        item_id=item.item_id,
+        version_id=item.version_id,
+        payload=REVIEW,
+        request_id="x",
+        now=T0,
+    )
     other = get_item(store, assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id)  # type: ignore[union-attr]
     with pytest.raises(GateError, match="already used"):
-        submit(store, annotator=ann, item_id=other.item_id, version_id=other.version_id, payload=REVIEW,
-               request_id="x", now=T0)  # fmt: skip
-    ok = submit(store, annotator=ann, item_id=other.item_id, version_id=other.version_id, payload=REVIEW,
-                request_id="y", now=T0)  # fmt: skip
+        submit(
+            store,
+            annotator=ann,
+            item_id=other.item_id,
+            version_id=other.version_id,
+            payload=REVIEW,
+            request_id="x",
+            now=T0,
+        )
+    ok = submit(
+        store,
+        annotator=ann,
+        item_id=other.item_id,
+        version_id=other.version_id,
+        payload=REVIEW,
+        request_id="y",
+        now=T0,
+    )
     assert not ok.duplicate and count_annotations(store) == 2
 
 
@@ -197,8 +265,15 @@ def test_incomplete_label_is_refused_and_nothing_stored(store: Store) -> None:
     assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     item = get_item(store, 1)
     with pytest.raises(GateError, match="please choose: Difficulty"):
-        submit(store, annotator=ann, item_id=1, version_id=item.version_id,
-               payload={"original": "correct", "modification": "reasonable"}, request_id="r", now=T0)  # fmt: skip
+        submit(
+            store,
+            annotator=ann,
+            item_id=1,
+            version_id=item.version_id,
+            payload={"original": "correct", "modification": "reasonable"},
+            request_id="r",
+            now=T0,
+        )
     assert count_annotations(store) == 0
 
 
@@ -212,7 +287,9 @@ def test_label_on_an_outdated_version_is_refused(store: Store) -> None:
     with store.writing() as tx:
         write_records(tx, "ds", "step_review", changed, "test")
     with pytest.raises(GateError, match="changed"):
-        submit(store, annotator=ann, item_id=1, version_id=old.version_id, payload=REVIEW, request_id="r", now=T0)
+        submit(
+            store, annotator=ann, item_id=1, version_id=old.version_id, payload=REVIEW, request_id="r", now=T0
+        )
     assert count_annotations(store) == 0
 
 
@@ -228,9 +305,19 @@ def test_eight_threads_of_500_submits_with_retries_leave_exactly_4000(store: Sto
                 assert claim is not None
                 item = get_item(store, claim.item_id)
                 rid = f"{person.name}-{n}"
-                for _ in range(2 if n % 7 == 0 else 1):  # every 7th submit is retried, as a flaky client would
-                    submit(store, annotator=person, item_id=item.item_id, version_id=item.version_id,
-                           payload=REVIEW, request_id=rid, seconds_spent=1.0, now=T0)  # fmt: skip
+                for _ in range(
+                    2 if n % 7 == 0 else 1
+                ):  # every 7th submit is retried, as a flaky client would
+                    submit(
+                        store,
+                        annotator=person,
+                        item_id=item.item_id,
+                        version_id=item.version_id,
+                        payload=REVIEW,
+                        request_id=rid,
+                        seconds_spent=1.0,
+                        now=T0,
+                    )
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -241,8 +328,13 @@ def test_eight_threads_of_500_submits_with_retries_leave_exactly_4000(store: Sto
         t.join()
     assert errors == []
     assert count_annotations(store) == 4000
-    assert store.scalar("SELECT count(*) FROM (SELECT item_id, annotator_id FROM annotations GROUP BY ALL "
-                        "HAVING count(*) > 1)") == 0  # fmt: skip
+    assert (
+        store.scalar(
+            "SELECT count(*) FROM (SELECT item_id, annotator_id FROM annotations GROUP BY ALL "
+            "HAVING count(*) > 1)"
+        )
+        == 0
+    )
     assert store.scalar("SELECT count(*) FROM item_state WHERE status = 'complete'") == 500
 
 
@@ -255,7 +347,9 @@ def test_skip_returns_the_item_to_others_and_comes_back_last(store: Store) -> No
     assert assignments.claim_next(store, bob.id, 1, lease_seconds=60, now=T0).item_id == 1  # type: ignore[union-attr]
     assert assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id == 2  # type: ignore[union-attr]
     item = get_item(store, 2)
-    submit(store, annotator=ann, item_id=2, version_id=item.version_id, payload=REVIEW, request_id="a2", now=T0)
+    submit(
+        store, annotator=ann, item_id=2, version_id=item.version_id, payload=REVIEW, request_id="a2", now=T0
+    )
     # Item 1 is bob's now: ann has nothing left, and her skip is remembered after a restart.
     assert assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0) is None
     store.scheduler.invalidate()
@@ -279,18 +373,31 @@ def test_expired_lease_returns_the_item_to_the_pool(store: Store) -> None:
     later = T0 + timedelta(seconds=61)
     assert assignments.claim_next(store, bob.id, 1, lease_seconds=60, now=later).item_id == 1  # type: ignore[union-attr]
     item = get_item(store, 1)
-    submit(store, annotator=bob, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="b", now=later)
+    submit(
+        store, annotator=bob, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="b", now=later
+    )
     # Ann's late submit would put the item over its quorum: refused, nothing stored.
     with pytest.raises(GateError, match="already has all the annotators"):
-        submit(store, annotator=ann, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="a", now=later)
+        submit(
+            store,
+            annotator=ann,
+            item_id=1,
+            version_id=item.version_id,
+            payload=REVIEW,
+            request_id="a",
+            now=later,
+        )
     assert count_annotations(store) == 1
 
 
-@pytest.mark.parametrize(("labels", "status", "keep"), [
-    ([REVIEW], "complete", True),
-    ([{**REVIEW, "original": "incorrect"}], "rejected", False),
-    ([REVIEW, {**REVIEW, "modification": "unreasonable"}], "disputed", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("labels", "status", "keep"),
+    [
+        ([REVIEW], "complete", True),
+        ([{**REVIEW, "original": "incorrect"}], "rejected", False),
+        ([REVIEW, {**REVIEW, "modification": "unreasonable"}], "disputed", None),
+    ],
+)
 def test_step_review_keeps_only_correct_originals_with_reasonable_modifications(
     store: Store, labels: list[dict], status: str, keep: bool | None
 ) -> None:
@@ -299,8 +406,15 @@ def test_step_review_keeps_only_correct_originals_with_reasonable_modifications(
         who = users.add_user(store, f"rater-{k}")
         assignments.claim_next(store, who.id, 1, lease_seconds=60, now=T0)
         item = get_item(store, 1)
-        result = submit(store, annotator=who, item_id=1, version_id=item.version_id, payload=payload,
-                        request_id=f"r{k}", now=T0)  # fmt: skip
+        result = submit(
+            store,
+            annotator=who,
+            item_id=1,
+            version_id=item.version_id,
+            payload=payload,
+            request_id=f"r{k}",
+            now=T0,
+        )
     assert result.status == status
     decision = json.loads(store.scalar("SELECT decision FROM item_state WHERE item_id = 1"))
     assert decision["keep"] == keep

@@ -33,21 +33,40 @@ def _label_next(store: Store, who: users.Annotator, n: int) -> list[int]:
     for _ in range(n):
         got = work.next_item(store, who, dataset, gate.now_utc())
         assert got is not None
-        gate.submit(store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
-                    payload=LABEL, request_id=str(uuid.uuid4()), seconds_spent=12.0)  # fmt: skip
+        gate.submit(
+            store,
+            annotator=who,
+            item_id=got.item.item_id,
+            version_id=got.item.version_id,
+            payload=LABEL,
+            request_id=str(uuid.uuid4()),
+            seconds_spent=12.0,
+        )
         done.append(got.item.item_id)
     return done
 
 
 def test_a_study_of_20_items_for_2_raters_is_handed_out_and_reported(demo_store: Store) -> None:
     admin = _annotator(demo_store, "lead", "admin")
-    study = studies.create_study(demo_store, name="PRMBench-V IAA", dataset_name=DATASET, n_items=20, raters=2,
-                                 sample=stratified_sample, stratify_by="error_type", seed=4, created_by=admin.id)  # fmt: skip
+    study = studies.create_study(
+        demo_store,
+        name="PRMBench-V IAA",
+        dataset_name=DATASET,
+        n_items=20,
+        raters=2,
+        sample=stratified_sample,
+        stratify_by="error_type",
+        seed=4,
+        created_by=admin.id,
+    )
     items = set(studies.study_items(demo_store, study.id)["item_id"])
     assert study.n_items == 20 and len(items) == 20
     assert all(get_item_state(demo_store, i).target == 2 for i in items)
-    others = demo_store.fetchall("SELECT DISTINCT target FROM item_state WHERE dataset_id = ? AND item_id NOT IN "
-                                 "(SELECT item_id FROM study_items)", [study.dataset_id])  # fmt: skip
+    others = demo_store.fetchall(
+        "SELECT DISTINCT target FROM item_state WHERE dataset_id = ? AND item_id NOT IN "
+        "(SELECT item_id FROM study_items)",
+        [study.dataset_id],
+    )
     assert others == [(1,)]
 
     ann, bea, cid = (_annotator(demo_store, n) for n in ("ann", "bea", "cid"))
@@ -71,8 +90,15 @@ def test_a_study_of_20_items_for_2_raters_is_handed_out_and_reported(demo_store:
 
 
 def test_the_study_draws_every_error_type_in_proportion(demo_store: Store) -> None:
-    study = studies.create_study(demo_store, name="by type", dataset_name=DATASET, n_items=30, raters=3,
-                                 sample=stratified_sample, seed=1)  # fmt: skip
+    study = studies.create_study(
+        demo_store,
+        name="by type",
+        dataset_name=DATASET,
+        n_items=30,
+        raters=3,
+        sample=stratified_sample,
+        seed=1,
+    )
     drawn = studies.study_items(demo_store, study.id)["stratum"].value_counts().to_dict()
     sizes = studies.study_candidates(demo_store, study.dataset_id)["error_type"].value_counts().to_dict()
     assert drawn == {k: v for k, v in allocate(sizes, 30, 1).items() if v}
@@ -83,8 +109,9 @@ def test_an_item_already_labelled_enough_keeps_its_state(demo_store: Store) -> N
     ann = _annotator(demo_store, "ann")
     first = _label_next(demo_store, ann, 1)[0]
     assert get_item_state(demo_store, first).status == "rejected"  # LABEL says the original is incorrect
-    study = studies.create_study(demo_store, name="all", dataset_name=DATASET, n_items=394, raters=2,
-                                 sample=stratified_sample)  # fmt: skip
+    study = studies.create_study(
+        demo_store, name="all", dataset_name=DATASET, n_items=394, raters=2, sample=stratified_sample
+    )
     state = get_item_state(demo_store, first)
     assert state.status == "open" and state.target == 2  # one label of two: it reopens for a second rater
     assert studies.list_studies(demo_store).loc[0, "n_items"] == 394
@@ -102,7 +129,9 @@ def test_an_item_already_labelled_enough_keeps_its_state(demo_store: Store) -> N
         ({"dataset_name": "nope"}, "no dataset named"),
     ],
 )
-def test_a_bad_study_request_is_refused_and_stores_nothing(demo_store: Store, changes: dict, message: str) -> None:
+def test_a_bad_study_request_is_refused_and_stores_nothing(
+    demo_store: Store, changes: dict, message: str
+) -> None:
     request = {"name": "s", "dataset_name": DATASET, "n_items": 10, "raters": 2, **changes}
     with pytest.raises(studies.StudyError, match=message):
         studies.create_study(demo_store, sample=stratified_sample, **request)
@@ -112,10 +141,13 @@ def test_a_bad_study_request_is_refused_and_stores_nothing(demo_store: Store, ch
 
 
 def test_a_study_name_is_used_once(demo_store: Store) -> None:
-    studies.create_study(demo_store, name="s", dataset_name=DATASET, n_items=5, raters=2, sample=stratified_sample)
+    studies.create_study(
+        demo_store, name="s", dataset_name=DATASET, n_items=5, raters=2, sample=stratified_sample
+    )
     with pytest.raises(studies.StudyError, match="already exists"):
-        studies.create_study(demo_store, name="s", dataset_name=DATASET, n_items=5, raters=2,
-                             sample=stratified_sample)  # fmt: skip
+        studies.create_study(
+            demo_store, name="s", dataset_name=DATASET, n_items=5, raters=2, sample=stratified_sample
+        )
 
 
 def test_gating_counts_are_zeros_before_anything_is_rejected(demo_store: Store) -> None:
@@ -136,7 +168,9 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
     ctx = AppContext(demo_store)
     _annotator(demo_store, "judge", "adjudicator")
     ann, bea = _annotator(demo_store, "ann"), _annotator(demo_store, "bea")
-    studies.create_study(demo_store, name="s", dataset_name=DATASET, n_items=6, raters=2, sample=stratified_sample)
+    studies.create_study(
+        demo_store, name="s", dataset_name=DATASET, n_items=6, raters=2, sample=stratified_sample
+    )
     _label_next(demo_store, ann, 6)
     _label_next(demo_store, bea, 6)
 
@@ -151,7 +185,9 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
         dashboard.on_draw_study(ctx, DATASET, "t", 5, "error_type", 2, 0, SimpleNamespace(username="judge"))
 
     shown = dashboard.on_show(ctx, DATASET, 200, SimpleNamespace(username="judge"))
-    assert "Observed agreement" in shown[5] and Path(shown[16]).read_text(encoding="utf-8").startswith("# QC report")
+    assert "Observed agreement" in shown[5] and Path(shown[16]).read_text(encoding="utf-8").startswith(
+        "# QC report"
+    )
     empty = dashboard.on_show(ctx, "mathvista-quality-gate", 200, SimpleNamespace(username="judge"))
     assert "No field has two labels" in empty[5]
     summary = dashboard.on_study_report(ctx, "s", 200, SimpleNamespace(username="judge"))[0]

@@ -65,9 +65,15 @@ def api_submit_label(
     """Store the session user's label; a retry with the same request_id is stored once."""
     user = require_user(ctx, request)
     try:
-        result = submit(ctx.store, annotator=user, item_id=int(item_id), version_id=int(version_id),
-                        payload=payload, request_id=str(request_id),
-                        seconds_spent=float(seconds_spent) if seconds_spent is not None else None)  # fmt: skip
+        result = submit(
+            ctx.store,
+            annotator=user,
+            item_id=int(item_id),
+            version_id=int(version_id),
+            payload=payload,
+            request_id=str(request_id),
+            seconds_spent=float(seconds_spent) if seconds_spent is not None else None,
+        )
     except GateError as exc:
         raise gr.Error(str(exc)) from exc
     return {"annotation_id": result.annotation_id, "duplicate": result.duplicate, "status": result.status}

@@ -55,7 +55,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
 
 def launch_kwargs(ctx: AppContext) -> dict:
     """What Gradio's launch() needs: theme, each panel's CSS and keyboard script, the image folder."""
-    scripts = "".join(f"<script>{p.read_text(encoding='utf-8')}</script>" for p in sorted((ASSETS / "js").glob("*.js")))
+    scripts = "".join(
+        f"<script>{p.read_text(encoding='utf-8')}</script>" for p in sorted((ASSETS / "js").glob("*.js"))
+    )
     return {
         "css_paths": sorted((ASSETS / "css").glob("*.css")),
         "head": scripts or None,

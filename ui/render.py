@@ -18,9 +18,19 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 __all__ = [
-    "CODE_DOLLAR", "LATEX_DELIMITERS", "LITERAL_DOLLAR", "MATH_DOLLAR", "StepRow", "align_steps", "close_fences",
-    "escape_text", "safe_markdown", "separate_math", "step_body", "word_diff",
-]  # fmt: skip
+    "CODE_DOLLAR",
+    "LATEX_DELIMITERS",
+    "LITERAL_DOLLAR",
+    "MATH_DOLLAR",
+    "StepRow",
+    "align_steps",
+    "close_fences",
+    "escape_text",
+    "safe_markdown",
+    "separate_math",
+    "step_body",
+    "word_diff",
+]
 
 LATEX_DELIMITERS = [
     {"left": "$$", "right": "$$", "display": True},

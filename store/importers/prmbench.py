@@ -26,11 +26,24 @@ FORMAT = "prmbench"
 ID_FIELD = "idx"
 _KNOWN = frozenset(
     {
-        "idx", "id", "classification", "question", "original_question", "modified_question",
-        "original_process", "modified_process", "modified_steps", "error_steps", "reason",
-        "ground_truth", "original_response", "image", "images", "source",
+        "idx",
+        "id",
+        "classification",
+        "question",
+        "original_question",
+        "modified_question",
+        "original_process",
+        "modified_process",
+        "modified_steps",
+        "error_steps",
+        "reason",
+        "ground_truth",
+        "original_response",
+        "image",
+        "images",
+        "source",
     }
-)  # fmt: skip
+)
 
 
 def parse_row(obj: dict[str, Any], ctx: RowContext) -> ItemRecord:

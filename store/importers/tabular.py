@@ -30,9 +30,16 @@ from store.records import ItemRecord
 
 TEXT_FIELDS = ("question", "reference_answer", "reference_solution", "error_type", "rationale", "source")
 OTHER_FIELDS = (
-    "external_id", "steps", "error_steps", "modified_steps", "earliest_error",
-    "final_answer_correct", "options", "image", "images",
-)  # fmt: skip
+    "external_id",
+    "steps",
+    "error_steps",
+    "modified_steps",
+    "earliest_error",
+    "final_answer_correct",
+    "options",
+    "image",
+    "images",
+)
 PREFIXED = ("steps.", "meta.")  # "steps.<role>" for several step lists, "meta.<key>" to keep a column
 _STEP_ROLE_FOR_CHECKS = ("modified", "solution", "candidate")
 

@@ -42,22 +42,53 @@ REVIEWERS_ONLY = (
     "annotators work blind. Ask an admin if you need a different role."
 )
 BOOT_CHOICES = [200, 1000, 2000]
-STRATA = [("error type", "error_type"), ("source", "source"), ("final answer correct", "final_answer_correct"),
-          ("no strata (simple random sample)", "none")]  # fmt: skip
+STRATA = [
+    ("error type", "error_type"),
+    ("source", "source"),
+    ("final answer correct", "final_answer_correct"),
+    ("no strata (simple random sample)", "none"),
+]
 STUDY_HELP = (
     "An admin draws N items, stratified by a field, each for K blind raters: the items' target becomes K, "
     "so the app hands each one to K different annotators, before other work. PRMBench-V: 100 items, "
     "2 raters, observed agreement; MPBench: 300 items, 3 raters."
 )
-_BY_TYPE = {"group": "error type", "field": "field", "n_items": "n", "observed_agreement": "OA",
-            "gwet_ac1": "AC1", "fleiss_kappa": "Fleiss κ", "krippendorff_alpha": "Kripp. α"}  # fmt: skip
-_QUALITY = {"annotator": "annotator", "field": "field", "items": "items done", "median_seconds": "median s/item",
-            "compared": "items compared", "agreement": "agreement with consensus",
-            "kappa": "Cohen's kappa with consensus", "flags": "flags"}  # fmt: skip
-_POSITION = {"position": "earliest error at", "n_items": "items", "observed_agreement": "exact agreement",
-             "within_1_step": "within ±1 step"}  # fmt: skip
-_STUDIES = {"study": "study", "dataset": "dataset", "n_items": "items", "raters": "raters", "items_done": "done",
-            "progress": "progress", "stratify_by": "stratified by", "seed": "seed", "created_by": "drawn by"}  # fmt: skip
+_BY_TYPE = {
+    "group": "error type",
+    "field": "field",
+    "n_items": "n",
+    "observed_agreement": "OA",
+    "gwet_ac1": "AC1",
+    "fleiss_kappa": "Fleiss κ",
+    "krippendorff_alpha": "Kripp. α",
+}
+_QUALITY = {
+    "annotator": "annotator",
+    "field": "field",
+    "items": "items done",
+    "median_seconds": "median s/item",
+    "compared": "items compared",
+    "agreement": "agreement with consensus",
+    "kappa": "Cohen's kappa with consensus",
+    "flags": "flags",
+}
+_POSITION = {
+    "position": "earliest error at",
+    "n_items": "items",
+    "observed_agreement": "exact agreement",
+    "within_1_step": "within ±1 step",
+}
+_STUDIES = {
+    "study": "study",
+    "dataset": "dataset",
+    "n_items": "items",
+    "raters": "raters",
+    "items_done": "done",
+    "progress": "progress",
+    "stratify_by": "stratified by",
+    "seed": "seed",
+    "created_by": "drawn by",
+}
 
 
 # ----- mapping results to what the components show (formatting only)
@@ -73,15 +104,20 @@ def _table(frame: pd.DataFrame, columns: dict[str, str] | None = None) -> pd.Dat
 
 
 def _studies_view(frame: pd.DataFrame) -> pd.DataFrame:
-    shown = frame.assign(progress=[f"{p:.0%}" for p in frame["progress"]], stratify_by=frame["stratify_by"].fillna("-"),
-                         created_by=frame["created_by"].fillna("-"))  # fmt: skip
+    shown = frame.assign(
+        progress=[f"{p:.0%}" for p in frame["progress"]],
+        stratify_by=frame["stratify_by"].fillna("-"),
+        created_by=frame["created_by"].fillna("-"),
+    )
     return _table(shown, _STUDIES) if len(frame) else pd.DataFrame(columns=list(_STUDIES.values()))
 
 
 def _status_line(report: DashboardReport) -> str:
-    return (f"**{escape_text(report.scope)}** ({report.task}): {report.n_labels} labels by "
-            f"{len(report.annotators)} annotators · {report.n_boot} bootstrap replicates, 95% intervals · "
-            f"computed in {report.seconds_to_compute:.2f} s")  # fmt: skip
+    return (
+        f"**{escape_text(report.scope)}** ({report.task}): {report.n_labels} labels by "
+        f"{len(report.annotators)} annotators · {report.n_boot} bootstrap replicates, 95% intervals · "
+        f"computed in {report.seconds_to_compute:.2f} s"
+    )
 
 
 def _warning(report: DashboardReport) -> dict:
@@ -105,12 +141,19 @@ def _agreement_html(display: pd.DataFrame, paradox: list[str]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in ["Field", "Items", "Annotators", "Lead", *figures])
     rows = []
     for row in display.to_dict("records"):
-        mark = ' <span class="qc-flag" title="kappa misleads here">⚠</span>' if row["Field"] in paradox else ""
-        cells = [f'<td><b>{html.escape(str(row["Field"]))}</b>{mark}<span class="qc-ci">'
-                 f'{html.escape(str(row["Level"]))}</span></td>',
-                 f'<td class="qc-num">{row["Items"]}</td>', f'<td class="qc-num">{row["Annotators"]}</td>',
-                 f'<td>{html.escape(str(row["Lead coefficient"]))}</td>']  # fmt: skip
-        cells += [_figure_cell(row[c], c == row["Lead coefficient"]) if row[c] else "<td></td>" for c in figures]
+        mark = (
+            ' <span class="qc-flag" title="kappa misleads here">⚠</span>' if row["Field"] in paradox else ""
+        )
+        cells = [
+            f'<td><b>{html.escape(str(row["Field"]))}</b>{mark}<span class="qc-ci">'
+            f"{html.escape(str(row['Level']))}</span></td>",
+            f'<td class="qc-num">{row["Items"]}</td>',
+            f'<td class="qc-num">{row["Annotators"]}</td>',
+            f"<td>{html.escape(str(row['Lead coefficient']))}</td>",
+        ]
+        cells += [
+            _figure_cell(row[c], c == row["Lead coefficient"]) if row[c] else "<td></td>" for c in figures
+        ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f'<table class="qc-agreement"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
@@ -133,9 +176,27 @@ SHOW_OUTPUTS = 19
 def _refused() -> tuple:
     """For annotators: the message, and nothing computed from anyone's labels."""
     empty = pd.DataFrame()
-    return (gr.update(visible=True), gr.update(visible=False), gr.skip(), "", gr.update(value="", visible=False),
-            "", gr.update(visible=False), empty, None, empty, None, None, empty, empty, empty, empty,
-            None, None, None)  # fmt: skip
+    return (
+        gr.update(visible=True),
+        gr.update(visible=False),
+        gr.skip(),
+        "",
+        gr.update(value="", visible=False),
+        "",
+        gr.update(visible=False),
+        empty,
+        None,
+        empty,
+        None,
+        None,
+        empty,
+        empty,
+        empty,
+        empty,
+        None,
+        None,
+        None,
+    )
 
 
 def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: gr.Request) -> tuple:
@@ -145,38 +206,74 @@ def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: g
         return _refused()
     picker, dataset = _choices(ctx, dataset)
     if dataset is None:
-        return (gr.update(visible=False), gr.update(visible=True), picker, "No datasets yet: import one in Data.",
-                *_refused()[4:])  # fmt: skip
+        return (
+            gr.update(visible=False),
+            gr.update(visible=True),
+            picker,
+            "No datasets yet: import one in Data.",
+            *_refused()[4:],
+        )
     n_boot = int(n_boot) if n_boot in BOOT_CHOICES else 1000
     report = dashboard_from_store(ctx.store, dataset, n_boot=n_boot)
     files = write_report(report, ctx.export_dir / "qc" / user.name)
     return (
-        gr.update(visible=False), gr.update(visible=True), picker, _status_line(report), _warning(report),
-        _agreement_view(report), gr.update(visible=len(report.by_position) > 0),
+        gr.update(visible=False),
+        gr.update(visible=True),
+        picker,
+        _status_line(report),
+        _warning(report),
+        _agreement_view(report),
+        gr.update(visible=len(report.by_position) > 0),
         _table(report.by_position, _POSITION) if len(report.by_position) else pd.DataFrame(),
-        plots.agreement_by_error_type_figure(report.by_error_type), _table(report.by_error_type, _BY_TYPE),
-        plots.annotator_heatmap_figure(report.pairwise, report.shared), plots.time_per_item_figure(report.item_seconds),
-        _table(report.quality, _QUALITY), _table(report.states_by_dataset), _table(report.states_by_answer),
-        _table(report.gating), str(files.markdown), str(files.csv), str(files.json),
-    )  # fmt: skip
+        plots.agreement_by_error_type_figure(report.by_error_type),
+        _table(report.by_error_type, _BY_TYPE),
+        plots.annotator_heatmap_figure(report.pairwise, report.shared),
+        plots.time_per_item_figure(report.item_seconds),
+        _table(report.quality, _QUALITY),
+        _table(report.states_by_dataset),
+        _table(report.states_by_answer),
+        _table(report.gating),
+        str(files.markdown),
+        str(files.csv),
+        str(files.json),
+    )
 
 
 def on_open(ctx: AppContext, request: gr.Request) -> tuple:
     """Page load: reviewers get the dataset list and the studies; admins the study form; annotators one line."""
     user = require_user(ctx, request)
     if not user.can_see_labels:
-        return gr.update(visible=True), gr.update(visible=False), gr.skip(), gr.update(visible=False), None, gr.skip()
+        return (
+            gr.update(visible=True),
+            gr.update(visible=False),
+            gr.skip(),
+            gr.update(visible=False),
+            None,
+            gr.skip(),
+        )
     picker, _ = _choices(ctx, None)
     listed = studies.list_studies(ctx.store)
     names = listed["study"].tolist()
-    return (gr.update(visible=False), gr.update(visible=True), picker, gr.update(visible=user.is_admin),
-            _studies_view(listed), gr.update(choices=names, value=names[-1] if names else None))  # fmt: skip
+    return (
+        gr.update(visible=False),
+        gr.update(visible=True),
+        picker,
+        gr.update(visible=user.is_admin),
+        _studies_view(listed),
+        gr.update(choices=names, value=names[-1] if names else None),
+    )
 
 
 def on_draw_study(
-    ctx: AppContext, dataset: str | None, name: str, n_items: float | None, stratify: str, raters: float | None,
-    seed: float | None, request: gr.Request,
-) -> tuple:  # fmt: skip
+    ctx: AppContext,
+    dataset: str | None,
+    name: str,
+    n_items: float | None,
+    stratify: str,
+    raters: float | None,
+    seed: float | None,
+    request: gr.Request,
+) -> tuple:
     """Admins only: draw the sample, raise its items' targets to K; a bad request stores nothing."""
     admin: Annotator = require_admin(ctx, request)
     try:
@@ -185,16 +282,31 @@ def on_draw_study(
         if n_items is None or raters is None:
             raise studies.StudyError("give the number of items and the raters per item")
         study = studies.create_study(
-            ctx.store, name=name, dataset_name=dataset, n_items=int(n_items), raters=int(raters),
-            sample=stratified_sample, stratify_by=None if stratify == "none" else stratify,
-            seed=int(seed or 0), created_by=admin.id,
-        )  # fmt: skip
+            ctx.store,
+            name=name,
+            dataset_name=dataset,
+            n_items=int(n_items),
+            raters=int(raters),
+            sample=stratified_sample,
+            stratify_by=None if stratify == "none" else stratify,
+            seed=int(seed or 0),
+            created_by=admin.id,
+        )
     except studies.StudyError as exc:
         gr.Warning(f"Study not drawn: {exc}")
-        return f"Study not drawn: {escape_text(str(exc))}", gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+        return (
+            f"Study not drawn: {escape_text(str(exc))}",
+            gr.skip(),
+            gr.skip(),
+            gr.skip(),
+            gr.skip(),
+            gr.skip(),
+        )
     listed = studies.list_studies(ctx.store)
-    message = (f"Drew **{escape_text(study.name)}**: {study.n_items} items of {escape_text(study.dataset)}, "
-               f"{study.raters} raters each. Its items now go to annotators before other work.")  # fmt: skip
+    message = (
+        f"Drew **{escape_text(study.name)}**: {study.n_items} items of {escape_text(study.dataset)}, "
+        f"{study.raters} raters each. Its items now go to annotators before other work."
+    )
     picker = gr.update(choices=listed["study"].tolist(), value=study.name)
     return message, _studies_view(listed), picker, "", "", gr.update(visible=False)
 
@@ -209,17 +321,29 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
     except ReportError as exc:
         return escape_text(str(exc)), "", gr.skip(), gr.update(visible=False), None, None, None
     done, total = int(progress["items_done"]), int(progress["n_items"])
-    state = ("**complete**" if done == total else
-             f"**in progress**: figures are provisional until all {total} items have {progress['raters']} labels")  # fmt: skip
-    summary = (f"Study **{escape_text(study)}** on {escape_text(report.dataset)}: {done} of {total} items have "
-               f"{progress['raters']} labels, {state}. Agreement over the study's items only.")  # fmt: skip
+    state = (
+        "**complete**"
+        if done == total
+        else f"**in progress**: figures are provisional until all {total} items have {progress['raters']} labels"
+    )
+    summary = (
+        f"Study **{escape_text(study)}** on {escape_text(report.dataset)}: {done} of {total} items have "
+        f"{progress['raters']} labels, {state}. Agreement over the study's items only."
+    )
     warning = paradox_warning(report)
     if warning:
         summary += f"\n\n⚠ {html.escape(warning, quote=False)}"
     files = write_report(report, ctx.export_dir / "qc" / user.name)
     listed = studies.list_studies(ctx.store)
-    return (summary, _agreement_view(report), _studies_view(listed), gr.update(visible=True), str(files.markdown),
-            str(files.csv), str(files.json))  # fmt: skip
+    return (
+        summary,
+        _agreement_view(report),
+        _studies_view(listed),
+        gr.update(visible=True),
+        str(files.markdown),
+        str(files.csv),
+        str(files.json),
+    )
 
 
 # ----- layout
@@ -241,20 +365,29 @@ def build(ctx: AppContext) -> None:
     with gr.Column(visible=False, elem_id="qc-content") as content:
         with gr.Row(equal_height=True, elem_id="qc-controls"):
             dataset = gr.Dropdown([], label="Dataset", scale=3, elem_id="qc-dataset")
-            n_boot = gr.Radio(BOOT_CHOICES, value=1000, label="Bootstrap replicates", scale=2, elem_id="qc-boot")
+            n_boot = gr.Radio(
+                BOOT_CHOICES, value=1000, label="Bootstrap replicates", scale=2, elem_id="qc-boot"
+            )
             refresh = gr.Button("Recompute", scale=1, elem_id="qc-refresh", elem_classes=["qc-action"])
         status = gr.Markdown("Open this tab to compute the figures.", elem_id="qc-status")
         warning = gr.Markdown("", visible=False, elem_id="qc-warning")
         gr.Markdown("### Agreement per field", elem_classes=["qc-heading"])
         agreement = gr.HTML("", elem_id="qc-agreement")
         with gr.Column(visible=False, elem_id="qc-position-box") as position_box:
-            gr.Markdown("#### Earliest error: agreement by step position (items grouped by their most-chosen step)")
+            gr.Markdown(
+                "#### Earliest error: agreement by step position (items grouped by their most-chosen step)"
+            )
             position = _frame("qc-position", show_label=False)
         gr.Markdown("### Agreement by error type", elem_classes=["qc-heading"])
         with gr.Row():
             by_type_plot = gr.Plot(format="png", show_label=False, elem_id="qc-by-type-plot", scale=1)
-            by_type = _frame("qc-by-type", show_label=False, max_height=430, scale=1,
-                             column_widths=["27%", "17%", "8%", "12%", "12%", "12%", "12%"])  # fmt: skip
+            by_type = _frame(
+                "qc-by-type",
+                show_label=False,
+                max_height=430,
+                scale=1,
+                column_widths=["27%", "17%", "8%", "12%", "12%", "12%", "12%"],
+            )
         gr.Markdown("### Annotators", elem_classes=["qc-heading"])
         with gr.Row():
             heatmap = gr.Plot(format="png", show_label=False, elem_id="qc-heatmap")
@@ -264,7 +397,9 @@ def build(ctx: AppContext) -> None:
         gr.Markdown("### Consensus states, rejections and regeneration", elem_classes=["qc-heading"])
         states_dataset = _frame("qc-states-dataset", label="By dataset")
         with gr.Row():
-            states_answer = _frame("qc-states-answer", label="This dataset, by final-answer correctness", scale=3)
+            states_answer = _frame(
+                "qc-states-answer", label="This dataset, by final-answer correctness", scale=3
+            )
             gating = _frame("qc-gating", label="Sent back", scale=2)
         gr.Markdown("### Download the report", elem_classes=["qc-heading"])
         with gr.Row(elem_id="qc-downloads"):
@@ -275,38 +410,90 @@ def build(ctx: AppContext) -> None:
             with gr.Column(visible=False, elem_id="qc-study-admin") as study_admin:
                 gr.Markdown(STUDY_HELP, elem_classes=["qc-note"])
                 with gr.Row(equal_height=True):
-                    study_name = gr.Textbox(label="Study name", placeholder="e.g. PRMBench-V IAA", scale=2,
-                                            elem_id="qc-study-name")  # fmt: skip
+                    study_name = gr.Textbox(
+                        label="Study name",
+                        placeholder="e.g. PRMBench-V IAA",
+                        scale=2,
+                        elem_id="qc-study-name",
+                    )
                     study_n = gr.Number(100, label="Items (N)", precision=0, minimum=1, elem_id="qc-study-n")
-                    study_by = gr.Dropdown(STRATA, value="error_type", label="Stratify by", elem_id="qc-study-by")
-                    study_k = gr.Number(2, label="Raters (K)", precision=0, minimum=2, maximum=10,
-                                        elem_id="qc-study-k")  # fmt: skip
+                    study_by = gr.Dropdown(
+                        STRATA, value="error_type", label="Stratify by", elem_id="qc-study-by"
+                    )
+                    study_k = gr.Number(
+                        2, label="Raters (K)", precision=0, minimum=2, maximum=10, elem_id="qc-study-k"
+                    )
                     study_seed = gr.Number(0, label="Seed", precision=0, elem_id="qc-study-seed")
-                    draw = gr.Button("Draw study", variant="primary", elem_id="qc-study-draw", elem_classes=["qc-action"])
+                    draw = gr.Button(
+                        "Draw study", variant="primary", elem_id="qc-study-draw", elem_classes=["qc-action"]
+                    )
             study_status = gr.Markdown("", elem_id="qc-study-status")
             studies_table = _frame("qc-studies-table", show_label=False)
             with gr.Row(equal_height=True):
                 study_pick = gr.Dropdown([], label="Study", scale=3, elem_id="qc-study-pick")
-                study_show = gr.Button("Show study report", scale=1, elem_id="qc-study-show", elem_classes=["qc-action"])
+                study_show = gr.Button(
+                    "Show study report", scale=1, elem_id="qc-study-show", elem_classes=["qc-action"]
+                )
             study_summary = gr.Markdown("", elem_id="qc-study-summary")
             study_agreement = gr.HTML("", elem_id="qc-study-agreement")
             with gr.Row(visible=False, elem_id="qc-study-downloads") as study_downloads:
-                study_md = gr.DownloadButton("Study report (Markdown)", elem_id="qc-study-download-md", size="sm")
-                study_csv = gr.DownloadButton("Study report (CSV)", elem_id="qc-study-download-csv", size="sm")
-                study_json = gr.DownloadButton("Study report (JSON)", elem_id="qc-study-download-json", size="sm")
+                study_md = gr.DownloadButton(
+                    "Study report (Markdown)", elem_id="qc-study-download-md", size="sm"
+                )
+                study_csv = gr.DownloadButton(
+                    "Study report (CSV)", elem_id="qc-study-download-csv", size="sm"
+                )
+                study_json = gr.DownloadButton(
+                    "Study report (JSON)", elem_id="qc-study-download-json", size="sm"
+                )
 
     private = {"api_visibility": "private"}
-    show_outputs = [refusal, content, dataset, status, warning, agreement, position_box, position, by_type_plot,
-                    by_type, heatmap, time_plot, quality, states_dataset, states_answer, gating, dl_md, dl_csv,
-                    dl_json]  # fmt: skip
+    show_outputs = [
+        refusal,
+        content,
+        dataset,
+        status,
+        warning,
+        agreement,
+        position_box,
+        position,
+        by_type_plot,
+        by_type,
+        heatmap,
+        time_plot,
+        quality,
+        states_dataset,
+        states_answer,
+        gating,
+        dl_md,
+        dl_csv,
+        dl_json,
+    ]
     assert len(show_outputs) == SHOW_OUTPUTS
-    gr.on(None, bind(on_open, ctx), None, [refusal, content, dataset, study_admin, studies_table, study_pick],
-          **private)  # fmt: skip
-    gr.on([opened, refresh.click, dataset.input, n_boot.input], bind(on_show, ctx), [dataset, n_boot], show_outputs,
-          show_progress="minimal", **private)  # fmt: skip
-    draw.click(bind(on_draw_study, ctx), [dataset, study_name, study_n, study_by, study_k, study_seed],
-               [study_status, studies_table, study_pick, study_summary, study_agreement, study_downloads],
-               **private)  # fmt: skip
-    study_show.click(bind(on_study_report, ctx), [study_pick, n_boot],
-                     [study_summary, study_agreement, studies_table, study_downloads, study_md, study_csv, study_json],
-                     **private)  # fmt: skip
+    gr.on(
+        None,
+        bind(on_open, ctx),
+        None,
+        [refusal, content, dataset, study_admin, studies_table, study_pick],
+        **private,
+    )
+    gr.on(
+        [opened, refresh.click, dataset.input, n_boot.input],
+        bind(on_show, ctx),
+        [dataset, n_boot],
+        show_outputs,
+        show_progress="minimal",
+        **private,
+    )
+    draw.click(
+        bind(on_draw_study, ctx),
+        [dataset, study_name, study_n, study_by, study_k, study_seed],
+        [study_status, studies_table, study_pick, study_summary, study_agreement, study_downloads],
+        **private,
+    )
+    study_show.click(
+        bind(on_study_report, ctx),
+        [study_pick, n_boot],
+        [study_summary, study_agreement, studies_table, study_downloads, study_md, study_csv, study_json],
+        **private,
+    )

@@ -47,8 +47,17 @@ DETECT = "detect"
 BY_FORMAT = "by format"
 ALL_DATASETS = ""  # the export dropdown's value for "every dataset"
 SETTINGS = ("quorum", "max_annotators", "annotators_per_item", "lease_seconds")
-DATASET_COLUMNS = ["dataset", "task", "items", "settled", "discarded", "quorum", "max annotators",
-                   "annotators per item", "lease (s)"]  # fmt: skip
+DATASET_COLUMNS = [
+    "dataset",
+    "task",
+    "items",
+    "settled",
+    "discarded",
+    "quorum",
+    "max annotators",
+    "annotators per item",
+    "lease (s)",
+]
 USER_COLUMNS = ["annotator", "role", "password"]
 _EXTENSION = {"log-parquet": "parquet", "log-csv": "csv"}  # every other export is JSON lines
 _MARKDOWN = re.compile(r"([\\`*_\[\]()#|~!])")  # characters Markdown would act on
@@ -73,8 +82,16 @@ def _datasets_frame(ctx: AppContext) -> pd.DataFrame:
     rows = []
     for d in datasets.list_datasets(ctx.store):
         counts = progress(ctx.store, d.id)
-        rows.append([d.name, d.task, counts["total"], counts["settled"], counts["discarded"],
-                     *(int(d.setting(key)) for key in SETTINGS)])  # fmt: skip
+        rows.append(
+            [
+                d.name,
+                d.task,
+                counts["total"],
+                counts["settled"],
+                counts["discarded"],
+                *(int(d.setting(key)) for key in SETTINGS),
+            ]
+        )
     return pd.DataFrame(rows, columns=DATASET_COLUMNS)
 
 
@@ -88,8 +105,10 @@ def _dataset_choices(ctx: AppContext, keep: str | None) -> tuple[dict, dict]:
     """Fresh choices for the settings and export dropdowns, keeping what is picked when it still exists."""
     names = [d.name for d in datasets.list_datasets(ctx.store)]
     picked = keep if keep in names else (names[0] if names else None)
-    return (gr.update(choices=names, value=picked),
-            gr.update(choices=[("all datasets", ALL_DATASETS), *[(n, n) for n in names]]))  # fmt: skip
+    return (
+        gr.update(choices=names, value=picked),
+        gr.update(choices=[("all datasets", ALL_DATASETS), *[(n, n) for n in names]]),
+    )
 
 
 def _user_choices(ctx: AppContext, keep: str | None = None) -> dict:
@@ -123,8 +142,15 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple:
     if not user.is_admin:
         return (gr.update(visible=True), gr.update(visible=False), *[gr.skip()] * 5)
     settings_pick, export_pick = _dataset_choices(ctx, None)
-    return (gr.update(visible=False), gr.update(visible=True), _datasets_frame(ctx), _users_frame(ctx),
-            settings_pick, export_pick, _user_choices(ctx))  # fmt: skip
+    return (
+        gr.update(visible=False),
+        gr.update(visible=True),
+        _datasets_frame(ctx),
+        _users_frame(ctx),
+        settings_pick,
+        export_pick,
+        _user_choices(ctx),
+    )
 
 
 def on_refresh(ctx: AppContext, picked: str | None, request: gr.Request) -> tuple:
@@ -133,9 +159,16 @@ def on_refresh(ctx: AppContext, picked: str | None, request: gr.Request) -> tupl
 
 
 def on_import(
-    ctx: AppContext, file: str | None, fmt: str | None, name: str, task: str | None, mapping_text: str,
-    skip_bad: bool, picked: str | None, request: gr.Request,
-) -> tuple:  # fmt: skip
+    ctx: AppContext,
+    file: str | None,
+    fmt: str | None,
+    name: str,
+    task: str | None,
+    mapping_text: str,
+    skip_bad: bool,
+    picked: str | None,
+    request: gr.Request,
+) -> tuple:
     """Import one uploaded file whole, or refuse it and list every bad line (nothing stored)."""
     require_admin(ctx, request)
     unchanged = (gr.skip(), gr.skip(), gr.skip())
@@ -147,10 +180,15 @@ def on_import(
     except ValueError as exc:
         return (f"**Nothing imported.** {_plain(str(exc))}", *unchanged)
     try:
-        outcome = import_file(ctx.store, path, format=None if fmt in (None, "", DETECT) else fmt,
-                              dataset=(name or "").strip() or path.stem,
-                              task=None if task in (None, "", BY_FORMAT) else task,
-                              mapping=mapping, skip_bad=bool(skip_bad))  # fmt: skip
+        outcome = import_file(
+            ctx.store,
+            path,
+            format=None if fmt in (None, "", DETECT) else fmt,
+            dataset=(name or "").strip() or path.stem,
+            task=None if task in (None, "", BY_FORMAT) else task,
+            mapping=mapping,
+            skip_bad=bool(skip_bad),
+        )
     except ImportRejected as exc:
         return (_rejection(path.name, exc), *unchanged)
     except (ImportFormatError, ValueError) as exc:
@@ -250,9 +288,14 @@ def on_pick_dataset(ctx: AppContext, name: str | None, request: gr.Request) -> t
 
 
 def on_save_settings(
-    ctx: AppContext, name: str | None, quorum: float | None, max_annotators: float | None,
-    annotators_per_item: float | None, lease_seconds: float | None, request: gr.Request,
-) -> tuple:  # fmt: skip
+    ctx: AppContext,
+    name: str | None,
+    quorum: float | None,
+    max_annotators: float | None,
+    annotators_per_item: float | None,
+    lease_seconds: float | None,
+    request: gr.Request,
+) -> tuple:
     require_admin(ctx, request)
     if not name:
         return (_refused("pick a dataset first"), gr.skip())
@@ -299,13 +342,24 @@ def build(ctx: AppContext) -> None:
     refusal = gr.Markdown(ADMINS_ONLY, visible=False, elem_id="data-admins-only")
     with gr.Column(visible=False, elem_id="data-admin") as admin_area, gr.Tabs(elem_id="data-sections"):
         with gr.Tab("Datasets", id="data-datasets-tab"):
-            table = gr.Dataframe(headers=DATASET_COLUMNS, datatype="str", interactive=False, max_height=420,
-                                 elem_id="data-datasets", show_label=False)  # fmt: skip
+            table = gr.Dataframe(
+                headers=DATASET_COLUMNS,
+                datatype="str",
+                interactive=False,
+                max_height=420,
+                elem_id="data-datasets",
+                show_label=False,
+            )
             refresh = gr.Button("Refresh", size="sm", elem_classes=["data-action"], elem_id="data-refresh")
         with gr.Tab("Import", id="data-import"):
             with gr.Row():
-                upload = gr.File(label="File (JSONL, CSV or Parquet)", file_types=[".jsonl", ".json", ".csv",
-                                 ".parquet"], height=150, scale=2, elem_id="data-import-file")  # fmt: skip
+                upload = gr.File(
+                    label="File (JSONL, CSV or Parquet)",
+                    file_types=[".jsonl", ".json", ".csv", ".parquet"],
+                    height=150,
+                    scale=2,
+                    elem_id="data-import-file",
+                )
                 with gr.Column(scale=3):
                     with gr.Row():
                         fmt = gr.Dropdown(
@@ -314,19 +368,35 @@ def build(ctx: AppContext) -> None:
                         task = gr.Dropdown(
                             [BY_FORMAT, *TASKS], value=BY_FORMAT, label="Task", elem_id="data-import-task"
                         )
-                        name = gr.Textbox(label="Dataset name", placeholder="default: the file name",
-                                          elem_id="data-import-name")  # fmt: skip
-                    mapping = gr.Textbox(label="Column mapping (JSON, plain tables only)", elem_id="data-import-mapping",
-                                         placeholder='{"question": "prompt", "steps": "solution"}')  # fmt: skip
+                        name = gr.Textbox(
+                            label="Dataset name",
+                            placeholder="default: the file name",
+                            elem_id="data-import-name",
+                        )
+                    mapping = gr.Textbox(
+                        label="Column mapping (JSON, plain tables only)",
+                        elem_id="data-import-mapping",
+                        placeholder='{"question": "prompt", "steps": "solution"}',
+                    )
                     with gr.Row(equal_height=True):
-                        skip_bad = gr.Checkbox(label="Import good lines and report the rest", value=False,
-                                               elem_id="data-import-skip-bad")  # fmt: skip
+                        skip_bad = gr.Checkbox(
+                            label="Import good lines and report the rest",
+                            value=False,
+                            elem_id="data-import-skip-bad",
+                        )
                         run_import = gr.Button("Import", variant="primary", elem_id="data-import-run")
             import_status = gr.Markdown("", elem_id="data-import-status", latex_delimiters=[])
             gr.Markdown(HELP, elem_classes=["data-help"])
         with gr.Tab("Annotators", id="data-annotators"), gr.Row():
-            people = gr.Dataframe(headers=USER_COLUMNS, datatype="str", interactive=False, max_height=440,
-                                  elem_id="data-users", show_label=False, scale=2)  # fmt: skip
+            people = gr.Dataframe(
+                headers=USER_COLUMNS,
+                datatype="str",
+                interactive=False,
+                max_height=440,
+                elem_id="data-users",
+                show_label=False,
+                scale=2,
+            )
             with gr.Column(scale=3):
                 gr.Markdown("**Add an annotator**", elem_classes=["data-note"])
                 with gr.Row(equal_height=True):
@@ -334,8 +404,12 @@ def build(ctx: AppContext) -> None:
                     new_role = gr.Dropdown(
                         list(users.ROLES), value="annotator", label="Role", elem_id="data-user-role"
                     )
-                    new_password = gr.Textbox(label="Password", placeholder="8+ characters; empty: local mode only",
-                                              type="password", elem_id="data-user-password")  # fmt: skip
+                    new_password = gr.Textbox(
+                        label="Password",
+                        placeholder="8+ characters; empty: local mode only",
+                        type="password",
+                        elem_id="data-user-password",
+                    )
                     add = gr.Button(
                         "Add", variant="primary", elem_classes=["data-action"], elem_id="data-user-add"
                     )
@@ -349,42 +423,68 @@ def build(ctx: AppContext) -> None:
                         "Change role", elem_classes=["data-action"], elem_id="data-user-role-save"
                     )
                 with gr.Row(equal_height=True):
-                    password = gr.Textbox(label="New password (8+ characters)", type="password",
-                                          elem_id="data-user-new-password")  # fmt: skip
-                    set_password = gr.Button("Set password", elem_classes=["data-action"],
-                                             elem_id="data-user-password-save")  # fmt: skip
+                    password = gr.Textbox(
+                        label="New password (8+ characters)",
+                        type="password",
+                        elem_id="data-user-new-password",
+                    )
+                    set_password = gr.Button(
+                        "Set password", elem_classes=["data-action"], elem_id="data-user-password-save"
+                    )
                 users_status = gr.Markdown("", elem_id="data-users-status", latex_delimiters=[])
         with gr.Tab("Settings", id="data-settings"):
-            gr.Markdown("**quorum** and **max annotators**: earliest-error escalation (ProcessBench: 3 must agree, "
-                        "up to 5 annotators). **annotators per item**: how many label each item of the other "
-                        "tasks. **lease seconds**: how long an opened item stays reserved for its annotator.",
-                        elem_classes=["data-note"])  # fmt: skip
+            gr.Markdown(
+                "**quorum** and **max annotators**: earliest-error escalation (ProcessBench: 3 must agree, "
+                "up to 5 annotators). **annotators per item**: how many label each item of the other "
+                "tasks. **lease seconds**: how long an opened item stays reserved for its annotator.",
+                elem_classes=["data-note"],
+            )
             with gr.Row(equal_height=True):
                 picked = gr.Dropdown([], label="Dataset", elem_id="data-settings-dataset", min_width=240)
-                numbers = [gr.Number(label=key.replace("_", " "), precision=0, minimum=1,
-                                     elem_id=f"data-setting-{key}") for key in SETTINGS]  # fmt: skip
+                numbers = [
+                    gr.Number(
+                        label=key.replace("_", " "), precision=0, minimum=1, elem_id=f"data-setting-{key}"
+                    )
+                    for key in SETTINGS
+                ]
                 save = gr.Button(
                     "Save", variant="primary", elem_classes=["data-action"], elem_id="data-settings-save"
                 )
             settings_status = gr.Markdown("", elem_id="data-settings-status", latex_delimiters=[])
         with gr.Tab("Export", id="data-export"):
             with gr.Row(equal_height=True):
-                export_fmt = gr.Dropdown(list(EXPORT_FORMATS), value="log-csv", label="Format",
-                                         elem_id="data-export-format")  # fmt: skip
-                export_dataset = gr.Dropdown([("all datasets", ALL_DATASETS)], value=ALL_DATASETS,
-                                             label="Dataset", elem_id="data-export-dataset")  # fmt: skip
-                run_export = gr.Button("Export", variant="primary", elem_classes=["data-action"],
-                                       elem_id="data-export-run")  # fmt: skip
+                export_fmt = gr.Dropdown(
+                    list(EXPORT_FORMATS), value="log-csv", label="Format", elem_id="data-export-format"
+                )
+                export_dataset = gr.Dropdown(
+                    [("all datasets", ALL_DATASETS)],
+                    value=ALL_DATASETS,
+                    label="Dataset",
+                    elem_id="data-export-dataset",
+                )
+                run_export = gr.Button(
+                    "Export", variant="primary", elem_classes=["data-action"], elem_id="data-export-run"
+                )
             export_status = gr.Markdown("", elem_id="data-export-status", latex_delimiters=[])
-            download = gr.File(label="Download", interactive=False, visible=False, height=90,
-                               elem_id="data-export-file")  # fmt: skip
+            download = gr.File(
+                label="Download", interactive=False, visible=False, height=90, elem_id="data-export-file"
+            )
 
     private = {"api_visibility": "private"}
-    gr.on(None, bind(on_open, ctx), None, [refusal, admin_area, table, people, picked, export_dataset, who],
-          **private)  # fmt: skip
+    gr.on(
+        None,
+        bind(on_open, ctx),
+        None,
+        [refusal, admin_area, table, people, picked, export_dataset, who],
+        **private,
+    )
     refresh.click(bind(on_refresh, ctx), [picked], [table, picked, export_dataset], **private)
-    run_import.click(bind(on_import, ctx), [upload, fmt, name, task, mapping, skip_bad, picked],
-                     [import_status, table, picked, export_dataset], **private)  # fmt: skip
+    run_import.click(
+        bind(on_import, ctx),
+        [upload, fmt, name, task, mapping, skip_bad, picked],
+        [import_status, table, picked, export_dataset],
+        **private,
+    )
     add.click(
         bind(on_add_user, ctx), [new_name, new_role, new_password], [users_status, people, who], **private
     )

@@ -32,9 +32,18 @@ from ui.context import AppContext
 from ui.render import LATEX_DELIMITERS, escape_text
 
 __all__ = [
-    "build", "on_all_correct", "on_choose", "on_dataset_change", "on_jump", "on_next", "on_previous",
-    "on_save", "on_skip", "on_statistics", "on_tab_open",
-]  # fmt: skip
+    "build",
+    "on_all_correct",
+    "on_choose",
+    "on_dataset_change",
+    "on_jump",
+    "on_next",
+    "on_previous",
+    "on_save",
+    "on_skip",
+    "on_statistics",
+    "on_tab_open",
+]
 
 DRAFT_LIMIT = 200  # drafts kept in the browser; the oldest go first
 SHORTCUTS = (
@@ -86,9 +95,11 @@ def _has_item(current: Any) -> bool:
 
 def _progress_line(counts: dict[str, int]) -> str:
     total, settled = counts.get("total", 0), counts.get("settled", 0)
-    return (f"You labelled **{counts.get('mine', 0)}** · settled **{settled}** / {total} · "
-            f"discarded {counts.get('discarded', 0)}\n\n"
-            f'<progress class="ee-progress" value="{settled}" max="{max(total, 1)}"></progress>')  # fmt: skip
+    return (
+        f"You labelled **{counts.get('mine', 0)}** · settled **{settled}** / {total} · "
+        f"discarded {counts.get('discarded', 0)}\n\n"
+        f'<progress class="ee-progress" value="{settled}" max="{max(total, 1)}"></progress>'
+    )
 
 
 def _header(shown: WorkItem, restored: bool) -> str:
@@ -105,22 +116,44 @@ def _header(shown: WorkItem, restored: bool) -> str:
     return where
 
 
-def _show(user: Annotator, dataset: Dataset, shown: WorkItem | None, drafts: dict[str, Any], message: str,
-          counts: dict[str, int] | None = None) -> tuple:  # fmt: skip
+def _show(
+    user: Annotator,
+    dataset: Dataset,
+    shown: WorkItem | None,
+    drafts: dict[str, Any],
+    message: str,
+    counts: dict[str, int] | None = None,
+) -> tuple:
     """Every component an item fills, in the order of ITEM_OUTPUTS."""
     if shown is None:
         done = (
             f"**Nothing left for you in {escape_text(dataset.name)}.** Previous (p) reopens your own labels."
         )
-        return (done, "", gr.Gallery(value=None, visible=False), gr.Accordion(visible=False), "", "",
-                gr.Radio(choices=[], value=None), message, _progress_line(counts or {}),
-                {"dataset": dataset.name, "item_id": None})  # fmt: skip
+        return (
+            done,
+            "",
+            gr.Gallery(value=None, visible=False),
+            gr.Accordion(visible=False),
+            "",
+            "",
+            gr.Radio(choices=[], value=None),
+            message,
+            _progress_line(counts or {}),
+            {"dataset": dataset.name, "item_id": None},
+        )
     item = shown.item
     solution = item.steps.get("solution") or []
     mine = step_list.parse_choice((shown.my_label or {}).get("earliest_error"), len(solution))
-    current = {"dataset": dataset.name, "item_id": item.item_id, "version_id": item.version_id,
-               "n_steps": len(solution), "state": shown.state, "my_label": mine,
-               "request_id": uuid.uuid4().hex, "opened_at": time.time()}  # fmt: skip
+    current = {
+        "dataset": dataset.name,
+        "item_id": item.item_id,
+        "version_id": item.version_id,
+        "n_steps": len(solution),
+        "state": shown.state,
+        "my_label": mine,
+        "request_id": uuid.uuid4().hex,
+        "opened_at": time.time(),
+    }
     draft = step_list.parse_choice(drafts.get(_draft_key(user, current)), len(solution))
     return (
         _header(shown, restored=draft is not None),
@@ -157,8 +190,14 @@ def _open(ctx: AppContext, user: Annotator, name: str | None, drafts: Any) -> tu
         return _status_only(_say(str(exc), warn=bool(name)))
     shown = work.next_item(ctx.store, user, dataset, now_utc())
     if shown is None:
-        return _show(user, dataset, None, {}, "Every item you could label here is done or taken: thank you.",
-                     dataset_progress(ctx.store, dataset.id, user.id))  # fmt: skip
+        return _show(
+            user,
+            dataset,
+            None,
+            {},
+            "Every item you could label here is done or taken: thank you.",
+            dataset_progress(ctx.store, dataset.id, user.id),
+        )
     return _show(user, dataset, shown, _drafts(drafts), "")
 
 
@@ -207,20 +246,30 @@ def on_save(ctx: AppContext, choice: Any, current: Any, drafts: Any, request: gr
         return _status_only(_say("There is no item to save.", warn=True), ITEM_OUTPUTS + 1)
     label = step_list.parse_choice(choice, int(current["n_steps"]))
     if label is None:
-        message = ("Nothing saved: click the earliest wrong step (or type its number), or choose "
-                   "'All steps are correct' (0), then save.")  # fmt: skip
+        message = (
+            "Nothing saved: click the earliest wrong step (or type its number), or choose "
+            "'All steps are correct' (0), then save."
+        )
         return _status_only(_say(message, warn=True), ITEM_OUTPUTS + 1)
     try:
         dataset = _dataset(ctx, current["dataset"])
         if current.get("state") == "done" and label == current.get("my_label"):
             saved = "No change to your label"
         else:
-            result = submit(ctx.store, annotator=user, item_id=current["item_id"],
-                            version_id=current["version_id"], payload={"earliest_error": label},
-                            request_id=current["request_id"],
-                            seconds_spent=round(time.time() - float(current["opened_at"]), 1))  # fmt: skip
-            saved = "Already saved" if result.duplicate else (
-                "Saved your correction" if current.get("state") == "done" else "Saved")  # fmt: skip
+            result = submit(
+                ctx.store,
+                annotator=user,
+                item_id=current["item_id"],
+                version_id=current["version_id"],
+                payload={"earliest_error": label},
+                request_id=current["request_id"],
+                seconds_spent=round(time.time() - float(current["opened_at"]), 1),
+            )
+            saved = (
+                "Already saved"
+                if result.duplicate
+                else ("Saved your correction" if current.get("state") == "done" else "Saved")
+            )
     except (GateError, WorkError) as exc:
         return _status_only(_say(f"Not saved: {exc} (n opens your next item)", warn=True), ITEM_OUTPUTS + 1)
     drafts = _with_draft(_drafts(drafts), _draft_key(user, current), None)
@@ -269,7 +318,9 @@ def on_next(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> 
         return _status_only(_say(str(exc), warn=True))
     shown = work.next_in_history(ctx.store, user, dataset, current.get("item_id"), now_utc())
     same = shown is not None and (shown.item.item_id, shown.item.version_id) == (
-        current.get("item_id"), current.get("version_id"))  # fmt: skip
+        current.get("item_id"),
+        current.get("version_id"),
+    )
     if same:
         return _status_only(_say("This is your current item: save it, or skip it (x) to get another."))
     counts = None if shown else dataset_progress(ctx.store, dataset.id, user.id)
@@ -310,8 +361,10 @@ def on_statistics(ctx: AppContext, dataset: str | None, request: gr.Request) -> 
     except WorkError as exc:
         return _say(str(exc), warn=True), gr.skip(), gr.skip(), gr.skip()
     log = annotations.annotations_frame(ctx.store, chosen.id)
-    overall = (f"**{escape_text(chosen.name)}** · labels given: {len(log)} · annotators: "
-               f"{log['annotator_id'].nunique()} · items labelled: {log['item_id'].nunique()}.")  # fmt: skip
+    overall = (
+        f"**{escape_text(chosen.name)}** · labels given: {len(log)} · annotators: "
+        f"{log['annotator_id'].nunique()} · items labelled: {log['item_id'].nunique()}."
+    )
     if user.can_see_labels:
         note = overall + " Every annotator's row is shown (your role may see labels)."
     else:
@@ -337,17 +390,30 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             with gr.Column(scale=3, min_width=420, elem_id="ee-main"):
                 with gr.Accordion("View statistics (v)", open=False, elem_id="ee-stats") as stats:
                     stats_note = gr.Markdown(elem_id="ee-stats-note")
-                    summary = gr.Dataframe(label="Labels per annotator", interactive=False,
-                                           elem_id="ee-stats-annotators")  # fmt: skip
-                    distribution = gr.Dataframe(label="Label distribution (latest label per item)", interactive=False,
-                                                elem_id="ee-stats-labels")  # fmt: skip
-                    shares = gr.Dataframe(label="Items settled at 3/3, 3/4, 3/5 or discarded (ProcessBench Table 2)",
-                                          interactive=False, elem_id="ee-stats-shares")  # fmt: skip
+                    summary = gr.Dataframe(
+                        label="Labels per annotator", interactive=False, elem_id="ee-stats-annotators"
+                    )
+                    distribution = gr.Dataframe(
+                        label="Label distribution (latest label per item)",
+                        interactive=False,
+                        elem_id="ee-stats-labels",
+                    )
+                    shares = gr.Dataframe(
+                        label="Items settled at 3/3, 3/4, 3/5 or discarded (ProcessBench Table 2)",
+                        interactive=False,
+                        elem_id="ee-stats-shares",
+                    )
                     refresh = gr.Button("Refresh statistics", size="sm", elem_id="ee-stats-refresh")
                 with gr.Row(elem_id="ee-header-row", equal_height=True):
                     header = gr.Markdown(elem_id="ee-header")
-                    dataset = gr.Dropdown(choices=[], show_label=False, container=False, scale=0, min_width=220,
-                                          elem_id="ee-dataset")  # fmt: skip
+                    dataset = gr.Dropdown(
+                        choices=[],
+                        show_label=False,
+                        container=False,
+                        scale=0,
+                        min_width=220,
+                        elem_id="ee-dataset",
+                    )
                 question = gr.Markdown(elem_id="ee-question", **math)
                 images = gr.Gallery(visible=False, show_label=False, height=260, elem_id="ee-images")
                 box = gr.Accordion("Reference solution and answer (r)", open=False, elem_id="ee-reference")
@@ -365,8 +431,14 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 status = gr.Markdown(elem_id="ee-status")
                 progress = gr.Markdown(elem_id="ee-progress-line")
                 with gr.Row(elem_id="ee-jump-row"):
-                    jump = gr.Textbox(placeholder="Item id or number (g)", show_label=False, container=False,
-                                      elem_id="ee-jump", scale=3, min_width=120)  # fmt: skip
+                    jump = gr.Textbox(
+                        placeholder="Item id or number (g)",
+                        show_label=False,
+                        container=False,
+                        elem_id="ee-jump",
+                        scale=3,
+                        min_width=120,
+                    )
                     go = gr.Button("Go", size="sm", elem_id="ee-go", scale=1, min_width=50)
                 gr.Markdown(SHORTCUTS, elem_id="ee-keys")
 
@@ -378,8 +450,9 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     heavy = {"api_visibility": "private", "show_progress": "minimal"}
     opened(bind(on_tab_open, ctx), [dataset, current, drafts], [dataset, *item], **private)
     dataset.input(bind(on_dataset_change, ctx), [dataset, current, drafts], item, **private)
-    choice.input(bind(on_choose, ctx), [choice, current, drafts], [drafts, status], trigger_mode="always_last",
-                 **quiet)  # fmt: skip
+    choice.input(
+        bind(on_choose, ctx), [choice, current, drafts], [drafts, status], trigger_mode="always_last", **quiet
+    )
     all_correct.click(bind(on_all_correct, ctx), [current, drafts], [choice, drafts, status], **quiet)
     save.click(bind(on_save, ctx), [choice, current, drafts], [*item, drafts], **private)
     skip.click(bind(on_skip, ctx), [current, drafts], item, **private)

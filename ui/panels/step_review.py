@@ -34,9 +34,17 @@ from ui.panels import step_review_render as view
 from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
 
 __all__ = [
-    "build", "on_after_save", "on_choice", "on_dataset_change", "on_jump", "on_next", "on_previous", "on_save",
-    "on_skip", "on_tab_open",
-]  # fmt: skip
+    "build",
+    "on_after_save",
+    "on_choice",
+    "on_dataset_change",
+    "on_jump",
+    "on_next",
+    "on_previous",
+    "on_save",
+    "on_skip",
+    "on_tab_open",
+]
 
 ORIGINAL = [("Correct (C)", "correct"), ("Incorrect (I)", "incorrect")]
 MODIFICATION = [("Reasonable (R)", "reasonable"), ("Unreasonable (U)", "unreasonable")]
@@ -53,10 +61,16 @@ def _work_state(work: WorkItem) -> dict[str, Any]:
     """What the page keeps between events: ids, when the sample was opened, and this annotator's own
     saved label (never anyone else's), so that saving it again untouched adds no row to the log."""
     return {
-        "dataset": work.dataset.name, "item_id": work.item.item_id, "version_id": work.item.version_id,
-        "external_id": work.item.external_id, "position": work.position, "state": work.state,
-        "saved_label": work.my_label, "request_id": uuid.uuid4().hex, "opened_at": time.time(),
-    }  # fmt: skip
+        "dataset": work.dataset.name,
+        "item_id": work.item.item_id,
+        "version_id": work.item.version_id,
+        "external_id": work.item.external_id,
+        "position": work.position,
+        "state": work.state,
+        "saved_label": work.my_label,
+        "request_id": uuid.uuid4().hex,
+        "opened_at": time.time(),
+    }
 
 
 def _where(work: dict[str, Any]) -> str:
@@ -69,16 +83,34 @@ def _target(ctx: AppContext, work: WorkItem) -> int | None:
     return found.target if found else None
 
 
-def _show(ctx: AppContext, user: Annotator, work: WorkItem | None, drafts: Any, message: str,
-          progress_counts: dict[str, int] | None = None, dataset: str | None = None) -> tuple:  # fmt: skip
+def _show(
+    ctx: AppContext,
+    user: Annotator,
+    work: WorkItem | None,
+    drafts: Any,
+    message: str,
+    progress_counts: dict[str, int] | None = None,
+    dataset: str | None = None,
+) -> tuple:
     """Every component of the sample view, for an opened item or for none (message says why)."""
     if work is None:
         # One update object per component: Gradio consumes an update while applying it.
         return (
-            view.progress_markdown(progress_counts or {}, None), "", "", gr.update(value=None, visible=False), "",
-            "", "", gr.update(value=None), gr.update(value=None), gr.update(value=None, info=view.DIFFICULTY_RULE),
-            "", "", message, {"dataset": dataset} if dataset else {},
-        )  # fmt: skip
+            view.progress_markdown(progress_counts or {}, None),
+            "",
+            "",
+            gr.update(value=None, visible=False),
+            "",
+            "",
+            "",
+            gr.update(value=None),
+            gr.update(value=None),
+            gr.update(value=None, info=view.DIFFICULTY_RULE),
+            "",
+            "",
+            message,
+            {"dataset": dataset} if dataset else {},
+        )
     item, state = work.item, _work_state(work)
     draft = actions.draft_for(user, state, drafts, work.my_label)
     label = draft or work.my_label or {}
@@ -90,13 +122,24 @@ def _show(ctx: AppContext, user: Annotator, work: WorkItem | None, drafts: Any, 
         view.progress_markdown(work.progress, work.position),
         view.info_markdown(item.external_id, item.source, item.error_type, item.version, _target(ctx, work)),
         view.question_markdown(item.question, item.meta.get("questions")),
-        gr.update(value=[(p, view.image_caption(k, len(images))) for k, p in enumerate(images)] or None,
-                  visible=bool(images), selected_index=0 if images else None),
-        view.answer_markdown(item.reference_answer, item.error_steps, item.modified_steps,
-                             item.meta.get("dropped_step_numbers")),
+        gr.update(
+            value=[(p, view.image_caption(k, len(images))) for k, p in enumerate(images)] or None,
+            visible=bool(images),
+            selected_index=0 if images else None,
+        ),
+        view.answer_markdown(
+            item.reference_answer,
+            item.error_steps,
+            item.modified_steps,
+            item.meta.get("dropped_step_numbers"),
+        ),
         "**Modification rationale**\n\n" + rationale,
-        view.steps_html(item.steps.get("original", []), item.steps.get("modified", []), item.error_steps,
-                        item.modified_steps),
+        view.steps_html(
+            item.steps.get("original", []),
+            item.steps.get("modified", []),
+            item.error_steps,
+            item.modified_steps,
+        ),
         gr.update(value=label.get("original")),
         gr.update(value=label.get("modification")),
         gr.update(value=label.get("difficulty"), info=view.difficulty_hint(item.error_steps)),
@@ -104,7 +147,7 @@ def _show(ctx: AppContext, user: Annotator, work: WorkItem | None, drafts: Any, 
         view.sample_progress(chosen, work.state, dirty=draft is not None),
         " ".join(m for m in (message, notice) if m),
         state,
-    )  # fmt: skip
+    )
 
 
 VIEW_SIZE = 14  # components _show() fills, in the order of build()'s view_outputs
@@ -113,18 +156,23 @@ _STATUS = 12  # the status line's place among them
 
 def _dataset(ctx: AppContext, name: str | None) -> Dataset:
     if not name:
-        raise WorkError("no step review dataset is chosen: pick one in the list at the top left; if the list "
-                        "is empty, an admin imports a PRMBench file first (Data tab)")  # fmt: skip
+        raise WorkError(
+            "no step review dataset is chosen: pick one in the list at the top left; if the list "
+            "is empty, an admin imports a PRMBench file first (Data tab)"
+        )
     return navigation.dataset_for(ctx.store, name, STEP_REVIEW)
 
 
-def _after(ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | None, drafts: Any, message: str
-           ) -> tuple:  # fmt: skip
+def _after(
+    ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | None, drafts: Any, message: str
+) -> tuple:
     """The view after a move: the sample reached, or a page that says nothing is left and keeps the dataset."""
     if work is None:
         counts = progress(ctx.store, dataset.id, user.id)
-        done = escape_text(f"Nothing left for you in {dataset.name}: every sample is labelled or taken by others. "
-                           "Previous (P) goes back through your labels.")  # fmt: skip
+        done = escape_text(
+            f"Nothing left for you in {dataset.name}: every sample is labelled or taken by others. "
+            "Previous (P) goes back through your labels."
+        )
         return _show(ctx, user, None, drafts, f"{message} {done}".strip(), counts, dataset.name)
     return _show(ctx, user, work, drafts, message)
 
@@ -142,7 +190,9 @@ def _open(ctx: AppContext, user: Annotator, name: str | None, drafts: Any, messa
         dataset = _dataset(ctx, name)
     except WorkError as exc:
         return _show(ctx, user, None, drafts, escape_text(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
-    return _after(ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, message)
+    return _after(
+        ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, message
+    )
 
 
 def _has_item(work: Any) -> bool:
@@ -153,8 +203,9 @@ def _remembered(user: Annotator, last: Any) -> str | None:
     return last.get(user.name) if isinstance(last, dict) else None
 
 
-def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, drafts: Any, last: Any,
-                request: gr.Request) -> tuple:  # fmt: skip
+def on_tab_open(
+    ctx: AppContext, dataset_name: str | None, work: Any, drafts: Any, last: Any, request: gr.Request
+) -> tuple:
     """Opening the tab claims the sample this annotator holds, else the next one, in the dataset they last
     worked on in this browser; coming back to the tab changes nothing.
 
@@ -162,8 +213,11 @@ def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, drafts: An
     """
     user = require_user(ctx, request)
     names = [d.name for d in list_datasets(ctx.store, task=STEP_REVIEW)]
-    wanted = [n for n in (work.get("dataset") if _has_item(work) else None, _remembered(user, last), dataset_name)
-              if n in names]  # fmt: skip
+    wanted = [
+        n
+        for n in (work.get("dataset") if _has_item(work) else None, _remembered(user, last), dataset_name)
+        if n in names
+    ]
     name = wanted[0] if wanted else (names[0] if names else None)
     picker = gr.update(choices=names, value=name)
     exports = gr.update(choices=actions.export_choices(user))
@@ -172,8 +226,9 @@ def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, drafts: An
     return (picker, exports, *_open(ctx, user, name, drafts))
 
 
-def on_dataset_change(ctx: AppContext, dataset_name: str | None, work: Any, drafts: Any, last: Any,
-                      request: gr.Request) -> tuple:  # fmt: skip
+def on_dataset_change(
+    ctx: AppContext, dataset_name: str | None, work: Any, drafts: Any, last: Any, request: gr.Request
+) -> tuple:
     """Another dataset chosen: its next sample, and remembered for this annotator in this browser (for the
     next reload); unsaved choices on the sample left stay as a draft."""
     user = require_user(ctx, request)
@@ -183,11 +238,16 @@ def on_dataset_change(ctx: AppContext, dataset_name: str | None, work: Any, draf
     return (*_open(ctx, user, dataset_name, drafts), remembered)
 
 
-def _choices(original: str | None, modification: str | None, difficulty: str | None, note: str | None
-             ) -> dict[str, str]:  # fmt: skip
+def _choices(
+    original: str | None, modification: str | None, difficulty: str | None, note: str | None
+) -> dict[str, str]:
     """The label as the page shows it now, in the form the store keeps it (empty fields left out)."""
-    shown = {"original": original, "modification": modification, "difficulty": difficulty,
-             "note": (note or "").strip()}  # fmt: skip
+    shown = {
+        "original": original,
+        "modification": modification,
+        "difficulty": difficulty,
+        "note": (note or "").strip(),
+    }
     return {k: v for k, v in shown.items() if v}
 
 
@@ -195,19 +255,31 @@ class _Refused(Exception):
     """A move the page refuses: the message says why and what to do."""
 
 
-def _leaving(ctx: AppContext, work: dict[str, Any], shown: tuple, verb: str, name: str | None = None) -> Dataset:
+def _leaving(
+    ctx: AppContext, work: dict[str, Any], shown: tuple, verb: str, name: str | None = None
+) -> Dataset:
     """The dataset to move in; refused while the page holds choices that differ from what is stored."""
     if work.get("item_id") and _choices(*shown) != (work.get("saved_label") or {}):
-        raise _Refused(f"{_where(work).capitalize()} has unsaved choices: press Save annotation (S) first, "
-                       "or Skip (K) to leave it without saving.")  # fmt: skip
+        raise _Refused(
+            f"{_where(work).capitalize()} has unsaved choices: press Save annotation (S) first, "
+            "or Skip (K) to leave it without saving."
+        )
     try:
         return _dataset(ctx, name or work.get("dataset"))
     except WorkError as exc:
         raise _Refused(f"Cannot {verb}: {exc}.") from exc
 
 
-def on_previous(ctx: AppContext, work: dict[str, Any], original: str | None, modification: str | None,
-                difficulty: str | None, note: str, drafts: Any, request: gr.Request) -> tuple:  # fmt: skip
+def on_previous(
+    ctx: AppContext,
+    work: dict[str, Any],
+    original: str | None,
+    modification: str | None,
+    difficulty: str | None,
+    note: str,
+    drafts: Any,
+    request: gr.Request,
+) -> tuple:
     """Back through this annotator's own labelled samples."""
     user, work = require_user(ctx, request), work or {}
     try:
@@ -220,19 +292,31 @@ def on_previous(ctx: AppContext, work: dict[str, Any], original: str | None, mod
     return _show(ctx, user, found, drafts, "")
 
 
-def on_next(ctx: AppContext, work: dict[str, Any], original: str | None, modification: str | None,
-            difficulty: str | None, note: str, drafts: Any, request: gr.Request) -> tuple:  # fmt: skip
+def on_next(
+    ctx: AppContext,
+    work: dict[str, Any],
+    original: str | None,
+    modification: str | None,
+    difficulty: str | None,
+    note: str,
+    drafts: Any,
+    request: gr.Request,
+) -> tuple:
     """Forward through the annotator's own labels, then on to new work; an unsaved new sample stays."""
     user, work = require_user(ctx, request), work or {}
     try:
         dataset = _leaving(ctx, work, (original, modification, difficulty, note), "go on")
         if work.get("state") in ("new", "resumed"):
-            raise _Refused(f"{_where(work).capitalize()} is not saved: save it (S), or Skip (K) to give it back "
-                           "to the pool.")  # fmt: skip
+            raise _Refused(
+                f"{_where(work).capitalize()} is not saved: save it (S), or Skip (K) to give it back "
+                "to the pool."
+            )
     except _Refused as refused:
         return _status_only(str(refused))
     if not _has_item(work):
-        return _after(ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, "")
+        return _after(
+            ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, ""
+        )
     found = navigation.next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
     return _after(ctx, user, dataset, found, drafts, "")
 
@@ -246,8 +330,12 @@ def on_skip(ctx: AppContext, work: dict[str, Any], drafts: Any, request: gr.Requ
     except WorkError as exc:
         return (*_status_only(f"Cannot skip: {exc}."), gr.skip())
     if not _has_item(work):
-        return (*_after(ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, ""),
-                gr.skip())  # fmt: skip
+        return (
+            *_after(
+                ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, ""
+            ),
+            gr.skip(),
+        )
     drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), None)
     if work.get("state") in ("new", "resumed"):
         found = navigation.skip_item(ctx.store, user, dataset, work["item_id"], now_utc())
@@ -258,9 +346,18 @@ def on_skip(ctx: AppContext, work: dict[str, Any], drafts: Any, request: gr.Requ
     return (*_after(ctx, user, dataset, found, drafts, escape_text(said)), drafts)
 
 
-def on_jump(ctx: AppContext, work: dict[str, Any], dataset_name: str | None, ref: str, original: str | None,
-            modification: str | None, difficulty: str | None, note: str, drafts: Any,
-            request: gr.Request) -> tuple:  # fmt: skip
+def on_jump(
+    ctx: AppContext,
+    work: dict[str, Any],
+    dataset_name: str | None,
+    ref: str,
+    original: str | None,
+    modification: str | None,
+    difficulty: str | None,
+    note: str,
+    drafts: Any,
+    request: gr.Request,
+) -> tuple:
     """Open a sample by its id or its number in the dataset; the jump box empties on success."""
     user, work = require_user(ctx, request), work or {}
     try:
@@ -275,8 +372,16 @@ def on_jump(ctx: AppContext, work: dict[str, Any], dataset_name: str | None, ref
     return (*_show(ctx, user, found, drafts, ""), "")
 
 
-def on_choice(ctx: AppContext, original: str | None, modification: str | None, difficulty: str | None,
-              note: str, work: dict[str, Any], drafts: Any, request: gr.Request) -> tuple:  # fmt: skip
+def on_choice(
+    ctx: AppContext,
+    original: str | None,
+    modification: str | None,
+    difficulty: str | None,
+    note: str,
+    work: dict[str, Any],
+    drafts: Any,
+    request: gr.Request,
+) -> tuple:
     """A choice clicked or a note typed: kept as a draft in this browser, counted on the current-sample line."""
     user = require_user(ctx, request)
     if not _has_item(work):
@@ -291,8 +396,16 @@ def on_choice(ctx: AppContext, original: str | None, modification: str | None, d
 UNCHANGED = "unchanged"  # what on_save tells on_after_save when a saved label was confirmed as it is
 
 
-def on_save(ctx: AppContext, work: dict[str, Any], original: str | None, modification: str | None,
-            difficulty: str | None, note: str, drafts: Any, request: gr.Request) -> tuple:  # fmt: skip
+def on_save(
+    ctx: AppContext,
+    work: dict[str, Any],
+    original: str | None,
+    modification: str | None,
+    difficulty: str | None,
+    note: str,
+    drafts: Any,
+    request: gr.Request,
+) -> tuple:
     """Store the three assessments through the gate; say exactly what was saved, or why not.
 
     Saving a label already stored, untouched, adds no row: the log stays one row per decision.
@@ -322,8 +435,13 @@ def on_save(ctx: AppContext, work: dict[str, Any], original: str | None, modific
         gr.Warning(html.escape(message))
         return escape_text(message), gr.skip(), gr.skip(), None, gr.skip()
     said = " · ".join(_WORDS[v] for v in (original, modification, difficulty) if v)
-    fresh = {**work, "state": "saved", "saved_label": payload, "request_id": uuid.uuid4().hex,
-             "opened_at": time.time()}  # fmt: skip
+    fresh = {
+        **work,
+        "state": "saved",
+        "saved_label": payload,
+        "request_id": uuid.uuid4().hex,
+        "opened_at": time.time(),
+    }
     message = escape_text(f"Saved {_where(work)}: {said}.") + (
         " (already stored; counted once)" if result.duplicate else ""
     )
@@ -331,8 +449,14 @@ def on_save(ctx: AppContext, work: dict[str, Any], original: str | None, modific
     return message, view.sample_progress(3, "saved"), fresh, result.annotation_id, drafts
 
 
-def on_after_save(ctx: AppContext, work: dict[str, Any], saved: int | str | None, move_on: bool, drafts: Any,
-                  request: gr.Request) -> tuple:  # fmt: skip
+def on_after_save(
+    ctx: AppContext,
+    work: dict[str, Any],
+    saved: int | str | None,
+    move_on: bool,
+    drafts: Any,
+    request: gr.Request,
+) -> tuple:
     """With "Next sample after saving" on, open the next sample once the save is stored."""
     user = require_user(ctx, request)
     work = work or {}
@@ -355,12 +479,27 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     drafts = gr.BrowserState({}, storage_key="stepgate-step-review-drafts", secret=ctx.browser_secret)
     last = gr.BrowserState({}, storage_key="stepgate-step-review-dataset", secret=ctx.browser_secret)
     with gr.Row(elem_id="step-review-toolbar", equal_height=True):
-        dataset = gr.Dropdown(names, value=names[0] if names else None, label="Dataset", show_label=False,
-                              container=False, scale=2, min_width=200, elem_id="step-review-dataset")  # fmt: skip
+        dataset = gr.Dropdown(
+            names,
+            value=names[0] if names else None,
+            label="Dataset",
+            show_label=False,
+            container=False,
+            scale=2,
+            min_width=200,
+            elem_id="step-review-dataset",
+        )
         with gr.Column(scale=4, min_width=300):
             progress_md = gr.Markdown(elem_id="step-review-progress")
-        jump_box = gr.Textbox(placeholder="Jump to sample: number or id (/)", show_label=False,
-                              container=False, scale=2, min_width=200, max_lines=1, elem_id="step-review-jump")  # fmt: skip
+        jump_box = gr.Textbox(
+            placeholder="Jump to sample: number or id (/)",
+            show_label=False,
+            container=False,
+            scale=2,
+            min_width=200,
+            max_lines=1,
+            elem_id="step-review-jump",
+        )
         jump = gr.Button("Go", scale=0, min_width=60, elem_id="step-review-jump-go", size="md")
     with gr.Row(elem_id="step-review-sample"):
         with gr.Column(scale=3):
@@ -369,54 +508,131 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             answer_md = gr.Markdown(elem_id="step-review-answer", **math)
         with gr.Column(scale=2, min_width=280):
             # Preview mode: the whole figure at a glance, a strip of thumbnails when an item has several.
-            image = gr.Gallery(label="Problem image", visible=False, height=300, preview=True, selected_index=0,
-                               object_fit="contain", interactive=False, elem_id="step-review-image",
-                               buttons=["fullscreen"])  # fmt: skip
+            image = gr.Gallery(
+                label="Problem image",
+                visible=False,
+                height=300,
+                preview=True,
+                selected_index=0,
+                object_fit="contain",
+                interactive=False,
+                elem_id="step-review-image",
+                buttons=["fullscreen"],
+            )
             rationale_md = gr.Markdown(elem_id="step-review-rationale", line_breaks=True, **math)
     steps_md = gr.Markdown(elem_id="step-review-steps", **math)
     # Gradio 6 repeats a Group's elem_id on its inner box: the id goes on a Column around it.
     with gr.Column(elem_id="step-review-assess"), gr.Group():
         with gr.Row(equal_height=True):
-            original = gr.Radio(ORIGINAL, label="Original steps", elem_id="step-review-original", scale=6,
-                                min_width=270, info="No calculation or logic errors?")  # fmt: skip
-            modification = gr.Radio(MODIFICATION, label="Modification", elem_id="step-review-modification",
-                                    scale=7, min_width=340, info="Matches the error type and rationale?")  # fmt: skip
-            difficulty = gr.Radio(DIFFICULTY, label="Difficulty", elem_id="step-review-difficulty", scale=8,
-                                  min_width=380, info=view.DIFFICULTY_RULE)  # fmt: skip
-            note = gr.Textbox(label="Note (optional)", elem_id="step-review-note", lines=1, max_lines=3, scale=3,
-                              min_width=140)  # fmt: skip
+            original = gr.Radio(
+                ORIGINAL,
+                label="Original steps",
+                elem_id="step-review-original",
+                scale=6,
+                min_width=270,
+                info="No calculation or logic errors?",
+            )
+            modification = gr.Radio(
+                MODIFICATION,
+                label="Modification",
+                elem_id="step-review-modification",
+                scale=7,
+                min_width=340,
+                info="Matches the error type and rationale?",
+            )
+            difficulty = gr.Radio(
+                DIFFICULTY,
+                label="Difficulty",
+                elem_id="step-review-difficulty",
+                scale=8,
+                min_width=380,
+                info=view.DIFFICULTY_RULE,
+            )
+            note = gr.Textbox(
+                label="Note (optional)",
+                elem_id="step-review-note",
+                lines=1,
+                max_lines=3,
+                scale=3,
+                min_width=140,
+            )
         with gr.Row(elem_id="step-review-actions", equal_height=True):
             with gr.Column(scale=5, min_width=260, elem_id="step-review-lines"):
                 sample_md = gr.Markdown(elem_id="step-review-sample-progress")
                 status_md = gr.Markdown(elem_id="step-review-status")
-            move_on = gr.Checkbox(True, label="Next sample after saving", elem_id="step-review-move-on",
-                                  container=False, scale=0)  # fmt: skip
-            previous = gr.Button("◀ Previous (P)", elem_id="step-review-previous", size="sm", scale=1, min_width=110)
+            move_on = gr.Checkbox(
+                True,
+                label="Next sample after saving",
+                elem_id="step-review-move-on",
+                container=False,
+                scale=0,
+            )
+            previous = gr.Button(
+                "◀ Previous (P)", elem_id="step-review-previous", size="sm", scale=1, min_width=110
+            )
             skip = gr.Button("Skip (K)", elem_id="step-review-skip", size="sm", scale=1, min_width=90)
             nxt = gr.Button("Next ▶ (N)", elem_id="step-review-next", size="sm", scale=1, min_width=100)
-            save = gr.Button("Save annotation (S)", variant="primary", elem_id="step-review-save", size="sm",
-                             scale=2, min_width=170)  # fmt: skip
+            save = gr.Button(
+                "Save annotation (S)",
+                variant="primary",
+                elem_id="step-review-save",
+                size="sm",
+                scale=2,
+                min_width=170,
+            )
         gr.Markdown(view.KEYS, elem_id="step-review-keys")
     with gr.Accordion("Annotation instructions", open=False, elem_id="step-review-instructions"):
         gr.Markdown(view.INSTRUCTIONS)
     export_choice = actions.build(ctx, dataset)
 
-    view_outputs = [progress_md, info_md, question_md, image, answer_md, rationale_md, steps_md, original,
-                    modification, difficulty, note, sample_md, status_md, work]  # fmt: skip
+    view_outputs = [
+        progress_md,
+        info_md,
+        question_md,
+        image,
+        answer_md,
+        rationale_md,
+        steps_md,
+        original,
+        modification,
+        difficulty,
+        note,
+        sample_md,
+        status_md,
+        work,
+    ]
     assert len(view_outputs) == VIEW_SIZE
     private = {"api_visibility": "private"}
-    tab.select(bind(on_tab_open, ctx), [dataset, work, drafts, last], [dataset, export_choice, *view_outputs],
-               **private)  # fmt: skip
-    dataset.select(bind(on_dataset_change, ctx), [dataset, work, drafts, last], [*view_outputs, last], **private)
+    tab.select(
+        bind(on_tab_open, ctx),
+        [dataset, work, drafts, last],
+        [dataset, export_choice, *view_outputs],
+        **private,
+    )
+    dataset.select(
+        bind(on_dataset_change, ctx), [dataset, work, drafts, last], [*view_outputs, last], **private
+    )
     shown = [original, modification, difficulty, note]
     previous.click(bind(on_previous, ctx), [work, *shown, drafts], view_outputs, **private)
     nxt.click(bind(on_next, ctx), [work, *shown, drafts], view_outputs, **private)
     skip.click(bind(on_skip, ctx), [work, drafts], [*view_outputs, drafts], **private)
-    gr.on([jump.click, jump_box.submit], bind(on_jump, ctx), [work, dataset, jump_box, *shown, drafts],
-          [*view_outputs, jump_box], **private)  # fmt: skip
-    gr.on([original.input, modification.input, difficulty.input, note.input], bind(on_choice, ctx),
-          [*shown, work, drafts], [sample_md, drafts], trigger_mode="always_last", show_progress="hidden",
-          **private)  # fmt: skip
-    stored = save.click(bind(on_save, ctx), [work, *shown, drafts], [status_md, sample_md, work, saved, drafts],
-                        **private)  # fmt: skip
+    gr.on(
+        [jump.click, jump_box.submit],
+        bind(on_jump, ctx),
+        [work, dataset, jump_box, *shown, drafts],
+        [*view_outputs, jump_box],
+        **private,
+    )
+    gr.on(
+        [original.input, modification.input, difficulty.input, note.input],
+        bind(on_choice, ctx),
+        [*shown, work, drafts],
+        [sample_md, drafts],
+        trigger_mode="always_last",
+        show_progress="hidden",
+        **private,
+    )
+    stored = save.click(
+        bind(on_save, ctx), [work, *shown, drafts], [status_md, sample_md, work, saved, drafts], **private
+    )
     stored.then(bind(on_after_save, ctx), [work, saved, move_on, drafts], view_outputs, **private)

@@ -26,7 +26,16 @@ from ui.binding import bind
 from ui.context import AppContext
 from ui.render import escape_text
 
-__all__ = ["EXPORTS", "build", "draft_for", "draft_key", "export_choices", "on_export", "on_stats", "with_draft"]
+__all__ = [
+    "EXPORTS",
+    "build",
+    "draft_for",
+    "draft_key",
+    "export_choices",
+    "on_export",
+    "on_stats",
+    "with_draft",
+]
 
 # key -> (label, exports format, file suffix, reviewers only); "mine-*" hold the user's own rows only.
 EXPORTS: dict[str, tuple[str, str, str, bool]] = {
@@ -65,7 +74,9 @@ def with_draft(drafts: Any, user: Annotator, key: str, label: dict[str, str] | N
     return drafts
 
 
-def draft_for(user: Annotator, work: dict[str, Any], drafts: Any, saved: dict[str, Any] | None) -> dict | None:
+def draft_for(
+    user: Annotator, work: dict[str, Any], drafts: Any, saved: dict[str, Any] | None
+) -> dict | None:
     """This annotator's unsaved choices on this sample version, if they differ from what is stored."""
     draft = _drafts(drafts).get(draft_key(user, work))
     if not isinstance(draft, dict):
@@ -108,7 +119,9 @@ def on_stats(ctx: AppContext, dataset_name: str | None, request: gr.Request) -> 
     ]
     for field, title, order in FIELDS:
         table = label_distribution(labels, field, order)
-        if not user.can_see_labels:  # one annotator's own row: an "all annotators" total would say more than it is
+        if (
+            not user.can_see_labels
+        ):  # one annotator's own row: an "all annotators" total would say more than it is
             table = table[table["annotator"] != "all annotators"]
         tables.append(
             table.rename(columns={o: o.capitalize() for o in order}).rename(columns={"annotator": title})
@@ -134,7 +147,9 @@ def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, req
         return gr.skip(), "Choose what to export first."
     label, fmt, suffix, reviewers = EXPORTS[choice]
     if reviewers and not user.can_see_labels:
-        raise gr.Error(html.escape(f"{user.name} is an {user.role}: only adjudicators and admins can export {label}."))
+        raise gr.Error(
+            html.escape(f"{user.name} is an {user.role}: only adjudicators and admins can export {label}.")
+        )
     try:
         dataset = dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
     except WorkError as exc:
@@ -162,15 +177,23 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Dropdown:
     with gr.Accordion("Statistics and export", open=False, elem_id="step-review-stats-export"):
         with gr.Row(elem_id="step-review-stats-row"):
             stats = gr.Button("View statistics", elem_id="step-review-stats", scale=1, min_width=150)
-            choice = gr.Dropdown([], show_label=False, container=False, elem_id="step-review-export-choice",
-                                 scale=3, min_width=260)  # fmt: skip
+            choice = gr.Dropdown(
+                [],
+                show_label=False,
+                container=False,
+                elem_id="step-review-export-choice",
+                scale=3,
+                min_width=260,
+            )
             go = gr.Button("Export data", elem_id="step-review-export", scale=1, min_width=150)
         status = gr.Markdown(elem_id="step-review-stats-status")
-        download = gr.File(label="Exported file", visible=False, elem_id="step-review-export-file",
-                           interactive=False)  # fmt: skip
+        download = gr.File(
+            label="Exported file", visible=False, elem_id="step-review-export-file", interactive=False
+        )
         with gr.Row():  # two tables a row, so their columns stay readable
-            summary = gr.Dataframe(label="Per annotator", visible=False, interactive=False,
-                                   elem_id="step-review-summary")  # fmt: skip
+            summary = gr.Dataframe(
+                label="Per annotator", visible=False, interactive=False, elem_id="step-review-summary"
+            )
             tables = [_distribution(*FIELDS[0])]
         with gr.Row():
             tables += [_distribution(*f) for f in FIELDS[1:]]

@@ -15,10 +15,22 @@ from typing import Any
 from ui.render import StepRow, align_steps, escape_text, safe_markdown, step_body, word_diff
 
 __all__ = [
-    "DIFFICULTY_RULE", "ERROR_DESCRIPTIONS", "INSTRUCTIONS", "KEYS", "NOTICES", "annotators_text", "answer_markdown", "difficulty_hint",
-    "error_description", "image_caption", "info_markdown", "progress_markdown", "question_markdown", "sample_progress",
+    "DIFFICULTY_RULE",
+    "ERROR_DESCRIPTIONS",
+    "INSTRUCTIONS",
+    "KEYS",
+    "NOTICES",
+    "annotators_text",
+    "answer_markdown",
+    "difficulty_hint",
+    "error_description",
+    "image_caption",
+    "info_markdown",
+    "progress_markdown",
+    "question_markdown",
+    "sample_progress",
     "steps_html",
-]  # fmt: skip
+]
 
 # The error types as PRMBench's generation prompts define them (PRMBench, Apache-2.0); the
 # PRMBench-V tool shows the same text under "Error Description" (its Figure 13).
@@ -66,12 +78,18 @@ ERROR_DESCRIPTIONS: dict[str, str] = {
 }
 # Other spellings of the same types (PRMBench-V's category names, the corrected spelling).
 _ALIASES = {
-    "redundancy": "redundency", "non_redundancy": "redundency", "circular_logic": "circular",
-    "non_circular_logic": "circular", "empirical_soundness": "counterfactual",
-    "step_consistency": "step_contradiction", "domain_consistency": "domain_inconsistency",
-    "confidence_invariance": "confidence", "prerequisite_sensitivity": "missing_condition",
-    "deception_resistance": "deception", "multi_solution": "multi_solutions",
-}  # fmt: skip
+    "redundancy": "redundency",
+    "non_redundancy": "redundency",
+    "circular_logic": "circular",
+    "non_circular_logic": "circular",
+    "empirical_soundness": "counterfactual",
+    "step_consistency": "step_contradiction",
+    "domain_consistency": "domain_inconsistency",
+    "confidence_invariance": "confidence",
+    "prerequisite_sensitivity": "missing_condition",
+    "deception_resistance": "deception",
+    "multi_solution": "multi_solutions",
+}
 
 KEYS = (
     "**Keys** (outside text boxes): **C**/**I** · **R**/**U** · **E**/**M**/**H** choose · **S** or **Ctrl+Enter** "
@@ -111,7 +129,9 @@ def error_description(error_type: str | None) -> str | None:
 
 
 def _badges(*badges: tuple[str, str] | None) -> str:
-    return "".join(f'<span class="sr-badge sr-badge-{kind}">{text}</span>' for kind, text in filter(None, badges))
+    return "".join(
+        f'<span class="sr-badge sr-badge-{kind}">{text}</span>' for kind, text in filter(None, badges)
+    )
 
 
 def _cell(number: int | None, body: str, classes: Sequence[str], badges: str = "") -> str:
@@ -152,20 +172,36 @@ def steps_html(
     return "".join(parts)
 
 
-def _row(k: int, row: StepRow, before: list[str], after: list[str], errors: set[int], listed: set[int],
-         row_of_original: dict[int, int], row_of_modified: dict[int, int]) -> list[str]:  # fmt: skip
+def _row(
+    k: int,
+    row: StepRow,
+    before: list[str],
+    after: list[str],
+    errors: set[int],
+    listed: set[int],
+    row_of_original: dict[int, int],
+    row_of_modified: dict[int, int],
+) -> list[str]:
     o, m = row.original, row.modified
     if row.kind == "moved_out":
         assert o is not None and row.moved is not None
         arrow = _arrow(k, row_of_modified[row.moved])
         return [
-            _cell(o, safe_markdown(before[o]), ["sr-moved"], _badges(("moved", f"moved to Step {row.moved + 1} {arrow}"))),
+            _cell(
+                o,
+                safe_markdown(before[o]),
+                ["sr-moved"],
+                _badges(("moved", f"moved to Step {row.moved + 1} {arrow}")),
+            ),
             _cell(None, f"{arrow} now Step {row.moved + 1} of the modified steps", ["sr-gap"]),
-        ]  # fmt: skip
+        ]
     if o is None:
         assert m is not None
         mark = ["sr-error"] if m in errors else []
-        flags = (("error", "error step") if m in errors else None, ("listed", "modified") if m in listed else None)
+        flags = (
+            ("error", "error step") if m in errors else None,
+            ("listed", "modified") if m in listed else None,
+        )
         if row.kind == "moved_in":
             assert row.moved is not None
             arrow = _arrow(k, row_of_original[row.moved])
@@ -173,27 +209,42 @@ def _row(k: int, row: StepRow, before: list[str], after: list[str], errors: set[
             body = safe_markdown(after[m]) if same else word_diff(before[row.moved], after[m])[1]
             return [
                 _cell(None, f"{arrow} original Step {row.moved + 1} moved here", ["sr-gap"]),
-                _cell(m, body, ["sr-moved", *mark], _badges(*flags, ("moved", f"moved from Step {row.moved + 1}"))),
-            ]  # fmt: skip
+                _cell(
+                    m,
+                    body,
+                    ["sr-moved", *mark],
+                    _badges(*flags, ("moved", f"moved from Step {row.moved + 1}")),
+                ),
+            ]
         repeats = ("repeat", f"repeats Step {row.repeats + 1}") if row.repeats is not None else None
         return [
             _cell(None, "(no original step here)", ["sr-gap"]),
-            _cell(m, safe_markdown(after[m]), ["sr-inserted", *mark], _badges(*flags, ("added", "added"), repeats)),
-        ]  # fmt: skip
+            _cell(
+                m,
+                safe_markdown(after[m]),
+                ["sr-inserted", *mark],
+                _badges(*flags, ("added", "added"), repeats),
+            ),
+        ]
     if m is None:
         return [
             _cell(o, safe_markdown(before[o]), ["sr-removed"], _badges(("removed", "removed"))),
             _cell(None, "(removed in the modified steps)", ["sr-gap"]),
         ]
     same = " ".join(before[o].split()) == " ".join(after[m].split())
-    left, right = (safe_markdown(before[o]), safe_markdown(after[m])) if same else word_diff(before[o], after[m])
+    left, right = (
+        (safe_markdown(before[o]), safe_markdown(after[m])) if same else word_diff(before[o], after[m])
+    )
     changed = [] if same else ["sr-changed"]
     flags = (
         ("error", "error step") if m in errors else None,
         ("listed", "modified") if m in listed else None,
         ("shift", f"was Step {o + 1}") if o != m else None,
     )
-    return [_cell(o, left, changed), _cell(m, right, [*changed, *(["sr-error"] if m in errors else [])], _badges(*flags))]
+    return [
+        _cell(o, left, changed),
+        _cell(m, right, [*changed, *(["sr-error"] if m in errors else [])], _badges(*flags)),
+    ]
 
 
 def _numbers(positions: Sequence[int]) -> str:
@@ -207,8 +258,9 @@ def annotators_text(target: int | None) -> str:
     return f"**Annotators** you are 1 of {target}, blind to each other"
 
 
-def info_markdown(external_id: str, source: str | None, error_type: str | None, version: int,
-                  target: int | None = 1) -> str:  # fmt: skip
+def info_markdown(
+    external_id: str, source: str | None, error_type: str | None, version: int, target: int | None = 1
+) -> str:
     """The "Sample information" block: id, source, error type and its description, how many annotators."""
     lines = [
         f"**ID** {escape_text(external_id)} · **Source** {escape_text(source or 'not given')} · "
@@ -218,8 +270,11 @@ def info_markdown(external_id: str, source: str | None, error_type: str | None, 
     ]
     description = error_description(error_type)
     # The descriptions are this module's own text, not dataset text: no escaping, so "(S → A)" stays readable.
-    lines.append(f"**Error description** {description}" if description
-                 else "**Error description** none known for this error type.")  # fmt: skip
+    lines.append(
+        f"**Error description** {description}"
+        if description
+        else "**Error description** none known for this error type."
+    )
     return "\n\n".join(lines)
 
 
@@ -235,14 +290,20 @@ def question_markdown(question: str, questions: dict[str, Any] | None) -> str:
     # The same test as the PRMBench importer: only a real change of wording counts, not escaping.
     if isinstance(original, str) and isinstance(modified, str) and _words(original) != _words(modified):
         return (
-            "**Question** (modified for this error type)\n\n" + safe_markdown(question)
-            + "\n\n**Original question**\n\n" + safe_markdown(original)
-        )  # fmt: skip
+            "**Question** (modified for this error type)\n\n"
+            + safe_markdown(question)
+            + "\n\n**Original question**\n\n"
+            + safe_markdown(original)
+        )
     return "**Question**\n\n" + safe_markdown(question)
 
 
-def answer_markdown(reference_answer: str | None, error_steps: Sequence[int], modified_steps: Sequence[int],
-                    dropped: dict[str, Any] | None = None) -> str:  # fmt: skip
+def answer_markdown(
+    reference_answer: str | None,
+    error_steps: Sequence[int],
+    modified_steps: Sequence[int],
+    dropped: dict[str, Any] | None = None,
+) -> str:
     """Reference answer and error steps, 1-based as annotators count."""
     answer = safe_markdown(reference_answer) if reference_answer else "*not given in the data*"
     out = (
