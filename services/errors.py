@@ -1,0 +1,29 @@
+"""The one error root of the services layer: every message says what went wrong and what to do.
+
+The panels show a ServiceError's text as it is; the HTTP API returns it as the error message.
+Nothing was stored when one is raised.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Conflict", "InvalidInput", "NotAllowed", "NotFound", "ServiceError"]
+
+
+class ServiceError(Exception):
+    """A request a user made that cannot be done; the message is for that user."""
+
+
+class NotAllowed(ServiceError):
+    """The user's role (or the task's blindness) does not allow this."""
+
+
+class NotFound(ServiceError):
+    """The dataset, item, user or file named does not exist (or is not the user's to see)."""
+
+
+class InvalidInput(ServiceError):
+    """A field is missing, of the wrong type, too large or out of range."""
+
+
+class Conflict(ServiceError):
+    """The request clashes with the current state (an item changed, a request id reused)."""
