@@ -29,8 +29,8 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from exports import EXPORT_FORMATS
     from store.importers import FORMATS
-    from store.records import TASKS
     from store.users import ROLES
+    from tasks import TASKS
 
     parser = argparse.ArgumentParser(
         prog="app.py",

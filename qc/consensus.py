@@ -5,13 +5,16 @@ Decisions are small frozen dataclasses; writing them to the store is the caller'
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+# The decision rules live in the task specs; they are re-exported here with the statistics.
+from tasks.base import NO_ERROR, Vote, majority_vote
+from tasks.earliest_error import Consensus, earliest_error_consensus
 
 __all__ = [
     "NO_ERROR",
@@ -24,40 +27,6 @@ __all__ = [
     "flag_wrong_answer_no_error",
     "majority_vote",
 ]
-
-NO_ERROR = -1  # ProcessBench's label for "all steps are correct"
-
-
-@dataclass(frozen=True)
-class Consensus:
-    """Where an item stands under the escalation rule after the labels received so far."""
-
-    status: Literal["pending", "consensus", "discarded"]
-    label: Any  # the agreed label, None unless status == "consensus"
-    needed: int  # annotators to assign now
-    settled_at: int | None  # number of labels when the item settled (3 -> "3/3", 4 -> "3/4", ...)
-    n_labels: int  # labels received
-
-
-def earliest_error_consensus(labels: Sequence[Any], quorum: int = 3, max_annotators: int = 5) -> Consensus:
-    """ProcessBench's rule (Zheng et al. 2024, sec. 3.2): ``quorum`` agreeing labels within ``max_annotators``.
-
-    Labels are read in arrival order; the item settles on the first prefix that decides it, and
-    labels after that do not change the decision. It is discarded as soon as no label can still
-    reach the quorum with the annotators left, e.g. four different labels out of five.
-    """
-    if not 1 <= quorum <= max_annotators:
-        raise ValueError(f"need 1 <= quorum <= max_annotators, got quorum={quorum}, max={max_annotators}")
-    counts: Counter[Any] = Counter()
-    for n, label in enumerate(labels, start=1):
-        counts[label] += 1
-        if counts[label] >= quorum:
-            return Consensus("consensus", label, 0, n, len(labels))
-        if counts.most_common(1)[0][1] + (max_annotators - n) < quorum:
-            return Consensus("discarded", None, 0, n, len(labels))
-    n = len(labels)
-    needed = quorum - n if n < quorum else 1
-    return Consensus("pending", None, needed, None, n)
 
 
 def consensus_table(
@@ -91,35 +60,6 @@ def flag_wrong_answer_no_error(consensus: Consensus, final_answer_correct: bool 
     ProcessBench discards these items (sec. 3.2); an unknown final answer (None) is never flagged.
     """
     return consensus.status == "consensus" and consensus.label == NO_ERROR and final_answer_correct is False
-
-
-@dataclass(frozen=True)
-class Vote:
-    """Majority vote outcome; "tie" goes to adjudication."""
-
-    label: Any
-    status: Literal["majority", "tie", "empty"]
-    counts: dict[Any, int]  # label -> votes, most votes first, then first arrival
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA
-
-
-def majority_vote(labels: Iterable[Any], min_votes: int = 1) -> Vote:
-    """Plurality label when it is unique and has at least ``min_votes`` votes.
-
-    Missing labels (None, NaN) are ignored. No labels -> "empty"; a shared top count, or a top
-    label with fewer than ``min_votes`` votes -> "tie" (not decidable without adjudication).
-    """
-    counts = Counter(label for label in labels if not _missing(label))
-    ordered = dict(counts.most_common())
-    if not ordered:
-        return Vote(None, "empty", {})
-    top = list(ordered.values())
-    if (len(top) > 1 and top[0] == top[1]) or top[0] < min_votes:
-        return Vote(None, "tie", ordered)
-    return Vote(next(iter(ordered)), "majority", ordered)
 
 
 @dataclass(frozen=True)

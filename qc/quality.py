@@ -15,7 +15,7 @@ import pandas as pd
 from qc.agreement import category_counts, cohen_kappa, encode_labels, observed_agreement
 from qc.label_stats import latest_labels
 from qc.report import agreement_report, point_estimates, tolerance_items
-from qc.tasks import REQUIRED_CHOICES
+from tasks import SPECS
 
 __all__ = [
     "COEFFICIENTS",
@@ -99,9 +99,9 @@ def label_fields(task: str, annotations: pd.DataFrame) -> dict[str, str]:
 
 def field_order(field: str) -> tuple[str, ...] | None:
     """The full label set of a choice field (so AC1 and PABAK count unused choices too)."""
-    for choices in REQUIRED_CHOICES.values():
-        if field in choices:
-            return choices[field]
+    for spec in SPECS.values():
+        if field in spec.choices:
+            return spec.choices[field].values
     return None
 
 

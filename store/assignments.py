@@ -42,6 +42,7 @@ class _Pool:
     order: list[int] = field(default_factory=list)  # open items, ascending id
     started: dict[int, None] = field(default_factory=dict)  # items someone has touched, in start order
     mine: dict[int, int] = field(default_factory=dict)  # annotator -> items labelled (loaded on demand)
+    lapsed: dict[int, set[int]] = field(default_factory=dict)  # item -> annotators whose lease expired
     next_fresh: int = 0
 
     def live_leases(self, item_id: int, now: datetime) -> dict[int, datetime]:
@@ -50,6 +51,7 @@ class _Pool:
             return {}
         for who in [w for w, until in leases.items() if until <= now]:
             del leases[who]
+            self.lapsed.setdefault(item_id, set()).add(who)
             if self.held.get(who) == item_id:
                 del self.held[who]
         return leases
@@ -136,19 +138,26 @@ class Scheduler:
                 )
             return pool.mine[annotator_id]
 
-    def can_submit(
+    def holds(self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime) -> bool:
+        """The annotator holds this item: a live lease, or one that lapsed with nobody taking their place."""
+        return self.may_label(db, dataset_id, item_id, annotator_id, now) == "leased"
+
+    def may_label(
         self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime
-    ) -> bool:
-        """A label fits when it corrects the annotator's own, they hold a live lease, or there is room."""
+    ) -> str:
+        """'leased' (a live lease, or a lapsed one whose place is still free), 'lapsed' (it expired and
+        others filled the item), or 'no' (the item was never handed to this annotator)."""
         with self.lock:
             pool = self.pool(db, dataset_id)
             if item_id not in pool.target:
-                return annotator_id in _done_annotators(db, item_id)
-            if annotator_id in pool.done.get(item_id, ()):
-                return True
+                return "lapsed" if annotator_id in pool.lapsed.get(item_id, ()) else "no"
             if annotator_id in pool.live_leases(item_id, now):
-                return True
-            return pool.taken_by_others(item_id, annotator_id, now) < pool.target[item_id]
+                return "leased"
+            if annotator_id not in pool.lapsed.get(item_id, ()):
+                return "no"
+            if pool.taken_by_others(item_id, annotator_id, now) < pool.target[item_id]:
+                return "leased"
+            return "lapsed"
 
     def record_done(
         self, dataset_id: int, item_id: int, annotator_id: int, *, target: int, open_: bool, first_label: bool
@@ -161,6 +170,7 @@ class Scheduler:
             if first_label and annotator_id in pool.mine:
                 pool.mine[annotator_id] += 1
             pool.leases.get(item_id, {}).pop(annotator_id, None)
+            pool.lapsed.get(item_id, set()).discard(annotator_id)
             if pool.held.get(annotator_id) == item_id:
                 del pool.held[annotator_id]
             if open_:

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from store.records import EARLIEST_ERROR, TASKS
+from tasks import EARLIEST_ERROR, TASKS, spec_for
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -28,7 +28,12 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "quorum": 3,
     "max_annotators": 5,
     "lease_seconds": 900,
+    "allow_corrections": 1,  # 0: a label, once saved, cannot be corrected by its annotator
+    "max_payload_bytes": 64_000,  # a label's size as JSON
+    "max_note_chars": 4_000,
+    "max_seconds_spent": 86_400,  # time on one item a client may report
 }
+_MAY_BE_ZERO = {"allow_corrections"}
 
 
 class DatasetError(ValueError):
@@ -103,18 +108,20 @@ def get_or_create_dataset(tx: Tx, name: str, task: str, source_format: str | Non
 
 
 def initial_target(dataset: Dataset) -> int:
-    """How many annotators a fresh item needs before anything is known about it."""
-    if dataset.task == EARLIEST_ERROR:
-        return int(dataset.setting("quorum"))
-    return int(dataset.setting("annotators_per_item"))
+    """How many annotators a fresh item needs before anything is known about it (the task's rule)."""
+    return spec_for(dataset.task).initial_target({k: dataset.setting(k) for k in DEFAULT_SETTINGS})
 
 
 def _validate(settings: dict[str, Any]) -> None:
     for key, value in settings.items():
         if key not in DEFAULT_SETTINGS:
             raise DatasetError(f"unknown setting {key!r}: known settings are {', '.join(DEFAULT_SETTINGS)}")
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise DatasetError(f"setting {key!r} must be a positive whole number, not {value!r}")
+        lowest = 0 if key in _MAY_BE_ZERO else 1
+        if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
+            kind = "0 or 1" if key in _MAY_BE_ZERO else "a positive whole number"
+            raise DatasetError(f"setting {key!r} must be {kind}, not {value!r}")
+    if settings.get("allow_corrections", 0) > 1:
+        raise DatasetError("setting 'allow_corrections' must be 0 or 1")
     quorum = settings.get("quorum")
     most = settings.get("max_annotators")
     if quorum is not None and most is not None and most < quorum:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from store.importers import ImportFormatError, parse_file
 from store.items import write_records
-from store.records import EARLIEST_ERROR, QUALITY_GATE, STEP_MATCH, STEP_REVIEW, ImportProblem
+from store.records import ImportProblem
+from tasks import EARLIEST_ERROR, QUALITY_GATE, STEP_MATCH, STEP_REVIEW
 
 if TYPE_CHECKING:
     from store.db import Store

@@ -155,6 +155,19 @@ CREATE INDEX annotations_item ON annotations (item_id);
 CREATE INDEX annotations_annotator ON annotations (annotator_id);
 """
 
+# Unsaved choices, kept per annotator on the server (never in the browser, where the next person
+# on a shared machine could read them), so they survive a reload and a restart.
+_V3_DRAFTS = """
+CREATE TABLE drafts (
+    annotator_id INTEGER NOT NULL,
+    panel VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    value VARCHAR NOT NULL,
+    updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    PRIMARY KEY (annotator_id, panel, key)
+);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -162,6 +175,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         _V1_BASE,
     ),
     (2, "agreement studies and lookup indexes", _V2_STUDIES),
+    (3, "drafts kept per annotator on the server", _V3_DRAFTS),
 ]
 
 

@@ -10,16 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Tasks an item can be gated by; a dataset names its task.
-STEP_REVIEW = "step_review"
-EARLIEST_ERROR = "earliest_error"
-QUALITY_GATE = "quality_gate"
-PERTURBATION_CHECK = "perturbation_check"
-STEP_MATCH = "step_match"
-TASKS = (STEP_REVIEW, EARLIEST_ERROR, QUALITY_GATE, PERTURBATION_CHECK, STEP_MATCH)
-
-NO_ERROR = -1  # ProcessBench's label for "all steps are correct"
-
 
 @dataclass(frozen=True)
 class ImageData:

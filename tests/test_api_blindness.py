@@ -17,7 +17,7 @@ import requests
 
 from bench.client import StepgateClient
 from bench.server import start_server
-from qc.gate import now_utc, submit
+from services.annotate import now_utc, submit
 from store import Store, users, work
 
 pytestmark = pytest.mark.browser

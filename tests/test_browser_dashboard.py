@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from qc import gate
 from qc.sampling import stratified_sample
+from services import annotate
 from store import Store, studies, users, work
 from store.datasets import get_dataset
 from store.demo import populate_demo
@@ -38,7 +38,7 @@ def _labelled_db(tmp_path: Path) -> Path:
         for k, name in enumerate(("ann", "bea")):
             who = users.get_user(store, name)
             for n in range(30):
-                got = work.next_item(store, who, dataset, gate.now_utc())
+                got = work.next_item(store, who, dataset, annotate.now_utc())
                 # Skewed on purpose: almost every original chain is "correct" (the kappa paradox).
                 original = "incorrect" if n in ((3, 17) if k == 0 else (3, 22)) else "correct"
                 payload = {
@@ -46,7 +46,7 @@ def _labelled_db(tmp_path: Path) -> Path:
                     "modification": ("reasonable", "unreasonable")[(n + k * (n % 5 == 0)) % 2],
                     "difficulty": ("easy", "medium", "hard")[(n + k * (n % 4 == 0)) % 3],
                 }
-                gate.submit(
+                annotate.submit(
                     store,
                     annotator=who,
                     item_id=got.item.item_id,

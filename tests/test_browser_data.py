@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from qc.gate import now_utc, submit
+from services.annotate import now_utc, submit
 from store import Store, datasets, users
 from store.demo import populate_demo
 from store.work import next_item

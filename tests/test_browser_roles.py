@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qc import gate
+from services import annotate
 from store import Store, users, work
 from store.datasets import update_settings
 from store.demo import populate_demo
@@ -52,13 +52,13 @@ def _database(tmp_path: Path) -> Path:
         for name in ("ann", "bea"):
             who = users.get_user(store, name)
             for n in range(12):
-                found = work.next_item(store, who, dataset, gate.now_utc())
+                found = work.next_item(store, who, dataset, annotate.now_utc())
                 payload = {
                     "original": "correct" if n % 4 else "incorrect",
                     "modification": "reasonable",
                     "difficulty": ("easy", "medium", "hard")[n % 3],
                 }
-                gate.submit(
+                annotate.submit(
                     store,
                     annotator=who,
                     item_id=found.item.item_id,

@@ -92,7 +92,7 @@ def test_an_annotator_export_holds_their_own_rows_only(demo_store, tmp_path: Pat
     import pytest
 
     from exports import ExportError, export
-    from qc.gate import now_utc, submit
+    from services.annotate import now_utc, submit
     from store import users, work
 
     dataset = work.dataset_for(demo_store, "qwq-earliest-error", "earliest_error")

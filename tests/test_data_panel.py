@@ -12,7 +12,7 @@ import gradio as gr
 import pandas as pd
 import pytest
 
-from qc.gate import now_utc, submit
+from services.annotate import now_utc, submit
 from store import Store, datasets, users
 from store.assignments import progress
 from store.work import next_item

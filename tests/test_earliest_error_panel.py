@@ -7,6 +7,7 @@ import re
 import gradio as gr
 import pytest
 
+from services import drafts
 from store import annotations, users
 from store.db import Store
 from ui import step_list
@@ -107,10 +108,14 @@ def as_user(name: str) -> gr.Request:
     return gr.Request(username=name)
 
 
-def open_tab(ctx: AppContext, name: str, drafts: dict | None = None) -> tuple:
-    """What opening the tab returns: the dataset picker, then the item's outputs."""
-    picker, *shown = panel.on_tab_open(ctx, None, None, drafts or {}, as_user(name))
+def open_tab(ctx: AppContext, name: str) -> tuple:
+    """What opening the tab returns (a fresh page: no state): the dataset picker, then the item's outputs."""
+    picker, *shown = panel.on_tab_open(ctx, None, None, as_user(name))
     return picker, tuple(shown)
+
+
+def draft_of(ctx: AppContext, name: str, current: dict) -> object:
+    return drafts.get(ctx.store, users.get_user(ctx.store, name), panel.PANEL, panel._draft_key(current))
 
 
 def test_opening_the_tab_offers_the_earliest_error_datasets_and_claims_an_item(ctx: AppContext) -> None:
@@ -125,7 +130,7 @@ def test_opening_the_tab_offers_the_earliest_error_datasets_and_claims_an_item(c
 def test_saving_without_a_choice_says_so_and_stores_nothing(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     with pytest.warns(UserWarning, match="Nothing saved"):
-        result = panel.on_save(ctx, None, shown[CURRENT], {}, as_user("ann"))
+        result = panel.on_save(ctx, None, shown[CURRENT], as_user("ann"))
     assert "Nothing saved" in result[STATUS]
     assert annotations.count_annotations(ctx.store) == 0
 
@@ -133,11 +138,10 @@ def test_saving_without_a_choice_says_so_and_stores_nothing(ctx: AppContext) -> 
 def test_a_save_stores_the_label_and_the_seconds_spent_then_shows_the_next_item(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     current = shown[CURRENT]
-    key = panel._draft_key(users.get_user(ctx.store, "ann"), current)
-    drafts, status = panel.on_choose(ctx, 2, current, {}, as_user("ann"))
-    assert drafts == {key: 2} and "Step 3" in status
-    *after, drafts_after = panel.on_save(ctx, 2, current, drafts, as_user("ann"))
-    assert key not in drafts_after
+    status = panel.on_choose(ctx, 2, current, as_user("ann"))
+    assert draft_of(ctx, "ann", current) == 2 and "Step 3" in status
+    after = panel.on_save(ctx, 2, current, as_user("ann"))
+    assert draft_of(ctx, "ann", current) is None
     assert "Saved" in after[STATUS] and "Step 3" in after[STATUS]
     assert after[CURRENT]["item_id"] != current["item_id"]
     log = annotations.annotations_frame(ctx.store)
@@ -147,16 +151,16 @@ def test_a_save_stores_the_label_and_the_seconds_spent_then_shows_the_next_item(
 
 def test_a_retried_save_of_the_same_attempt_is_stored_once(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
-    panel.on_save(ctx, 1, shown[CURRENT], {}, as_user("ann"))
-    again = panel.on_save(ctx, 1, shown[CURRENT], {}, as_user("ann"))
+    panel.on_save(ctx, 1, shown[CURRENT], as_user("ann"))
+    again = panel.on_save(ctx, 1, shown[CURRENT], as_user("ann"))
     assert "Already saved" in again[STATUS]
     assert annotations.count_annotations(ctx.store) == 1
 
 
 def test_coming_back_resumes_the_held_item_with_the_draft(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
-    drafts, _ = panel.on_choose(ctx, 4, shown[CURRENT], {}, as_user("ann"))
-    _, again = open_tab(ctx, "ann", drafts)  # a reload: no state but the browser's drafts
+    panel.on_choose(ctx, 4, shown[CURRENT], as_user("ann"))
+    _, again = open_tab(ctx, "ann")  # a reload: no page state, the draft kept on the server
     assert again[CURRENT]["item_id"] == shown[CURRENT]["item_id"]
     assert again[CHOICE].value == 4
     assert "resumed" in again[HEADER]
@@ -164,28 +168,29 @@ def test_coming_back_resumes_the_held_item_with_the_draft(ctx: AppContext) -> No
 
 def test_another_annotators_label_and_draft_never_reach_a_second_annotator(ctx: AppContext) -> None:
     _, first = open_tab(ctx, "ann")
-    drafts, _ = panel.on_choose(ctx, 3, first[CURRENT], {}, as_user("ann"))
-    panel.on_save(ctx, 3, first[CURRENT], drafts, as_user("ann"))
-    # The same browser, the same item (quorum 3: bob is given the item ann started), ann's drafts kept.
-    leftover = {panel._draft_key(users.get_user(ctx.store, "ann"), first[CURRENT]): 3}
-    _, shown = open_tab(ctx, "bob", leftover)
+    panel.on_choose(ctx, 3, first[CURRENT], as_user("ann"))
+    panel.on_save(ctx, 3, first[CURRENT], as_user("ann"))
+    _, second = open_tab(ctx, "ann")
+    panel.on_choose(ctx, 6, second[CURRENT], as_user("ann"))  # a draft of ann's on her next item
+    # The same item (quorum 3: bob is given the item ann started): neither her label nor her draft.
+    _, shown = open_tab(ctx, "bob")
     assert shown[CURRENT]["item_id"] == first[CURRENT]["item_id"]
     assert shown[CHOICE].value is None
     assert shown[CURRENT]["my_label"] is None and shown[CURRENT]["state"] == "new"
     assert "Step 4" not in shown[HEADER] + shown[STATUS]
     note, summary, distribution, _ = panel.on_statistics(ctx, DEMO, as_user("bob"))
     assert summary.empty and "ann" not in distribution["annotator"].tolist()
-    assert "Your own row only" in note
+    assert "Your own labels only" in note
 
 
 def test_a_done_item_shows_its_own_label_and_a_new_save_is_a_correction(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     item_id = shown[CURRENT]["item_id"]
-    *after, _ = panel.on_save(ctx, 2, shown[CURRENT], {}, as_user("ann"))
-    back = panel.on_previous(ctx, after[CURRENT], {}, as_user("ann"))
+    after = panel.on_save(ctx, 2, shown[CURRENT], as_user("ann"))
+    back = panel.on_previous(ctx, after[CURRENT], as_user("ann"))
     assert back[CURRENT]["item_id"] == item_id and back[CURRENT]["state"] == "done"
     assert back[CHOICE].value == 2 and "you labelled it **Step 3**" in back[HEADER]
-    *corrected, _ = panel.on_save(ctx, 5, back[CURRENT], {}, as_user("ann"))
+    corrected = panel.on_save(ctx, 5, back[CURRENT], as_user("ann"))
     assert "Saved your correction" in corrected[STATUS]
     ann = users.get_user(ctx.store, "ann")
     version = back[CURRENT]["version_id"]
@@ -196,7 +201,7 @@ def test_a_done_item_shows_its_own_label_and_a_new_save_is_a_correction(ctx: App
 def test_skip_gives_the_item_to_the_next_annotator(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     skipped = shown[CURRENT]["item_id"]
-    after = panel.on_skip(ctx, shown[CURRENT], {}, as_user("ann"))
+    after = panel.on_skip(ctx, shown[CURRENT], as_user("ann"))
     assert after[CURRENT]["item_id"] != skipped and "Skipped" in after[STATUS]
     _, bob = open_tab(ctx, "bob")
     assert bob[CURRENT]["item_id"] == skipped
@@ -204,24 +209,24 @@ def test_skip_gives_the_item_to_the_next_annotator(ctx: AppContext) -> None:
 
 def test_next_on_the_current_item_says_to_save_or_skip(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
-    result = panel.on_next(ctx, shown[CURRENT], {}, as_user("ann"))
+    result = panel.on_next(ctx, shown[CURRENT], as_user("ann"))
     assert "save it, or skip it" in result[STATUS]
     assert result[CURRENT] == gr.skip()  # the item stays as it is
 
 
 def test_jump_opens_an_item_by_number_and_explains_a_bad_reference(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
-    *opened, box = panel.on_jump(ctx, "5", shown[CURRENT], {}, as_user("ann"))
+    *opened, box = panel.on_jump(ctx, "5", shown[CURRENT], as_user("ann"))
     assert "5 of 174" in opened[HEADER] and box == ""
     with pytest.warns(UserWarning):
-        *failed, _ = panel.on_jump(ctx, "<b>nope</b>", shown[CURRENT], {}, as_user("ann"))
+        *failed, _ = panel.on_jump(ctx, "<b>nope</b>", shown[CURRENT], as_user("ann"))
     assert "Cannot open item" in failed[STATUS] and "<b>" not in failed[STATUS]
 
 
 def test_reviewers_see_every_annotators_row_and_the_settlement_shares(ctx: AppContext) -> None:
     for name in ("ann", "bob"):
         _, shown = open_tab(ctx, name)
-        panel.on_save(ctx, 0, shown[CURRENT], {}, as_user(name))
+        panel.on_save(ctx, 0, shown[CURRENT], as_user(name))
     _, summary, distribution, shares = panel.on_statistics(ctx, DEMO, as_user("lead"))
     assert summary["annotator"].tolist() == ["ann", "bob"]
     assert distribution.columns.tolist() == ["annotator", "Step 1"]
@@ -235,14 +240,14 @@ def test_all_steps_correct_is_a_choice_of_its_own_and_switching_to_the_same_data
     ctx: AppContext,
 ) -> None:
     _, shown = open_tab(ctx, "ann")
-    radio, drafts, status = panel.on_all_correct(ctx, shown[CURRENT], {}, as_user("ann"))
-    assert radio.value == step_list.ALL_CORRECT and list(drafts.values()) == [-1]
+    radio, status = panel.on_all_correct(ctx, shown[CURRENT], as_user("ann"))
+    assert radio.value == step_list.ALL_CORRECT and draft_of(ctx, "ann", shown[CURRENT]) == -1
     assert "All steps are correct" in status
-    assert panel.on_dataset_change(ctx, DEMO, shown[CURRENT], drafts, as_user("ann")) == tuple(
+    assert panel.on_dataset_change(ctx, DEMO, shown[CURRENT], as_user("ann")) == tuple(
         gr.skip() for _ in range(panel.ITEM_OUTPUTS)
     )
 
 
 def test_a_request_without_a_known_user_is_refused(ctx: AppContext) -> None:
     with pytest.raises(gr.Error, match="not logged in"):
-        panel.on_tab_open(ctx, None, None, {}, as_user("nobody"))
+        panel.on_tab_open(ctx, None, None, as_user("nobody"))

@@ -19,7 +19,7 @@ from PIL import Image
 
 from store.importers import FORMATS, ImportFormatError, detect_format, parse_file
 from store.importers.common import LineError, coerce_int_list, coerce_steps
-from store.records import NO_ERROR
+from tasks import NO_ERROR
 from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 
 PRMBENCH = PRMBENCH_FILE

@@ -10,6 +10,7 @@ import gradio as gr
 import pandas as pd
 import pytest
 
+from services import drafts
 from store import Store, datasets, users
 from store.annotations import annotations_frame, count_annotations
 from store.items import get_item, write_records
@@ -64,12 +65,14 @@ def as_user(name: str) -> gr.Request:
     return gr.Request(username=name)
 
 
-def open_sample(
-    ctx: AppContext, who: str = "ann", drafts: dict | None = None, dataset: str = DATASET
-) -> dict:
-    """What opening the tab shows: the dataset picker, the export choices, then the sample."""
-    _, _, *shown = panel.on_tab_open(ctx, dataset, {}, drafts or {}, {}, as_user(who))
+def open_sample(ctx: AppContext, who: str = "ann", dataset: str = DATASET) -> dict:
+    """What opening the tab shows (a fresh page): the dataset picker, the export choices, then the sample."""
+    _, _, *shown = panel.on_tab_open(ctx, dataset, {}, as_user(who))
     return view(tuple(shown))
+
+
+def draft_of(ctx: AppContext, who: str, work: dict) -> object:
+    return drafts.get(ctx.store, users.get_user(ctx.store, who), actions.PANEL, actions.draft_key(work))
 
 
 def save(
@@ -78,18 +81,17 @@ def save(
     who: str = "ann",
     choices=("correct", "reasonable", "easy"),
     note="",
-    drafts: dict | None = None,
 ):
-    status, line, after, saved, _ = panel.on_save(ctx, work, *choices, note, drafts or {}, as_user(who))
+    status, line, after, saved = panel.on_save(ctx, work, *choices, note, as_user(who))
     return plain(status), line, after, saved
 
 
-def after_save(ctx: AppContext, work: dict, saved, who: str = "ann", drafts: dict | None = None) -> dict:
-    return view(panel.on_after_save(ctx, work, saved, True, drafts or {}, as_user(who)))
+def after_save(ctx: AppContext, work: dict, saved, who: str = "ann") -> dict:
+    return view(panel.on_after_save(ctx, work, saved, True, as_user(who)))
 
 
 def test_opening_the_tab_shows_the_first_sample_with_its_steps_side_by_side(ctx: AppContext) -> None:
-    picker, exports, *sample = panel.on_tab_open(ctx, None, {}, {}, {}, as_user("ann"))
+    picker, exports, *sample = panel.on_tab_open(ctx, None, {}, as_user("ann"))
     assert picker["value"] == DATASET and DATASET in picker["choices"]
     assert [key for _, key in exports["choices"]] == ["mine-csv", "mine-jsonl"]
     shown = view(tuple(sample))
@@ -109,11 +111,11 @@ def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_p
     ctx: AppContext,
 ) -> None:
     work = open_sample(ctx)["work"]
-    _, _, *again = panel.on_tab_open(ctx, DATASET, work, {}, {}, as_user("ann"))
+    _, _, *again = panel.on_tab_open(ctx, DATASET, work, as_user("ann"))
     assert all(isinstance(u, dict) and u.get("__type__") == "update" and len(u) == 1 for u in again)
-    *other, last = panel.on_dataset_change(ctx, "qwq-earliest-error", work, {}, {"bea": "x"}, as_user("ann"))
+    other = panel.on_dataset_change(ctx, "qwq-earliest-error", work, as_user("ann"))
     assert "is a earliest\\_error dataset, not step\\_review" in view(tuple(other))["status"]
-    assert last == {"ann": "qwq-earliest-error"}  # nothing of another annotator's comes back
+    panel.on_dataset_change(ctx, "second", work, as_user("ann"))  # remembered for ann, on the server
     with ctx.store.writing() as tx:
         write_records(
             tx,
@@ -129,10 +131,11 @@ def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_p
             ],
             "test",
         )
-    picker, _, *shown = panel.on_tab_open(ctx, DATASET, {}, {}, {"ann": "second"}, as_user("ann"))  # a reload
+    panel.on_dataset_change(ctx, "second", work, as_user("ann"))
+    picker, _, *shown = panel.on_tab_open(ctx, DATASET, {}, as_user("ann"))  # a reload
     assert picker["value"] == "second" and view(tuple(shown))["work"]["external_id"] == "s-1"
-    picker, *_ = panel.on_tab_open(ctx, DATASET, {}, {}, {"ann": "second"}, as_user("bea"))
-    assert picker["value"] == DATASET  # another annotator in the same browser starts where the page does
+    picker, *_ = panel.on_tab_open(ctx, DATASET, {}, as_user("bea"))
+    assert picker["value"] == DATASET  # another annotator starts where the page does, not where ann was
 
 
 def test_save_stores_the_three_choices_and_a_retry_is_counted_once(ctx: AppContext) -> None:
@@ -161,7 +164,7 @@ def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> Non
         status == "Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
     )
     assert saved is None and count_annotations(ctx.store) == 0
-    untouched = panel.on_after_save(ctx, work, saved, True, {}, as_user("ann"))
+    untouched = panel.on_after_save(ctx, work, saved, True, as_user("ann"))
     assert all(isinstance(u, dict) and u.get("__type__") == "update" and len(u) == 1 for u in untouched)
 
 
@@ -183,11 +186,10 @@ def test_a_sample_changed_since_it_was_opened_is_not_saved(ctx: AppContext) -> N
 
 def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    line, drafts = panel.on_choice(ctx, "incorrect", None, "hard", "odd step 3", work, {}, as_user("ann"))
+    line = panel.on_choice(ctx, "incorrect", None, "hard", "odd step 3", work, as_user("ann"))
     assert line.startswith("Current sample: 2/3 assessments (66%) · not saved yet")
-    key = f"ann|{DATASET}|{work['item_id']}|{work['version_id']}"
-    assert drafts == {key: {"original": "incorrect", "difficulty": "hard", "note": "odd step 3"}}
-    back = open_sample(ctx, "ann", drafts)  # a reload: the held sample again, the draft on it
+    assert draft_of(ctx, "ann", work) == {"original": "incorrect", "difficulty": "hard", "note": "odd step 3"}
+    back = open_sample(ctx, "ann")  # a reload: the held sample again, the draft on it
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "resumed"
     assert [value(back[f]) for f in ("original", "modification", "difficulty", "note")] == [
         "incorrect",
@@ -197,42 +199,38 @@ def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx:
     ]
     assert "unsaved choices on this sample are back" in back["status"] and "not saved yet" in back["sample"]
     datasets.update_settings(ctx.store, DATASET, {"annotators_per_item": 2})
-    other = open_sample(ctx, "bea", drafts)  # the same browser, another annotator, the same sample
+    other = open_sample(ctx, "bea")  # another annotator, the same sample
     assert other["work"]["item_id"] == work["item_id"] and value(other["original"]) is None
     assert "you are 1 of 2, blind to each other" in other["info"]
-    _, bea_drafts = panel.on_choice(ctx, "correct", None, None, "", other["work"], drafts, as_user("bea"))
-    assert list(bea_drafts) == [
-        f"bea|{DATASET}|{work['item_id']}|{work['version_id']}"
-    ]  # never ann's in bea's answer
-    *_, cleared = panel.on_save(
-        ctx, back["work"], "incorrect", "reasonable", "hard", "", drafts, as_user("ann")
-    )
-    assert cleared == {}
-    _, reverted = panel.on_choice(ctx, None, None, None, "", work, drafts, as_user("ann"))
-    assert reverted == {}  # choices taken back: no draft left to restore
+    panel.on_choice(ctx, "correct", None, None, "", other["work"], as_user("bea"))
+    assert draft_of(ctx, "bea", work) == {"original": "correct"}
+    assert draft_of(ctx, "ann", work)["original"] == "incorrect"  # each keeps their own
+    panel.on_save(ctx, back["work"], "incorrect", "reasonable", "hard", "", as_user("ann"))
+    assert draft_of(ctx, "ann", work) is None
+    panel.on_choice(ctx, None, None, None, "", work, as_user("ann"))
+    assert draft_of(ctx, "ann", work) is None  # choices taken back: no draft left to restore
 
 
 def test_next_and_jump_refuse_to_drop_unsaved_choices(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    blocked = view(panel.on_next(ctx, work, "incorrect", None, None, "", {}, as_user("ann")))
+    blocked = view(panel.on_next(ctx, work, "incorrect", None, None, "", as_user("ann")))
     assert "unsaved choices" in blocked["status"] and "Sample" not in str(blocked["progress"])
-    jumped = panel.on_jump(ctx, work, DATASET, "5", None, None, None, "a note", {}, as_user("ann"))
+    jumped = panel.on_jump(ctx, work, DATASET, "5", None, None, None, "a note", as_user("ann"))
     assert "unsaved choices" in jumped[12]
-    not_saved = view(panel.on_next(ctx, work, None, None, None, "", {}, as_user("ann")))
+    not_saved = view(panel.on_next(ctx, work, None, None, None, "", as_user("ann")))
     assert "is not saved" in not_saved["status"]
     _, _, after, _ = save(ctx, work)
-    changed = view(panel.on_previous(ctx, after, "incorrect", "reasonable", "easy", "", {}, as_user("ann")))
+    changed = view(panel.on_previous(ctx, after, "incorrect", "reasonable", "easy", "", as_user("ann")))
     assert "unsaved choices" in changed["status"]  # a saved label changed on the page is unsaved again
-    line, _ = panel.on_choice(ctx, "correct", "reasonable", "easy", "", after, {}, as_user("ann"))
+    line = panel.on_choice(ctx, "correct", "reasonable", "easy", "", after, as_user("ann"))
     assert line.endswith("· saved")
 
 
 def test_skip_gives_the_sample_back_and_it_returns_last(ctx: AppContext) -> None:
     first = open_sample(ctx)["work"]
-    key = f"ann|{DATASET}|{first['item_id']}|{first['version_id']}"
-    mine = {"ann|x|1|1": {"note": "later"}}
-    *after, drafts = panel.on_skip(ctx, first, {key: {"original": "correct"}, **mine}, as_user("ann"))
-    assert drafts == mine  # leaving without saving drops the sample's unsaved choices
+    panel.on_choice(ctx, "correct", None, None, "", first, as_user("ann"))
+    after = panel.on_skip(ctx, first, as_user("ann"))
+    assert draft_of(ctx, "ann", first) is None  # leaving without saving drops the sample's unsaved choices
     shown = view(tuple(after))
     assert shown["work"]["position"] == 2 and "Skipped sample 1" in plain(shown["status"])
     other = open_sample(ctx, "bea")
@@ -243,7 +241,7 @@ def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppCon
     work = open_sample(ctx)["work"]
     _, _, after, saved = save(ctx, work)
     second = after_save(ctx, after, saved)
-    back = view(panel.on_previous(ctx, second["work"], None, None, None, "", {}, as_user("ann")))
+    back = view(panel.on_previous(ctx, second["work"], None, None, None, "", as_user("ann")))
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
     assert [value(back[f]) for f in ("original", "modification", "difficulty")] == [
         "correct",
@@ -259,21 +257,19 @@ def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppCon
     frame = annotations_frame(ctx.store)
     assert len(frame) == 2 and json.loads(frame.iloc[-1]["payload"])["original"] == "incorrect"
     forward = view(
-        panel.on_skip(ctx, back["work"], {}, as_user("ann"))[:-1]
+        panel.on_skip(ctx, back["work"], as_user("ann"))
     )  # leaving a labelled sample: no skip stored
     assert forward["work"]["item_id"] == second["work"]["item_id"] and "unchanged" in forward["status"]
 
 
 def test_jump_by_number_or_id_and_a_bad_reference_says_what_to_type(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    *by_number, box = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", {}, as_user("ann"))
+    *by_number, box = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", as_user("ann"))
     assert "Sample 7 / 394" in by_number[0] and box == ""
     reference = by_number[13]["external_id"]
-    *by_id, _ = panel.on_jump(
-        ctx, by_number[13], DATASET, reference, None, None, None, "", {}, as_user("ann")
-    )
+    *by_id, _ = panel.on_jump(ctx, by_number[13], DATASET, reference, None, None, None, "", as_user("ann"))
     assert by_id[13]["position"] == 7
-    *bad, box = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", {}, as_user("ann"))
+    *bad, box = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", as_user("ann"))
     assert "Cannot jump to '9999'" in bad[12] and "a number from 1 to the dataset size" in bad[12]
 
 
@@ -298,7 +294,7 @@ def test_every_sample_done_says_so(ctx: AppContext) -> None:
     done = after_save(ctx, after, saved)
     assert "Nothing left for you in tiny" in done["status"] and "you labelled 1" in done["progress"]
     back = view(
-        panel.on_previous(ctx, done["work"], None, None, None, "", {}, as_user("ann"))
+        panel.on_previous(ctx, done["work"], None, None, None, "", as_user("ann"))
     )  # the done page keeps its dataset
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
 

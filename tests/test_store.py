@@ -12,7 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from qc.gate import GateError, submit
+from services.annotate import submit
+from services.errors import ServiceError
 from store import Store, StoreClosedError, StoreOpenError, assignments, datasets, users
 from store.annotations import count_annotations
 from store.items import get_item, write_records
@@ -209,7 +210,7 @@ def test_request_id_reused_by_another_user_is_refused(store: Store) -> None:
     submit(
         store, annotator=ann, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="same", now=T0
     )
-    with pytest.raises(GateError, match="already used"):
+    with pytest.raises(ServiceError, match="already used"):
         submit(
             store,
             annotator=bob,
@@ -237,7 +238,7 @@ def test_request_id_reused_on_another_item_is_refused_and_the_store_still_works(
         now=T0,
     )
     other = get_item(store, assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id)  # type: ignore[union-attr]
-    with pytest.raises(GateError, match="already used"):
+    with pytest.raises(ServiceError, match="already used"):
         submit(
             store,
             annotator=ann,
@@ -264,7 +265,7 @@ def test_incomplete_label_is_refused_and_nothing_stored(store: Store) -> None:
     ann = users.add_user(store, "ann")
     assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     item = get_item(store, 1)
-    with pytest.raises(GateError, match="please choose: Difficulty"):
+    with pytest.raises(ServiceError, match="please choose: Difficulty"):
         submit(
             store,
             annotator=ann,
@@ -286,7 +287,7 @@ def test_label_on_an_outdated_version_is_refused(store: Store) -> None:
     changed[0].question = "edited question"
     with store.writing() as tx:
         write_records(tx, "ds", "step_review", changed, "test")
-    with pytest.raises(GateError, match="changed"):
+    with pytest.raises(ServiceError, match="changed"):
         submit(
             store, annotator=ann, item_id=1, version_id=old.version_id, payload=REVIEW, request_id="r", now=T0
         )
@@ -377,7 +378,7 @@ def test_expired_lease_returns_the_item_to_the_pool(store: Store) -> None:
         store, annotator=bob, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="b", now=later
     )
     # Ann's late submit would put the item over its quorum: refused, nothing stored.
-    with pytest.raises(GateError, match="already has all the annotators"):
+    with pytest.raises(ServiceError, match="expired and it went to others"):
         submit(
             store,
             annotator=ann,
@@ -415,6 +416,7 @@ def test_step_review_keeps_only_correct_originals_with_reasonable_modifications(
             request_id=f"r{k}",
             now=T0,
         )
-    assert result.status == status
+    assert not result.duplicate
+    assert store.scalar("SELECT status FROM item_state WHERE item_id = 1") == status
     decision = json.loads(store.scalar("SELECT decision FROM item_state WHERE item_id = 1"))
     assert decision["keep"] == keep

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from exports.report import study_report_from_store
-from qc import gate
 from qc.sampling import allocate, stratified_sample
+from services import annotate
 from store import Store, jobs_read, studies, users, work
 from store.datasets import get_dataset
 from store.state import get_item_state
@@ -31,9 +31,9 @@ def _label_next(store: Store, who: users.Annotator, n: int) -> list[int]:
     dataset = get_dataset(store, DATASET)
     done = []
     for _ in range(n):
-        got = work.next_item(store, who, dataset, gate.now_utc())
+        got = work.next_item(store, who, dataset, annotate.now_utc())
         assert got is not None
-        gate.submit(
+        annotate.submit(
             store,
             annotator=who,
             item_id=got.item.item_id,

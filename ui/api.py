@@ -12,22 +12,14 @@ from typing import Any
 
 import gradio as gr
 
-from qc.gate import GateError, now_utc, submit
-from store import work
-from store.datasets import get_dataset
-from store.work import WorkError, WorkItem
+from services import annotate
+from services.annotate import WorkItem
+from services.errors import ServiceError
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
 
 __all__ = ["build_api"]
-
-
-def _dataset(ctx: AppContext, name: str):
-    dataset = get_dataset(ctx.store, name)
-    if dataset is None:
-        raise gr.Error(f"there is no dataset named {name!r}")
-    return dataset
 
 
 def _as_dict(found: WorkItem | None) -> dict[str, Any]:
@@ -50,7 +42,10 @@ def _as_dict(found: WorkItem | None) -> dict[str, Any]:
 def api_next_item(ctx: AppContext, dataset: str, request: gr.Request) -> dict[str, Any]:
     """The item the session user holds, or the next one the dataset's rules give them."""
     user = require_user(ctx, request)
-    return _as_dict(work.next_item(ctx.store, user, _dataset(ctx, dataset), now_utc()))
+    try:
+        return _as_dict(annotate.next_item(ctx.store, user, annotate.dataset_for(ctx.store, dataset)))
+    except ServiceError as exc:
+        raise gr.Error(str(exc)) from exc
 
 
 def api_submit_label(
@@ -62,29 +57,33 @@ def api_submit_label(
     seconds_spent: float,
     request: gr.Request,
 ) -> dict[str, Any]:
-    """Store the session user's label; a retry with the same request_id is stored once."""
+    """Store the session user's label; a retry with the same request_id is stored once.
+
+    The reply says only that the label is stored: never the item's state, which on a blind task
+    would tell the annotator what the others chose.
+    """
     user = require_user(ctx, request)
     try:
-        result = submit(
+        receipt = annotate.submit(
             ctx.store,
             annotator=user,
-            item_id=int(item_id),
-            version_id=int(version_id),
+            item_id=item_id,
+            version_id=version_id,
             payload=payload,
-            request_id=str(request_id),
-            seconds_spent=float(seconds_spent) if seconds_spent is not None else None,
+            request_id=request_id,
+            seconds_spent=seconds_spent,
         )
-    except GateError as exc:
+    except ServiceError as exc:
         raise gr.Error(str(exc)) from exc
-    return {"annotation_id": result.annotation_id, "duplicate": result.duplicate, "status": result.status}
+    return {"annotation_id": receipt.annotation_id, "duplicate": receipt.duplicate, "saved": True}
 
 
 def api_skip_item(ctx: AppContext, dataset: str, item_id: int, request: gr.Request) -> dict[str, Any]:
-    """Give the item back to the pool for others; returns the session user's next item."""
+    """Give the item the session user holds back to the pool; returns their next item."""
     user = require_user(ctx, request)
     try:
-        found = work.skip_item(ctx.store, user, _dataset(ctx, dataset), int(item_id), now_utc())
-    except WorkError as exc:
+        found = annotate.skip_item(ctx.store, user, annotate.dataset_for(ctx.store, dataset), item_id)
+    except ServiceError as exc:
         raise gr.Error(str(exc)) from exc
     return _as_dict(found)
 

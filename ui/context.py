@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,16 +18,6 @@ class AppContext:
     store: Store
     mode: str = LOCAL
     encoder_path: str | None = None
-
-    @property
-    def browser_secret(self) -> str:
-        """The key that signs drafts kept in the browser (gr.BrowserState): stored beside the database,
-        so a draft survives a server restart (Gradio would otherwise make a new key at each launch)."""
-        path = self.store.data_dir / "browser-state.key"
-        if not path.exists():
-            path.write_text(secrets.token_hex(32))
-            path.chmod(0o600)
-        return path.read_text().strip()
 
     @property
     def export_dir(self) -> Path:

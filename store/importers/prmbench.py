@@ -20,7 +20,8 @@ from store.importers.common import (
     is_missing,
     pick,
 )
-from store.records import NO_ERROR, ItemRecord
+from store.records import ItemRecord
+from tasks import NO_ERROR
 
 FORMAT = "prmbench"
 ID_FIELD = "idx"

@@ -18,7 +18,8 @@ from store.importers.common import (
     get_text,
     pick,
 )
-from store.records import NO_ERROR, ItemRecord
+from store.records import ItemRecord
+from tasks import NO_ERROR
 
 FORMAT = "processbench"
 ID_FIELD = "id"

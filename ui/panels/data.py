@@ -22,7 +22,7 @@ from store import datasets, users
 from store.assignments import progress
 from store.importers import FORMATS, ImportFormatError
 from store.imports import ImportRejected, import_file
-from store.records import EARLIEST_ERROR, TASKS
+from tasks import EARLIEST_ERROR, TASKS
 from ui.auth import require_admin, require_user
 from ui.binding import bind
 from ui.context import AppContext

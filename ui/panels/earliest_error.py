@@ -2,7 +2,7 @@
 
 The annotator reads a problem and its step-by-step solution and marks the earliest wrong step, or
 "all steps are correct" (label -1). Which item comes next, how many annotators an item needs and
-when it is settled are the scheduler's and the gate's business (store.work, qc.gate): the panel
+when it is settled are the services' business (services.annotate, the task spec): the panel
 shows what they return. Handlers only ever return the session user's own label; other annotators'
 statistics are for adjudicators and admins.
 """
@@ -17,14 +17,12 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from qc import label_stats
-from qc.gate import GateError, now_utc, submit
-from store import annotations, state, work
-from store.assignments import progress as dataset_progress
-from store.datasets import Dataset, list_datasets
-from store.records import EARLIEST_ERROR
+from services import annotate, drafts, statistics
+from services.annotate import WorkItem
+from services.errors import ServiceError
+from store.datasets import Dataset
 from store.users import Annotator
-from store.work import WorkError, WorkItem
+from tasks import EARLIEST_ERROR
 from ui import step_list
 from ui.auth import require_user
 from ui.binding import bind
@@ -45,7 +43,7 @@ __all__ = [
     "on_tab_open",
 ]
 
-DRAFT_LIMIT = 200  # drafts kept in the browser; the oldest go first
+PANEL = EARLIEST_ERROR  # drafts are kept per user and panel
 SHORTCUTS = (
     "**Keys:** click a step, or type its number (1 2 for step 12) · **j / k** or **↓ / ↑** move, "
     "**Enter** marks · **0** or **a** all correct · **s** or **Ctrl+Enter** save · **n** next · "
@@ -59,22 +57,8 @@ ITEM_OUTPUTS = 10
 _STATUS = 7  # index of the status line among the item outputs
 
 
-def _draft_key(user: Annotator, current: dict[str, Any]) -> str:
-    """Drafts live in the browser, so they are keyed by annotator too: a shared browser stays blind."""
-    return f"{user.name}|{current['dataset']}|{current['item_id']}|{current['version_id']}"
-
-
-def _drafts(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def _with_draft(drafts: dict[str, Any], key: str, label: int | None) -> dict[str, Any]:
-    drafts.pop(key, None)
-    if label is not None:
-        drafts[key] = label
-    while len(drafts) > DRAFT_LIMIT:
-        drafts.pop(next(iter(drafts)))
-    return drafts
+def _draft_key(current: dict[str, Any]) -> str:
+    return f"{current['dataset']}|{current['item_id']}|{current['version_id']}"
 
 
 def _say(message: str, warn: bool = False) -> str:
@@ -94,9 +78,16 @@ def _has_item(current: Any) -> bool:
 
 
 def _progress_line(counts: dict[str, int]) -> str:
-    total, settled = counts.get("total", 0), counts.get("settled", 0)
+    """The user's own count; settled and discarded only for reviewers (they move with others' labels)."""
+    total, mine = counts.get("total", 0), counts.get("mine", 0)
+    if "settled" not in counts:
+        return (
+            f"You labelled **{mine}** of {total} items\n\n"
+            f'<progress class="ee-progress" value="{mine}" max="{max(total, 1)}"></progress>'
+        )
+    settled = counts["settled"]
     return (
-        f"You labelled **{counts.get('mine', 0)}** · settled **{settled}** / {total} · "
+        f"You labelled **{mine}** · settled **{settled}** / {total} · "
         f"discarded {counts.get('discarded', 0)}\n\n"
         f'<progress class="ee-progress" value="{settled}" max="{max(total, 1)}"></progress>'
     )
@@ -117,10 +108,10 @@ def _header(shown: WorkItem, restored: bool) -> str:
 
 
 def _show(
+    ctx: AppContext,
     user: Annotator,
     dataset: Dataset,
     shown: WorkItem | None,
-    drafts: dict[str, Any],
     message: str,
     counts: dict[str, int] | None = None,
 ) -> tuple:
@@ -154,7 +145,7 @@ def _show(
         "request_id": uuid.uuid4().hex,
         "opened_at": time.time(),
     }
-    draft = step_list.parse_choice(drafts.get(_draft_key(user, current)), len(solution))
+    draft = step_list.parse_choice(drafts.get(ctx.store, user, PANEL, _draft_key(current)), len(solution))
     return (
         _header(shown, restored=draft is not None),
         step_list.question_markdown(item.question),
@@ -173,90 +164,94 @@ def _show(
 
 def _dataset(ctx: AppContext, name: str | None) -> Dataset:
     if not name:
-        raise WorkError(NO_DATASET)
-    return work.dataset_for(ctx.store, name, EARLIEST_ERROR)
+        raise ServiceError(NO_DATASET)
+    return annotate.dataset_for(ctx.store, name, EARLIEST_ERROR)
 
 
 def _where(ctx: AppContext, current: Any) -> tuple[dict[str, Any], Dataset]:
-    """The panel's state (ids only) and its dataset; WorkError when no dataset is open."""
+    """The panel's state (ids only) and its dataset; ServiceError when no dataset is open."""
     current = current if isinstance(current, dict) else {}
     return current, _dataset(ctx, current.get("dataset"))
 
 
-def _open(ctx: AppContext, user: Annotator, name: str | None, drafts: Any) -> tuple:
+def _counts(
+    ctx: AppContext, user: Annotator, dataset: Dataset, shown: WorkItem | None
+) -> dict[str, int] | None:
+    return None if shown else annotate.progress(ctx.store, user, dataset)
+
+
+def _open(ctx: AppContext, user: Annotator, name: str | None) -> tuple:
     try:
         dataset = _dataset(ctx, name)
-    except WorkError as exc:
+    except ServiceError as exc:
         return _status_only(_say(str(exc), warn=bool(name)))
-    shown = work.next_item(ctx.store, user, dataset, now_utc())
+    shown = annotate.next_item(ctx.store, user, dataset)
     if shown is None:
-        return _show(
-            user,
-            dataset,
-            None,
-            {},
-            "Every item you could label here is done or taken: thank you.",
-            dataset_progress(ctx.store, dataset.id, user.id),
-        )
-    return _show(user, dataset, shown, _drafts(drafts), "")
+        message = "Every item you could label here is done or taken: thank you."
+        return _show(ctx, user, dataset, None, message, annotate.progress(ctx.store, user, dataset))
+    return _show(ctx, user, dataset, shown, "")
 
 
-def on_tab_open(
-    ctx: AppContext, dataset: str | None, current: Any, drafts: Any, request: gr.Request
-) -> tuple:
+def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> tuple:
     """Opening the tab claims the annotator's item (the one they hold first); coming back changes nothing."""
     user = require_user(ctx, request)
-    names = [d.name for d in list_datasets(ctx.store, task=EARLIEST_ERROR)]
+    names = statistics.dataset_names(ctx.store, EARLIEST_ERROR)
     dataset = dataset if dataset in names else (names[0] if names else None)
     picker = gr.Dropdown(choices=names, value=dataset)
     if _has_item(current) and current["dataset"] == dataset:
         return (picker, *(gr.skip() for _ in range(ITEM_OUTPUTS)))
-    return (picker, *_open(ctx, user, dataset, drafts))
+    return (picker, *_open(ctx, user, dataset))
 
 
-def on_dataset_change(ctx: AppContext, dataset: str, current: Any, drafts: Any, request: gr.Request) -> tuple:
+def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> tuple:
     """Another dataset: its next item for this annotator (the one already shown stays)."""
     user = require_user(ctx, request)
     if _has_item(current) and current["dataset"] == dataset:
         return tuple(gr.skip() for _ in range(ITEM_OUTPUTS))
-    return _open(ctx, user, dataset, drafts)
+    return _open(ctx, user, dataset)
 
 
-def on_choose(ctx: AppContext, choice: Any, current: Any, drafts: Any, request: gr.Request) -> tuple:
-    """A click on a step (or a key): kept as a draft in this browser until it is saved."""
+def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> Any:
+    """A click on a step (or a key): kept as this user's draft on the server until it is saved."""
     user = require_user(ctx, request)
     if not _has_item(current):
-        return gr.skip(), _say("Open an item first.", warn=True)
+        return _say("Open an item first.", warn=True)
+    if annotate.saved_attempt(ctx.store, user, str(current.get("request_id") or "")):
+        return gr.skip()  # a click that reached the server after its item was saved: nothing to keep
     label = step_list.parse_choice(choice, int(current["n_steps"]))
-    drafts = _with_draft(_drafts(drafts), _draft_key(user, current), label)
-    return drafts, f"Your choice: **{step_list.label_title(label)}** (not saved yet: **s** or Save)"
+    drafts.put(ctx.store, user, PANEL, _draft_key(current), label)
+    return f"Your choice: **{step_list.label_title(label)}** (not saved yet: **s** or Save)"
 
 
-def on_all_correct(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> tuple:
-    drafts, status = on_choose(ctx, step_list.ALL_CORRECT, current, drafts, request)
+def on_all_correct(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
+    status = on_choose(ctx, step_list.ALL_CORRECT, current, request)
     if not _has_item(current):
-        return gr.skip(), drafts, status
-    return gr.Radio(value=step_list.ALL_CORRECT), drafts, status
+        return gr.skip(), status
+    return gr.Radio(value=step_list.ALL_CORRECT), status
 
 
-def on_save(ctx: AppContext, choice: Any, current: Any, drafts: Any, request: gr.Request) -> tuple:
-    """Store the label through the gate, then show the next item; a missing choice stores nothing."""
+def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> tuple:
+    """Store the label, then show the next item; a missing choice stores nothing.
+
+    The reply says "saved" and nothing of the item's state: on a blind task that would tell the
+    annotator what the others chose.
+    """
     user = require_user(ctx, request)
     if not _has_item(current):
-        return _status_only(_say("There is no item to save.", warn=True), ITEM_OUTPUTS + 1)
+        return _status_only(_say("There is no item to save.", warn=True))
     label = step_list.parse_choice(choice, int(current["n_steps"]))
     if label is None:
         message = (
             "Nothing saved: click the earliest wrong step (or type its number), or choose "
             "'All steps are correct' (0), then save."
         )
-        return _status_only(_say(message, warn=True), ITEM_OUTPUTS + 1)
+        return _status_only(_say(message, warn=True))
     try:
         dataset = _dataset(ctx, current["dataset"])
         if current.get("state") == "done" and label == current.get("my_label"):
             saved = "No change to your label"
         else:
-            result = submit(
+            receipt = annotate.submit(
                 ctx.store,
                 annotator=user,
                 item_id=current["item_id"],
@@ -267,20 +262,19 @@ def on_save(ctx: AppContext, choice: Any, current: Any, drafts: Any, request: gr
             )
             saved = (
                 "Already saved"
-                if result.duplicate
+                if receipt.duplicate
                 else ("Saved your correction" if current.get("state") == "done" else "Saved")
             )
-    except (GateError, WorkError) as exc:
-        return _status_only(_say(f"Not saved: {exc} (n opens your next item)", warn=True), ITEM_OUTPUTS + 1)
-    drafts = _with_draft(_drafts(drafts), _draft_key(user, current), None)
-    shown = work.next_in_history(ctx.store, user, dataset, current["item_id"], now_utc())
+    except ServiceError as exc:
+        return _status_only(_say(f"Not saved: {exc} (n opens your next item)", warn=True))
+    drafts.clear(ctx.store, user, PANEL, _draft_key(current))
+    shown = annotate.next_in_history(ctx.store, user, dataset, current["item_id"])
     following = f"item {escape_text(shown.item.external_id)}" if shown else "nothing left for you here"
     message = f"✓ {saved}: **{step_list.label_title(label)}**. Next item: {following}."
-    counts = None if shown else dataset_progress(ctx.store, dataset.id, user.id)
-    return (*_show(user, dataset, shown, drafts, message, counts), drafts)
+    return _show(ctx, user, dataset, shown, message, _counts(ctx, user, dataset, shown))
 
 
-def on_skip(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> tuple:
+def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
     """Give the item back to the pool for others; it comes back to this annotator last."""
     user = require_user(ctx, request)
     if not _has_item(current):
@@ -289,55 +283,54 @@ def on_skip(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> 
         return _status_only(_say("You labelled this item already, so there is nothing to skip: n moves on."))
     try:
         current, dataset = _where(ctx, current)
-    except WorkError as exc:
+        shown = annotate.skip_item(ctx.store, user, dataset, current["item_id"])
+    except ServiceError as exc:
         return _status_only(_say(str(exc), warn=True))
-    shown = work.skip_item(ctx.store, user, dataset, current["item_id"], now_utc())
-    counts = None if shown else dataset_progress(ctx.store, dataset.id, user.id)
-    return _show(user, dataset, shown, _drafts(drafts), "Skipped: the item went back to the pool.", counts)
+    message = "Skipped: the item went back to the pool."
+    return _show(ctx, user, dataset, shown, message, _counts(ctx, user, dataset, shown))
 
 
-def on_previous(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> tuple:
+def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
     """Back through the annotator's own labels, newest first."""
     user = require_user(ctx, request)
     try:
         current, dataset = _where(ctx, current)
-    except WorkError as exc:
+        shown = annotate.previous_item(ctx.store, user, dataset, current.get("item_id"))
+    except ServiceError as exc:
         return _status_only(_say(str(exc), warn=True))
-    shown = work.previous_item(ctx.store, user, dataset, current.get("item_id"))
     if shown is None:
         return _status_only(_say("There is no earlier item of yours in this dataset."))
-    return _show(user, dataset, shown, _drafts(drafts), "")
+    return _show(ctx, user, dataset, shown, "")
 
 
-def on_next(ctx: AppContext, current: Any, drafts: Any, request: gr.Request) -> tuple:
+def on_next(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
     """Forward through the annotator's own labels, then on to the item they hold or a new one."""
     user = require_user(ctx, request)
     try:
         current, dataset = _where(ctx, current)
-    except WorkError as exc:
+        shown = annotate.next_in_history(ctx.store, user, dataset, current.get("item_id"))
+    except ServiceError as exc:
         return _status_only(_say(str(exc), warn=True))
-    shown = work.next_in_history(ctx.store, user, dataset, current.get("item_id"), now_utc())
     same = shown is not None and (shown.item.item_id, shown.item.version_id) == (
         current.get("item_id"),
         current.get("version_id"),
     )
     if same:
         return _status_only(_say("This is your current item: save it, or skip it (x) to get another."))
-    counts = None if shown else dataset_progress(ctx.store, dataset.id, user.id)
-    return _show(user, dataset, shown, _drafts(drafts), "", counts)
+    return _show(ctx, user, dataset, shown, "", _counts(ctx, user, dataset, shown))
 
 
-def on_jump(ctx: AppContext, ref: str, current: Any, drafts: Any, request: gr.Request) -> tuple:
+def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> tuple:
     """Open an item by its id or its number in the dataset."""
     user = require_user(ctx, request)
     try:
         current, dataset = _where(ctx, current)
         if not (ref or "").strip():
-            raise WorkError("type an item id or a number from 1 to the dataset size, then Go")
-        shown = work.jump_to(ctx.store, user, dataset, ref, now_utc())
-    except WorkError as exc:
+            raise ServiceError("type an item id or a number from 1 to the dataset size, then Go")
+        shown = annotate.jump_to(ctx.store, user, dataset, ref)
+    except ServiceError as exc:
         return (*_status_only(_say(f"Cannot open item: {exc}", warn=True)), gr.skip())
-    return (*_show(user, dataset, shown, _drafts(drafts), ""), "")
+    return (*_show(ctx, user, dataset, shown, ""), "")
 
 
 _SUMMARY_COLUMNS = {"items": "items labelled", "labels": "labels given", "median_seconds": "median seconds"}
@@ -354,29 +347,30 @@ def _readable_distribution(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def on_statistics(ctx: AppContext, dataset: str | None, request: gr.Request) -> tuple:
-    """Counts and label distributions (the user's own unless they may see labels), and ProcessBench's Table 2."""
+    """Counts and label distributions: the user's own, or everyone's and ProcessBench's Table 2 shares
+    for roles that may see labels."""
     user = require_user(ctx, request)
     try:
         chosen = _dataset(ctx, dataset)
-    except WorkError as exc:
+    except ServiceError as exc:
         return _say(str(exc), warn=True), gr.skip(), gr.skip(), gr.skip()
-    log = annotations.annotations_frame(ctx.store, chosen.id)
-    overall = (
-        f"**{escape_text(chosen.name)}** · labels given: {len(log)} · annotators: "
-        f"{log['annotator_id'].nunique()} · items labelled: {log['item_id'].nunique()}."
-    )
-    if user.can_see_labels:
-        note = overall + " Every annotator's row is shown (your role may see labels)."
+    stats = statistics.panel_statistics(ctx.store, user, chosen, ["earliest_error"])
+    overall = f"**{escape_text(chosen.name)}** · labels: {stats.labels} · items labelled: {stats.items}."
+    if stats.everyone:
+        note = (
+            overall
+            + f" Annotators: {stats.annotators}. Every annotator's row is shown (your role may see labels)."
+        )
     else:
-        log = log[log["annotator_id"] == user.id]
-        note = overall + " Your own row only: annotators work blind."
-    distribution = _readable_distribution(label_stats.label_distribution(log, "earliest_error"))
-    if not user.can_see_labels:
-        distribution = distribution[distribution["annotator"] != "all annotators"]
-    summary = label_stats.annotator_summary(log).rename(columns=_SUMMARY_COLUMNS)
-    states = state.states_frame(ctx.store, chosen.id)
-    shares = label_stats.settlement_shares(states, int(chosen.setting("quorum")))
-    return note, summary, distribution, shares.rename(columns={"state": "settled"})
+        note = overall + " Your own labels only: annotators work blind."
+    distribution = _readable_distribution(stats.distributions["earliest_error"])
+    summary = stats.summary.rename(columns=_SUMMARY_COLUMNS)
+    shares = (
+        stats.settlement.rename(columns={"state": "settled"})
+        if stats.settlement is not None
+        else gr.Dataframe(visible=False)
+    )
+    return note, summary, distribution, shares
 
 
 def build(ctx: AppContext, tab: gr.Tab) -> None:
@@ -385,7 +379,6 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     math = {"latex_delimiters": LATEX_DELIMITERS}
     with gr.Column(elem_id="ee-panel"):
         current = gr.State(None)
-        drafts = gr.BrowserState({}, storage_key="stepgate-earliest-error-drafts", secret=ctx.browser_secret)
         with gr.Row(elem_id="ee-layout", equal_height=False):
             with gr.Column(scale=3, min_width=420, elem_id="ee-main"):
                 with gr.Accordion("View statistics (v)", open=False, elem_id="ee-stats") as stats:
@@ -448,17 +441,15 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
     quiet = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
     heavy = {"api_visibility": "private", "show_progress": "minimal"}
-    opened(bind(on_tab_open, ctx), [dataset, current, drafts], [dataset, *item], **private)
-    dataset.input(bind(on_dataset_change, ctx), [dataset, current, drafts], item, **private)
-    choice.input(
-        bind(on_choose, ctx), [choice, current, drafts], [drafts, status], trigger_mode="always_last", **quiet
-    )
-    all_correct.click(bind(on_all_correct, ctx), [current, drafts], [choice, drafts, status], **quiet)
-    save.click(bind(on_save, ctx), [choice, current, drafts], [*item, drafts], **private)
-    skip.click(bind(on_skip, ctx), [current, drafts], item, **private)
-    previous.click(bind(on_previous, ctx), [current, drafts], item, **private)
-    following.click(bind(on_next, ctx), [current, drafts], item, **private)
+    opened(bind(on_tab_open, ctx), [dataset, current], [dataset, *item], **private)
+    dataset.input(bind(on_dataset_change, ctx), [dataset, current], item, **private)
+    choice.input(bind(on_choose, ctx), [choice, current], [status], trigger_mode="always_last", **quiet)
+    all_correct.click(bind(on_all_correct, ctx), [current], [choice, status], **quiet)
+    save.click(bind(on_save, ctx), [choice, current], item, **private)
+    skip.click(bind(on_skip, ctx), [current], item, **private)
+    previous.click(bind(on_previous, ctx), [current], item, **private)
+    following.click(bind(on_next, ctx), [current], item, **private)
     for event in (jump.submit, go.click):
-        event(bind(on_jump, ctx), [jump, current, drafts], [*item, jump], **private)
+        event(bind(on_jump, ctx), [jump, current], [*item, jump], **private)
     for event in (stats.expand, refresh.click):
         event(bind(on_statistics, ctx), [dataset], [stats_note, summary, distribution, shares], **heavy)

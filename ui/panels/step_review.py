@@ -18,14 +18,12 @@ from typing import Any
 
 import gradio as gr
 
-from qc.gate import GateError, now_utc, submit
-from store import work as navigation
-from store.assignments import progress
-from store.datasets import Dataset, list_datasets
-from store.records import STEP_REVIEW
-from store.state import get_item_state
+from services import annotate, statistics
+from services.annotate import WorkItem
+from services.errors import ServiceError
+from store.datasets import Dataset
 from store.users import Annotator
-from store.work import WorkError, WorkItem
+from tasks import STEP_REVIEW
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
@@ -78,16 +76,14 @@ def _where(work: dict[str, Any]) -> str:
 
 
 def _target(ctx: AppContext, work: WorkItem) -> int | None:
-    # Only the count of annotators the sample needs leaves this function: never who they are or their labels.
-    found = get_item_state(ctx.store, work.item.item_id)
-    return found.target if found else None
+    # The dataset's rule, not the item's state: the latter would move with the others' labels.
+    return annotate.annotators_per_item(work.dataset)
 
 
 def _show(
     ctx: AppContext,
     user: Annotator,
     work: WorkItem | None,
-    drafts: Any,
     message: str,
     progress_counts: dict[str, int] | None = None,
     dataset: str | None = None,
@@ -112,7 +108,7 @@ def _show(
             {"dataset": dataset} if dataset else {},
         )
     item, state = work.item, _work_state(work)
-    draft = actions.draft_for(user, state, drafts, work.my_label)
+    draft = actions.draft_for(ctx, user, state, work.my_label)
     label = draft or work.my_label or {}
     chosen = sum(1 for f in FIELDS if label.get(f))
     notice = view.NOTICES["draft" if draft else work.state]
@@ -156,25 +152,23 @@ _STATUS = 12  # the status line's place among them
 
 def _dataset(ctx: AppContext, name: str | None) -> Dataset:
     if not name:
-        raise WorkError(
+        raise ServiceError(
             "no step review dataset is chosen: pick one in the list at the top left; if the list "
             "is empty, an admin imports a PRMBench file first (Data tab)"
         )
-    return navigation.dataset_for(ctx.store, name, STEP_REVIEW)
+    return annotate.dataset_for(ctx.store, name, STEP_REVIEW)
 
 
-def _after(
-    ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | None, drafts: Any, message: str
-) -> tuple:
+def _after(ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | None, message: str) -> tuple:
     """The view after a move: the sample reached, or a page that says nothing is left and keeps the dataset."""
     if work is None:
-        counts = progress(ctx.store, dataset.id, user.id)
+        counts = annotate.progress(ctx.store, user, dataset)
         done = escape_text(
             f"Nothing left for you in {dataset.name}: every sample is labelled or taken by others. "
             "Previous (P) goes back through your labels."
         )
-        return _show(ctx, user, None, drafts, f"{message} {done}".strip(), counts, dataset.name)
-    return _show(ctx, user, work, drafts, message)
+        return _show(ctx, user, None, f"{message} {done}".strip(), counts, dataset.name)
+    return _show(ctx, user, work, message)
 
 
 def _status_only(message: str, n: int = VIEW_SIZE) -> tuple:
@@ -185,37 +179,33 @@ def _status_only(message: str, n: int = VIEW_SIZE) -> tuple:
     return tuple(out)
 
 
-def _open(ctx: AppContext, user: Annotator, name: str | None, drafts: Any, message: str = "") -> tuple:
+def _open(ctx: AppContext, user: Annotator, name: str | None, message: str = "") -> tuple:
     try:
         dataset = _dataset(ctx, name)
-    except WorkError as exc:
-        return _show(ctx, user, None, drafts, escape_text(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
-    return _after(
-        ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, message
-    )
+    except ServiceError as exc:
+        return _show(ctx, user, None, escape_text(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
+    return _after(ctx, user, dataset, annotate.next_item(ctx.store, user, dataset), message)
 
 
 def _has_item(work: Any) -> bool:
     return isinstance(work, dict) and work.get("item_id") is not None
 
 
-def _remembered(user: Annotator, last: Any) -> str | None:
-    return last.get(user.name) if isinstance(last, dict) else None
-
-
-def on_tab_open(
-    ctx: AppContext, dataset_name: str | None, work: Any, drafts: Any, last: Any, request: gr.Request
-) -> tuple:
+def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, request: gr.Request) -> tuple:
     """Opening the tab claims the sample this annotator holds, else the next one, in the dataset they last
-    worked on in this browser; coming back to the tab changes nothing.
+    worked on; coming back to the tab changes nothing.
 
     Work is claimed here and not on page load, so people using other panels hold no lease on step review.
     """
     user = require_user(ctx, request)
-    names = [d.name for d in list_datasets(ctx.store, task=STEP_REVIEW)]
+    names = statistics.dataset_names(ctx.store, STEP_REVIEW)
     wanted = [
         n
-        for n in (work.get("dataset") if _has_item(work) else None, _remembered(user, last), dataset_name)
+        for n in (
+            work.get("dataset") if _has_item(work) else None,
+            actions.remembered_dataset(ctx, user),
+            dataset_name,
+        )
         if n in names
     ]
     name = wanted[0] if wanted else (names[0] if names else None)
@@ -223,19 +213,17 @@ def on_tab_open(
     exports = gr.update(choices=actions.export_choices(user))
     if _has_item(work) and work["dataset"] == name:
         return (picker, exports, *_skip_all(VIEW_SIZE))
-    return (picker, exports, *_open(ctx, user, name, drafts))
+    return (picker, exports, *_open(ctx, user, name))
 
 
-def on_dataset_change(
-    ctx: AppContext, dataset_name: str | None, work: Any, drafts: Any, last: Any, request: gr.Request
-) -> tuple:
-    """Another dataset chosen: its next sample, and remembered for this annotator in this browser (for the
-    next reload); unsaved choices on the sample left stay as a draft."""
+def on_dataset_change(ctx: AppContext, dataset_name: str | None, work: Any, request: gr.Request) -> tuple:
+    """Another dataset chosen: its next sample, and remembered for this annotator (for the next reload);
+    unsaved choices on the sample left stay as a draft."""
     user = require_user(ctx, request)
-    remembered = {user.name: dataset_name}  # only this annotator's: a handler returns nobody else's
+    actions.remember_dataset(ctx, user, dataset_name)
     if _has_item(work) and work["dataset"] == dataset_name:
-        return (*_skip_all(VIEW_SIZE), remembered)
-    return (*_open(ctx, user, dataset_name, drafts), remembered)
+        return _skip_all(VIEW_SIZE)
+    return _open(ctx, user, dataset_name)
 
 
 def _choices(
@@ -266,7 +254,7 @@ def _leaving(
         )
     try:
         return _dataset(ctx, name or work.get("dataset"))
-    except WorkError as exc:
+    except ServiceError as exc:
         raise _Refused(f"Cannot {verb}: {exc}.") from exc
 
 
@@ -277,19 +265,18 @@ def on_previous(
     modification: str | None,
     difficulty: str | None,
     note: str,
-    drafts: Any,
     request: gr.Request,
 ) -> tuple:
     """Back through this annotator's own labelled samples."""
     user, work = require_user(ctx, request), work or {}
     try:
         dataset = _leaving(ctx, work, (original, modification, difficulty, note), "go back")
-        found = navigation.previous_item(ctx.store, user, dataset, work.get("item_id"))
+        found = annotate.previous_item(ctx.store, user, dataset, work.get("item_id"))
         if found is None:
             raise _Refused("There is no earlier sample you labelled in this dataset.")
     except _Refused as refused:
         return _status_only(str(refused))
-    return _show(ctx, user, found, drafts, "")
+    return _show(ctx, user, found, "")
 
 
 def on_next(
@@ -299,7 +286,6 @@ def on_next(
     modification: str | None,
     difficulty: str | None,
     note: str,
-    drafts: Any,
     request: gr.Request,
 ) -> tuple:
     """Forward through the annotator's own labels, then on to new work; an unsaved new sample stays."""
@@ -314,36 +300,29 @@ def on_next(
     except _Refused as refused:
         return _status_only(str(refused))
     if not _has_item(work):
-        return _after(
-            ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, ""
-        )
-    found = navigation.next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
-    return _after(ctx, user, dataset, found, drafts, "")
+        return _after(ctx, user, dataset, annotate.next_item(ctx.store, user, dataset), "")
+    found = annotate.next_in_history(ctx.store, user, dataset, work["item_id"])
+    return _after(ctx, user, dataset, found, "")
 
 
-def on_skip(ctx: AppContext, work: dict[str, Any], drafts: Any, request: gr.Request) -> tuple:
+def on_skip(ctx: AppContext, work: dict[str, Any], request: gr.Request) -> tuple:
     """Leave the sample without saving (its draft dropped): a new one goes back to the pool at once and
     returns to this annotator after the rest."""
     user, work = require_user(ctx, request), work or {}
     try:
         dataset = _dataset(ctx, work.get("dataset"))
-    except WorkError as exc:
-        return (*_status_only(f"Cannot skip: {exc}."), gr.skip())
-    if not _has_item(work):
-        return (
-            *_after(
-                ctx, user, dataset, navigation.next_item(ctx.store, user, dataset, now_utc()), drafts, ""
-            ),
-            gr.skip(),
-        )
-    drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), None)
-    if work.get("state") in ("new", "resumed"):
-        found = navigation.skip_item(ctx.store, user, dataset, work["item_id"], now_utc())
-        said = f"Skipped {_where(work)}: others can take it now; it comes back to you after the rest."
-    else:
-        found = navigation.next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
-        said = f"Left {_where(work)} unchanged."
-    return (*_after(ctx, user, dataset, found, drafts, escape_text(said)), drafts)
+        if not _has_item(work):
+            return _after(ctx, user, dataset, annotate.next_item(ctx.store, user, dataset), "")
+        actions.keep_draft(ctx, user, work, None)
+        if work.get("state") in ("new", "resumed"):
+            found = annotate.skip_item(ctx.store, user, dataset, work["item_id"])
+            said = f"Skipped {_where(work)}: others can take it now; it comes back to you after the rest."
+        else:
+            found = annotate.next_in_history(ctx.store, user, dataset, work["item_id"])
+            said = f"Left {_where(work)} unchanged."
+    except ServiceError as exc:
+        return _status_only(f"Cannot skip: {exc}.")
+    return _after(ctx, user, dataset, found, escape_text(said))
 
 
 def on_jump(
@@ -355,7 +334,6 @@ def on_jump(
     modification: str | None,
     difficulty: str | None,
     note: str,
-    drafts: Any,
     request: gr.Request,
 ) -> tuple:
     """Open a sample by its id or its number in the dataset; the jump box empties on success."""
@@ -364,12 +342,12 @@ def on_jump(
         dataset = _leaving(ctx, work, (original, modification, difficulty, note), "jump", dataset_name)
         if not (ref or "").strip():
             raise _Refused("Type a sample number (1, 2, ...) or a sample id in the jump box first.")
-        found = navigation.jump_to(ctx.store, user, dataset, ref, now_utc())
-    except WorkError as exc:
+        found = annotate.jump_to(ctx.store, user, dataset, ref)
+    except ServiceError as exc:
         return (*_status_only(f"Cannot jump to {ref.strip()!r}: {exc}."), gr.skip())
     except _Refused as refused:
         return (*_status_only(str(refused)), gr.skip())
-    return (*_show(ctx, user, found, drafts, ""), "")
+    return (*_show(ctx, user, found, ""), "")
 
 
 def on_choice(
@@ -379,18 +357,17 @@ def on_choice(
     difficulty: str | None,
     note: str,
     work: dict[str, Any],
-    drafts: Any,
     request: gr.Request,
-) -> tuple:
-    """A choice clicked or a note typed: kept as a draft in this browser, counted on the current-sample line."""
+) -> Any:
+    """A choice clicked or a note typed: kept as this user's draft, counted on the current-sample line."""
     user = require_user(ctx, request)
-    if not _has_item(work):
-        return gr.skip(), gr.skip()
+    if not _has_item(work) or annotate.saved_attempt(ctx.store, user, str(work.get("request_id") or "")):
+        return gr.skip()  # no sample, or a click that reached the server after its save
     shown = _choices(original, modification, difficulty, note)
     dirty = shown != (work.get("saved_label") or {})
     chosen = sum(1 for f in FIELDS if f in shown)
-    drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), shown if dirty else None)
-    return view.sample_progress(chosen, work.get("state"), dirty=dirty), drafts
+    actions.keep_draft(ctx, user, work, shown if dirty else None)
+    return view.sample_progress(chosen, work.get("state"), dirty=dirty)
 
 
 UNCHANGED = "unchanged"  # what on_save tells on_after_save when a saved label was confirmed as it is
@@ -403,7 +380,6 @@ def on_save(
     modification: str | None,
     difficulty: str | None,
     note: str,
-    drafts: Any,
     request: gr.Request,
 ) -> tuple:
     """Store the three assessments through the gate; say exactly what was saved, or why not.
@@ -414,14 +390,14 @@ def on_save(
     work = work or {}
     if not _has_item(work):
         gr.Warning("No sample is open: nothing was saved.")
-        return "No sample is open: nothing was saved.", gr.skip(), gr.skip(), None, gr.skip()
+        return "No sample is open: nothing was saved.", gr.skip(), gr.skip(), None
     payload = _choices(original, modification, difficulty, note)
     if payload == work.get("saved_label"):
         message = escape_text(f"Nothing changed on {_where(work)}: your saved label stays.")
-        drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), None)
-        return message, view.sample_progress(3, "saved"), gr.skip(), UNCHANGED, drafts
+        actions.keep_draft(ctx, user, work, None)
+        return message, view.sample_progress(3, "saved"), gr.skip(), UNCHANGED
     try:
-        result = submit(
+        result = annotate.submit(
             ctx.store,
             annotator=user,
             item_id=work["item_id"],
@@ -430,10 +406,10 @@ def on_save(
             request_id=work["request_id"],
             seconds_spent=round(max(0.0, time.time() - float(work.get("opened_at") or time.time())), 1),
         )
-    except GateError as exc:
+    except ServiceError as exc:
         message = f"Not saved ({_where(work)}): {exc}."
         gr.Warning(html.escape(message))
-        return escape_text(message), gr.skip(), gr.skip(), None, gr.skip()
+        return escape_text(message), gr.skip(), gr.skip(), None
     said = " · ".join(_WORDS[v] for v in (original, modification, difficulty) if v)
     fresh = {
         **work,
@@ -445,8 +421,8 @@ def on_save(
     message = escape_text(f"Saved {_where(work)}: {said}.") + (
         " (already stored; counted once)" if result.duplicate else ""
     )
-    drafts = actions.with_draft(drafts, user, actions.draft_key(user, work), None)
-    return message, view.sample_progress(3, "saved"), fresh, result.annotation_id, drafts
+    actions.keep_draft(ctx, user, work, None)
+    return message, view.sample_progress(3, "saved"), fresh, result.annotation_id
 
 
 def on_after_save(
@@ -454,7 +430,6 @@ def on_after_save(
     work: dict[str, Any],
     saved: int | str | None,
     move_on: bool,
-    drafts: Any,
     request: gr.Request,
 ) -> tuple:
     """With "Next sample after saving" on, open the next sample once the save is stored."""
@@ -464,20 +439,18 @@ def on_after_save(
         return _skip_all(VIEW_SIZE)
     try:
         dataset = _dataset(ctx, work.get("dataset"))
-    except WorkError as exc:
+    except ServiceError as exc:
         return _status_only(f"Saved, but cannot go on: {exc}.")
-    found = navigation.next_in_history(ctx.store, user, dataset, work["item_id"], now_utc())
+    found = annotate.next_in_history(ctx.store, user, dataset, work["item_id"])
     said = f"{_where(work).capitalize()} unchanged." if saved == UNCHANGED else f"Saved {_where(work)}."
-    return _after(ctx, user, dataset, found, drafts, escape_text(said))
+    return _after(ctx, user, dataset, found, escape_text(said))
 
 
 def build(ctx: AppContext, tab: gr.Tab) -> None:
-    names = [d.name for d in list_datasets(ctx.store, task=STEP_REVIEW)]
+    names = statistics.dataset_names(ctx.store, STEP_REVIEW)
     math = {"latex_delimiters": LATEX_DELIMITERS}
     work = gr.State({})
     saved = gr.State(None)
-    drafts = gr.BrowserState({}, storage_key="stepgate-step-review-drafts", secret=ctx.browser_secret)
-    last = gr.BrowserState({}, storage_key="stepgate-step-review-dataset", secret=ctx.browser_secret)
     with gr.Row(elem_id="step-review-toolbar", equal_height=True):
         dataset = gr.Dropdown(
             names,
@@ -605,34 +578,30 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     private = {"api_visibility": "private"}
     tab.select(
         bind(on_tab_open, ctx),
-        [dataset, work, drafts, last],
+        [dataset, work],
         [dataset, export_choice, *view_outputs],
         **private,
     )
-    dataset.select(
-        bind(on_dataset_change, ctx), [dataset, work, drafts, last], [*view_outputs, last], **private
-    )
+    dataset.select(bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
     shown = [original, modification, difficulty, note]
-    previous.click(bind(on_previous, ctx), [work, *shown, drafts], view_outputs, **private)
-    nxt.click(bind(on_next, ctx), [work, *shown, drafts], view_outputs, **private)
-    skip.click(bind(on_skip, ctx), [work, drafts], [*view_outputs, drafts], **private)
+    previous.click(bind(on_previous, ctx), [work, *shown], view_outputs, **private)
+    nxt.click(bind(on_next, ctx), [work, *shown], view_outputs, **private)
+    skip.click(bind(on_skip, ctx), [work], view_outputs, **private)
     gr.on(
         [jump.click, jump_box.submit],
         bind(on_jump, ctx),
-        [work, dataset, jump_box, *shown, drafts],
+        [work, dataset, jump_box, *shown],
         [*view_outputs, jump_box],
         **private,
     )
     gr.on(
         [original.input, modification.input, difficulty.input, note.input],
         bind(on_choice, ctx),
-        [*shown, work, drafts],
-        [sample_md, drafts],
+        [*shown, work],
+        [sample_md],
         trigger_mode="always_last",
         show_progress="hidden",
         **private,
     )
-    stored = save.click(
-        bind(on_save, ctx), [work, *shown, drafts], [status_md, sample_md, work, saved, drafts], **private
-    )
-    stored.then(bind(on_after_save, ctx), [work, saved, move_on, drafts], view_outputs, **private)
+    stored = save.click(bind(on_save, ctx), [work, *shown], [status_md, sample_md, work, saved], **private)
+    stored.then(bind(on_after_save, ctx), [work, saved, move_on], view_outputs, **private)

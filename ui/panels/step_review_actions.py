@@ -1,4 +1,4 @@
-"""Step review beside the sample: drafts kept in the browser, "View statistics" and "Export data" (the
+"""Step review beside the sample: drafts kept per user on the server, "View statistics" and "Export data" (the
 last buttons of PRMBench-V's Figure 13).
 
 Annotators work blind: drafts are keyed by annotator, and statistics and exports hold their own
@@ -13,14 +13,12 @@ from datetime import datetime
 from typing import Any
 
 import gradio as gr
-import pandas as pd
 
 from exports import ExportError, export
-from qc.label_stats import annotator_summary, label_distribution
-from store.annotations import annotations_frame
-from store.records import STEP_REVIEW
+from services import annotate, drafts, statistics
+from services.errors import ServiceError
 from store.users import Annotator
-from store.work import WorkError, dataset_for
+from tasks import STEP_REVIEW
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
@@ -32,9 +30,11 @@ __all__ = [
     "draft_for",
     "draft_key",
     "export_choices",
+    "keep_draft",
     "on_export",
     "on_stats",
-    "with_draft",
+    "remember_dataset",
+    "remembered_dataset",
 ]
 
 # key -> (label, exports format, file suffix, reviewers only); "mine-*" hold the user's own rows only.
@@ -48,41 +48,37 @@ EXPORTS: dict[str, tuple[str, str, str, bool]] = {
     "prmbench": ("Kept samples, PRMBench JSONL (majority Correct + Reasonable)", "prmbench", "jsonl", True),
     "items-jsonl": ("Every sample with its gate decision (JSONL)", "items-jsonl", "jsonl", True),
 }
-DRAFT_LIMIT = 200  # drafts kept in the browser; the oldest go first
+PANEL = "step_review"  # drafts are kept per user and panel, on the server
 DRAFT_FIELDS = ("original", "modification", "difficulty", "note")
 
 
-def draft_key(user: Annotator, work: dict[str, Any]) -> str:
-    """Drafts live in the browser, so they are keyed by annotator too: a shared browser stays blind."""
-    return f"{user.name}|{work['dataset']}|{work['item_id']}|{work['version_id']}"
+def draft_key(work: dict[str, Any]) -> str:
+    return f"{work['dataset']}|{work['item_id']}|{work['version_id']}"
 
 
-def _drafts(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def with_draft(drafts: Any, user: Annotator, key: str, label: dict[str, str] | None) -> dict[str, Any]:
-    """The user's drafts with this sample's replaced (None removes it), newest last, at most DRAFT_LIMIT.
-
-    Another annotator's drafts in the same browser are left out: a handler never returns them.
-    """
-    drafts = {k: v for k, v in _drafts(drafts).items() if k.startswith(f"{user.name}|") and k != key}
-    if label:
-        drafts[key] = label
-    while len(drafts) > DRAFT_LIMIT:
-        drafts.pop(next(iter(drafts)))
-    return drafts
+def keep_draft(ctx: AppContext, user: Annotator, work: dict[str, Any], label: dict[str, str] | None) -> None:
+    """This sample's unsaved choices (None forgets them), kept for this user only."""
+    drafts.put(ctx.store, user, PANEL, draft_key(work), label or None)
 
 
 def draft_for(
-    user: Annotator, work: dict[str, Any], drafts: Any, saved: dict[str, Any] | None
+    ctx: AppContext, user: Annotator, work: dict[str, Any], saved: dict[str, Any] | None
 ) -> dict | None:
     """This annotator's unsaved choices on this sample version, if they differ from what is stored."""
-    draft = _drafts(drafts).get(draft_key(user, work))
+    draft = drafts.get(ctx.store, user, PANEL, draft_key(work))
     if not isinstance(draft, dict):
         return None
     draft = {k: str(v) for k, v in draft.items() if k in DRAFT_FIELDS and v}
     return draft if draft and draft != (saved or {}) else None
+
+
+def remembered_dataset(ctx: AppContext, user: Annotator) -> str | None:
+    found = drafts.get(ctx.store, user, PANEL, "dataset")
+    return found if isinstance(found, str) else None
+
+
+def remember_dataset(ctx: AppContext, user: Annotator, name: str | None) -> None:
+    drafts.put(ctx.store, user, PANEL, "dataset", name)
 
 
 FIELDS = (
@@ -100,35 +96,26 @@ def export_choices(user: Annotator) -> list[tuple[str, str]]:
     ]
 
 
-def _visible_labels(user: Annotator, frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows this user may receive: everyone's for reviewers, their own for annotators (blind)."""
-    return frame if user.can_see_labels else frame[frame["annotator_id"] == user.id]
-
-
 def on_stats(ctx: AppContext, dataset_name: str | None, request: gr.Request) -> tuple:
     """Labels per annotator and how the three choices are spread, within what this user may see."""
     user = require_user(ctx, request)
     try:
-        dataset = dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
-    except WorkError as exc:
+        dataset = annotate.dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
+    except ServiceError as exc:
         gr.Warning(html.escape(f"No statistics: {exc}."))
         return (gr.skip(),) * 4 + (escape_text(f"No statistics: {exc}."),)
-    labels = _visible_labels(user, annotations_frame(ctx.store, dataset.id))
-    tables = [
-        annotator_summary(labels).rename(columns={"items": "samples", "median_seconds": "median seconds"})
-    ]
+    stats = statistics.panel_statistics(
+        ctx.store, user, dataset, [f for f, _, _ in FIELDS], [order for _, _, order in FIELDS]
+    )
+    tables = [stats.summary.rename(columns={"items": "samples", "median_seconds": "median seconds"})]
     for field, title, order in FIELDS:
-        table = label_distribution(labels, field, order)
-        if (
-            not user.can_see_labels
-        ):  # one annotator's own row: an "all annotators" total would say more than it is
-            table = table[table["annotator"] != "all annotators"]
+        table = stats.distributions[field]
         tables.append(
             table.rename(columns={o: o.capitalize() for o in order}).rename(columns={"annotator": title})
         )
     whose = (
         ("every annotator's labels (you may see them as " + user.role + ")")
-        if user.can_see_labels
+        if stats.everyone
         else "your own labels only (annotators work blind)"
     )
     note = f"Statistics of {escape_text(dataset.name)}: {whose}; current versions, latest label per sample."
@@ -151,8 +138,8 @@ def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, req
             html.escape(f"{user.name} is an {user.role}: only adjudicators and admins can export {label}.")
         )
     try:
-        dataset = dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
-    except WorkError as exc:
+        dataset = annotate.dataset_for(ctx.store, dataset_name or "", STEP_REVIEW)
+    except ServiceError as exc:
         gr.Warning(html.escape(f"Nothing exported: {exc}."))
         return gr.skip(), escape_text(f"Nothing exported: {exc}.")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")

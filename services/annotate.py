@@ -1,0 +1,320 @@
+"""Annotating, for any task: next item, jump, previous, skip, submit. One call per panel action.
+
+Every function takes the annotator from the session and returns only what that annotator may see.
+On a blind task nothing returned depends on other annotators' labels: a submit answers "saved"
+(never the item's consensus), progress counts the annotator's own work, and an item that is not
+available says so in one way whether others hold it or have settled it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from services.decide import decide, label_limits, settings_of
+from services.errors import Conflict, InvalidInput, NotAllowed, NotFound
+from store import annotations, assignments, datasets, items, state, work
+from store.datasets import Dataset
+from store.db import Store, Tx
+from store.items import ItemView
+from store.users import Annotator
+from store.work import WorkError, WorkItem
+from tasks import PayloadError, spec_for
+from tasks.base import check_seconds
+
+__all__ = [
+    "Receipt",
+    "WorkItem",
+    "annotators_per_item",
+    "dataset_for",
+    "jump_to",
+    "next_in_history",
+    "next_item",
+    "now_utc",
+    "previous_item",
+    "progress",
+    "saved_attempt",
+    "skip_item",
+    "submit",
+]
+
+_MAX_REQUEST_ID = 128
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What an annotator learns from a submit: it is stored (once), and nothing about the others."""
+
+    annotation_id: int
+    duplicate: bool
+
+
+def now_utc() -> datetime:
+    """Naive UTC: what the store compares lease times in."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def dataset_for(store: Store, name: str | None, task: str | None = None) -> Dataset:
+    dataset = datasets.get_dataset(store, name or "") if name else None
+    if dataset is None:
+        raise NotFound(f"there is no dataset named {name!r}" if name else "choose a dataset first")
+    if task is not None and dataset.task != task:
+        raise InvalidInput(f"dataset {dataset.name!r} is a {dataset.task} dataset, not {task}")
+    return dataset
+
+
+def saved_attempt(store: Store, user: Annotator, request_id: str) -> bool:
+    """This user's attempt is stored already: a choice event that arrives after its save is stale."""
+    found = annotations.annotation_by_request(store, request_id) if request_id else None
+    return found is not None and found.annotator_id == user.id
+
+
+def annotators_per_item(dataset: Dataset) -> int | None:
+    """How many annotators each item of a non-escalating task gets (None where disagreement adds more)."""
+    spec = spec_for(dataset.task)
+    return None if spec.escalates else spec.initial_target(settings_of(dataset))
+
+
+def progress(store: Store, user: Annotator, dataset: Dataset) -> dict[str, int]:
+    """Counts the user may see: an annotator's own work and the dataset size; reviewers see all."""
+    counts = assignments.progress(store, dataset.id, user.id)
+    if user.can_see_labels:
+        return counts
+    return {"total": counts["total"], "mine": counts["mine"]}
+
+
+def _seen_by(store: Store, user: Annotator, found: WorkItem | None) -> WorkItem | None:
+    if found is None:
+        return None
+    return dataclasses.replace(found, progress=progress(store, user, found.dataset))
+
+
+def _navigate(call: Any, store: Store, user: Annotator, *args: Any) -> WorkItem | None:
+    try:
+        return _seen_by(store, user, call(store, user, *args))
+    except WorkError as exc:
+        raise NotFound(str(exc)) from exc
+
+
+def next_item(
+    store: Store, user: Annotator, dataset: Dataset, now: datetime | None = None
+) -> WorkItem | None:
+    """The item the user holds, or the next one the dataset's rules give them; None when all is done."""
+    return _navigate(work.next_item, store, user, dataset, now or now_utc())
+
+
+def jump_to(
+    store: Store, user: Annotator, dataset: Dataset, ref: str, now: datetime | None = None
+) -> WorkItem:
+    """Open an item by its id in the source file or its 1-based number in the dataset."""
+    found = _navigate(work.jump_to, store, user, dataset, ref, now or now_utc())
+    assert found is not None  # work.jump_to raises rather than return nothing
+    return found
+
+
+def previous_item(
+    store: Store, user: Annotator, dataset: Dataset, current_item_id: int | None
+) -> WorkItem | None:
+    return _navigate(work.previous_item, store, user, dataset, current_item_id)
+
+
+def next_in_history(
+    store: Store, user: Annotator, dataset: Dataset, current_item_id: int, now: datetime | None = None
+) -> WorkItem | None:
+    return _navigate(work.next_in_history, store, user, dataset, current_item_id, now or now_utc())
+
+
+def skip_item(
+    store: Store, user: Annotator, dataset: Dataset, item_id: int, now: datetime | None = None
+) -> WorkItem | None:
+    """Give back the item the user holds and move on; any other item id is refused."""
+    now = now or now_utc()
+    item_id = _whole(item_id, "item_id")
+    if not store.scheduler.holds(store, dataset.id, item_id, user.id, now):
+        raise NotAllowed(
+            f"you do not hold item {item_id} in {dataset.name}: only the item you were given can be skipped"
+        )
+    return _navigate(work.skip_item, store, user, dataset, item_id, now)
+
+
+def _whole(value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise InvalidInput(f"{field}: {value!r} is not a whole number")
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInput(f"{field}: {value!r} is not a whole number") from None
+    if (isinstance(value, float) and not value.is_integer()) or not 0 < number < 2**62:
+        raise InvalidInput(f"{field}: {value!r} is not a valid id")
+    return number
+
+
+def submit(
+    store: Store,
+    *,
+    annotator: Annotator,
+    item_id: Any,
+    version_id: Any,
+    payload: Any,
+    request_id: Any,
+    seconds_spent: Any = None,
+    now: datetime | None = None,
+) -> Receipt:
+    """Store one label and settle the item's state; a retried request id is stored once.
+
+    Accepted only on an item leased to the annotator, or as a correction of their own earlier
+    label while the dataset allows corrections. Nothing is stored when an error is raised.
+    """
+    now = now or now_utc()
+    item_id, version_id = _whole(item_id, "item_id"), _whole(version_id, "version_id")
+    if not isinstance(request_id, str) or not 1 <= len(request_id) <= _MAX_REQUEST_ID:
+        raise InvalidInput(f"a submit needs a request id of 1-{_MAX_REQUEST_ID} characters")
+    try:
+        return _submit(store, annotator, item_id, version_id, payload, request_id, seconds_spent, now)
+    except annotations.AnnotationConflict:
+        # The id is in the log already (the transaction was rolled back): a retry of a stored submit,
+        # or an id reused for something else.
+        previous = annotations.annotation_by_request(store, request_id)
+        if previous is None or previous.annotator_id != annotator.id or previous.item_id != item_id:
+            raise Conflict(
+                "this request id was already used for another submit; nothing was stored"
+            ) from None
+        return Receipt(previous.id, True)
+
+
+def _retry_of(
+    rows: list[annotations.StoredAnnotation], annotator: Annotator, request_id: str
+) -> Receipt | None:
+    for row in rows:
+        if row.request_id == request_id:  # the common retry: same item, same attempt
+            if row.annotator_id != annotator.id:
+                raise Conflict("this request id was already used for another submit; nothing was stored")
+            return Receipt(row.id, True)
+    return None
+
+
+def _submit(
+    store: Store,
+    annotator: Annotator,
+    item_id: int,
+    version_id: int,
+    payload: Any,
+    request_id: str,
+    seconds_spent: Any,
+    now: datetime,
+) -> Receipt:
+    with store.writing() as tx:
+        item = items.get_item(tx, item_id)
+        if item is None:
+            raise NotFound(f"there is no item {item_id}")
+        rows = annotations.item_annotations(tx, item_id, version_id) if item.version_id == version_id else []
+        retried = _retry_of(rows, annotator, request_id)
+        if retried is not None:
+            return retried
+        if item.version_id != version_id:
+            previous = annotations.annotation_by_request(tx, request_id)
+            if previous is not None and previous.annotator_id == annotator.id and previous.item_id == item_id:
+                return Receipt(previous.id, True)
+            raise Conflict(
+                f"item {item.external_id} changed (now version {item.version}) since you opened it; "
+                "your label was not saved: reload the item"
+            )
+        dataset = datasets.get_dataset(tx, item.dataset_id)
+        if dataset is None:
+            raise NotFound(f"item {item_id} belongs to no dataset")
+        clean, seconds = _checked_label(dataset, item, payload, seconds_spent)
+        _check_may_label(tx, dataset, item, annotator, rows, now)
+        stored = annotations.insert_annotation(
+            tx,
+            request_id=request_id,
+            annotator_id=annotator.id,
+            item_id=item_id,
+            version_id=version_id,
+            dataset_id=dataset.id,
+            task=dataset.task,
+            payload=clean,
+            seconds_spent=seconds,
+            now=now,
+        )
+        _settle(
+            tx,
+            dataset,
+            item,
+            annotator,
+            [*rows, stored],
+            first_label=all(r.annotator_id != annotator.id for r in rows),
+            now=now,
+        )
+    return Receipt(stored.id, False)
+
+
+def _checked_label(
+    dataset: Dataset, item: ItemView, payload: Any, seconds_spent: Any
+) -> tuple[dict[str, Any], float | None]:
+    limits = label_limits(dataset)
+    try:
+        return spec_for(dataset.task).validate(payload, item, limits), check_seconds(seconds_spent, limits)
+    except PayloadError as exc:
+        raise InvalidInput(str(exc)) from exc
+
+
+def _check_may_label(
+    tx: Tx, dataset: Dataset, item: ItemView, annotator: Annotator, rows: list[Any], now: datetime
+) -> None:
+    """A lease of this annotator's, or their own earlier label while corrections are allowed."""
+    if any(r.annotator_id == annotator.id for r in rows):
+        if not int(dataset.setting("allow_corrections")):
+            raise NotAllowed(
+                f"item {item.external_id}: your label is saved and {dataset.name} does not allow corrections"
+            )
+        return
+    verdict = tx.store.scheduler.may_label(tx, dataset.id, item.item_id, annotator.id, now)
+    if verdict == "leased":
+        return
+    if verdict == "lapsed":
+        raise Conflict(
+            f"your lease on item {item.external_id} expired and it went to others; your label was not saved"
+        )
+    raise NotAllowed(f"item {item.external_id} was not given to you; your label was not saved")
+
+
+def _settle(
+    tx: Tx,
+    dataset: Dataset,
+    item: ItemView,
+    annotator: Annotator,
+    rows: list[Any],
+    *,
+    first_label: bool,
+    now: datetime,
+) -> None:
+    labels = [a.payload for a in annotations.latest_per_annotator(rows)]
+    scheduler = tx.store.scheduler
+    target = scheduler.target_of(tx, dataset.id, item.item_id)
+    if target is None:
+        current = state.get_item_state(tx, item.item_id)
+        target = current.target if current else 1
+    result = decide(dataset, item, labels, target)
+    state.set_item_state(
+        tx,
+        item.item_id,
+        target=result.target,
+        status=result.status,
+        decision=result.decision,
+        settled_at=result.settled_at,
+        now=now,
+    )
+    tx.after_commit(
+        partial(
+            scheduler.record_done,
+            dataset.id,
+            item.item_id,
+            annotator.id,
+            target=result.target,
+            open_=result.status == "open",
+            first_label=first_label,
+        )
+    )

@@ -1,0 +1,35 @@
+"""Deciding an item: its state from its labels by its task's rule, and what follows from it.
+
+The rule itself lives in the task spec (tasks/); this module applies it to a dataset's settings and
+is the one place that turns labels into an item's next state (escalation to more annotators,
+acceptance, rejection, a dispute for an adjudicator).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.datasets import DEFAULT_SETTINGS, Dataset
+from tasks import Decision, LabelLimits, spec_for
+from tasks.base import Item
+
+__all__ = ["decide", "label_limits", "settings_of"]
+
+
+def settings_of(dataset: Dataset) -> dict[str, int]:
+    """The dataset's settings with the defaults filled in."""
+    return {key: int(dataset.setting(key)) for key in DEFAULT_SETTINGS}
+
+
+def label_limits(dataset: Dataset) -> LabelLimits:
+    settings = settings_of(dataset)
+    return LabelLimits(
+        max_payload_bytes=settings["max_payload_bytes"],
+        max_note_chars=settings["max_note_chars"],
+        max_seconds_spent=float(settings["max_seconds_spent"]),
+    )
+
+
+def decide(dataset: Dataset, item: Item, labels: list[dict[str, Any]], target: int) -> Decision:
+    """The item's state after these labels (latest per annotator, in arrival order)."""
+    return spec_for(dataset.task).decide(labels, target, settings_of(dataset), item)

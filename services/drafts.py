@@ -1,0 +1,45 @@
+"""Drafts of the session user: what they chose but did not save, per panel, on the server.
+
+Keyed by the user from the session, so two people on one browser never see each other's drafts,
+and nothing secret is sent to the browser. Cleared for a user at logout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.annotate import now_utc
+from store import drafts
+from store.db import Store
+from store.users import Annotator
+
+__all__ = ["clear", "clear_all", "get", "put"]
+
+_MAX_VALUE = 8_000  # characters of JSON: a note and a few choices
+
+
+def get(store: Store, user: Annotator, panel: str, key: str) -> Any:
+    return drafts.get_draft(store, user.id, panel, key)
+
+
+def put(store: Store, user: Annotator, panel: str, key: str, value: Any) -> None:
+    """Keep (or, with None, forget) a draft; an oversized one is cut to the limit, never stored whole."""
+    if value is None:
+        drafts.delete_draft(store, user.id, panel, key)
+        return
+    if isinstance(value, str):
+        value = value[:_MAX_VALUE]
+    elif isinstance(value, dict):
+        value = {
+            str(k)[:64]: (v[:_MAX_VALUE] if isinstance(v, str) else v) for k, v in list(value.items())[:16]
+        }
+    drafts.put_draft(store, user.id, panel, key, value, now_utc())
+
+
+def clear(store: Store, user: Annotator, panel: str, key: str) -> None:
+    drafts.delete_draft(store, user.id, panel, key)
+
+
+def clear_all(store: Store, user: Annotator) -> None:
+    """At logout: nothing of this user's unsaved work stays for the next person."""
+    drafts.clear_annotator(store, user.id)

@@ -1,0 +1,49 @@
+"""Drafts: an annotator's unsaved choices, per panel and key, kept until saved, cleared or logged out."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = ["clear_annotator", "delete_draft", "get_draft", "put_draft"]
+
+_KEEP = 500  # drafts kept per annotator and panel; the oldest go first
+
+
+def get_draft(db: Store | Tx, annotator_id: int, panel: str, key: str) -> Any:
+    raw = db.scalar(
+        "SELECT value FROM drafts WHERE annotator_id = ? AND panel = ? AND key = ?",
+        [annotator_id, panel, key],
+    )
+    return None if raw is None else json.loads(raw)
+
+
+def put_draft(db: Store, annotator_id: int, panel: str, key: str, value: Any, now: datetime) -> None:
+    with db.writing() as tx:
+        tx.execute(
+            "INSERT INTO drafts (annotator_id, panel, key, value, updated_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (annotator_id, panel, key) DO UPDATE SET value = excluded.value, "
+            "updated_at = excluded.updated_at",
+            [annotator_id, panel, key, json.dumps(value), now],
+        )
+        tx.execute(
+            "DELETE FROM drafts WHERE annotator_id = ? AND panel = ? AND key NOT IN ("
+            " SELECT key FROM drafts WHERE annotator_id = ? AND panel = ? ORDER BY updated_at DESC LIMIT ?)",
+            [annotator_id, panel, annotator_id, panel, _KEEP],
+        )
+
+
+def delete_draft(db: Store, annotator_id: int, panel: str, key: str) -> None:
+    with db.writing() as tx:
+        tx.execute(
+            "DELETE FROM drafts WHERE annotator_id = ? AND panel = ? AND key = ?", [annotator_id, panel, key]
+        )
+
+
+def clear_annotator(db: Store, annotator_id: int) -> None:
+    with db.writing() as tx:
+        tx.execute("DELETE FROM drafts WHERE annotator_id = ?", [annotator_id])

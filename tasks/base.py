@@ -1,0 +1,204 @@
+"""What every task spec provides, and the pieces several specs share.
+
+A task spec is pure: it names the task's labels, checks a submitted label, decides an item from its
+labels, says what is blind and until when, and gives the task's defaults and export formats. It
+imports nothing of stepgate's, so store, qc, exports and services may all read it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+__all__ = [
+    "NO_ERROR",
+    "Choice",
+    "Decision",
+    "Item",
+    "LabelLimits",
+    "PayloadError",
+    "TaskSpec",
+    "Vote",
+    "check_note",
+    "check_seconds",
+    "check_size",
+    "choose",
+    "majority_vote",
+    "solution_length",
+]
+
+NO_ERROR = -1  # ProcessBench's label for "all steps are correct"
+
+
+class PayloadError(ValueError):
+    """A label that is incomplete, out of range or too large, said so the annotator can fix it."""
+
+
+class Item(Protocol):
+    """What a spec reads of an item: its step lists and whether its final answer is right."""
+
+    steps: dict[str, list[str]]
+    final_answer_correct: bool | None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One closed question of a label: its title in messages and the values it accepts."""
+
+    title: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LabelLimits:
+    """How large a label may be; dataset settings of the same names override these."""
+
+    max_payload_bytes: int = 64_000
+    max_note_chars: int = 4_000
+    max_seconds_spent: float = 86_400.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An item's state after its labels: how many annotators it needs now and whether it is settled."""
+
+    target: int
+    status: str  # open | consensus | complete | discarded | rejected | disputed | accepted
+    decision: dict[str, Any] | None
+    settled_at: int | None  # labels it took to settle (3 -> "3/3"), None while open
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task: the single place its vocabulary, validation, rule and defaults live.
+
+    ``blind_until``: "settled" means an annotator never sees another's label (nor anything that
+    depends on it) while the item is open for them; reviewers (adjudicators, admins) always may.
+    """
+
+    name: str
+    title: str
+    choices: Mapping[str, Choice]
+    defaults: Mapping[str, int]
+    export_formats: tuple[str, ...]
+    validate_label: Any  # Callable[[Mapping[str, Any], Item], dict[str, Any]]
+    decide_item: Any  # Callable[[list[dict], int, Mapping[str, int], Item], Decision]
+    blind_until: Literal["settled"] = "settled"
+    limits: LabelLimits = field(default_factory=LabelLimits)
+    escalates: bool = False  # the target grows with disagreement (ProcessBench), not fixed per item
+
+    def validate(self, payload: Any, item: Item, limits: LabelLimits | None = None) -> dict[str, Any]:
+        """The cleaned label, or PayloadError naming the field; checks size before anything else."""
+        limits = limits or self.limits
+        check_size(payload, limits)
+        clean: dict[str, Any] = self.validate_label(payload, item)
+        note = check_note(payload.get("note"), limits)
+        if note:
+            clean["note"] = note
+        return clean
+
+    def decide(
+        self, labels: list[dict[str, Any]], target: int, settings: Mapping[str, int], item: Item
+    ) -> Decision:
+        """The item's state after these labels (latest per annotator, arrival order)."""
+        decision: Decision = self.decide_item(labels, target, settings, item)
+        return decision
+
+    def initial_target(self, settings: Mapping[str, int]) -> int:
+        """How many annotators a fresh item needs before anything is known about it."""
+        key = "quorum" if self.escalates else "annotators_per_item"
+        return int(settings.get(key, self.defaults[key]))
+
+
+def check_size(payload: Any, limits: LabelLimits) -> None:
+    if not isinstance(payload, dict):
+        raise PayloadError("the label must be an object of fields")
+    try:
+        size = len(json.dumps(payload, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise PayloadError(f"the label holds something that is not plain JSON ({exc})") from exc
+    if size > limits.max_payload_bytes:
+        raise PayloadError(
+            f"the label is {size:,} bytes; at most {limits.max_payload_bytes:,} are accepted. Nothing was saved."
+        )
+
+
+def check_note(note: Any, limits: LabelLimits) -> str | None:
+    if note is None or note == "":
+        return None
+    if not isinstance(note, str):
+        raise PayloadError("note: must be text")
+    if len(note) > limits.max_note_chars:
+        raise PayloadError(
+            f"note: {len(note):,} characters; at most {limits.max_note_chars:,} are kept. Shorten it and save again."
+        )
+    return note
+
+
+def check_seconds(seconds: Any, limits: LabelLimits) -> float | None:
+    """Time spent on an item as the client measured it: a finite number within the limit, or None."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise PayloadError(f"seconds_spent: {seconds!r} is not a number")
+    value = float(seconds)
+    if not math.isfinite(value) or not 0 <= value <= limits.max_seconds_spent:
+        raise PayloadError(f"seconds_spent: {seconds!r} is outside 0 to {limits.max_seconds_spent:g} seconds")
+    return value
+
+
+def choose(payload: Mapping[str, Any], choices: Mapping[str, Choice]) -> dict[str, str]:
+    """Every closed question answered with one of its values, or PayloadError naming what is missing."""
+    clean: dict[str, str] = {}
+    missing = []
+    for key, choice in choices.items():
+        value = payload.get(key)
+        if value is None or value == "":
+            missing.append(choice.title)
+        elif value not in choice.values:
+            raise PayloadError(f"{choice.title}: {value!r} is not one of {', '.join(choice.values)}")
+        else:
+            clean[key] = value
+    if missing:
+        raise PayloadError("please choose: " + ", ".join(missing))
+    return clean
+
+
+def solution_length(item: Item, roles: Sequence[str] = ("solution", "modified", "candidate")) -> int:
+    for role in roles:
+        if item.steps.get(role):
+            return len(item.steps[role])
+    return 0
+
+
+@dataclass(frozen=True)
+class Vote:
+    """Majority vote outcome; "tie" goes to adjudication."""
+
+    label: Any
+    status: Literal["majority", "tie", "empty"]
+    counts: dict[Any, int]  # label -> votes, most votes first, then first arrival
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or str(value) == "<NA>"
+
+
+def majority_vote(labels: Iterable[Any], min_votes: int = 1) -> Vote:
+    """Plurality label when it is unique and has at least ``min_votes`` votes.
+
+    Missing labels (None, NaN) are ignored. No labels -> "empty"; a shared top count, or a top
+    label with fewer than ``min_votes`` votes -> "tie" (not decidable without adjudication).
+    """
+    counts = Counter(label for label in labels if not _missing(label))
+    ordered = dict(counts.most_common())
+    if not ordered:
+        return Vote(None, "empty", {})
+    top = list(ordered.values())
+    if (len(top) > 1 and top[0] == top[1]) or top[0] < min_votes:
+        return Vote(None, "tie", ordered)
+    return Vote(next(iter(ordered)), "majority", ordered)
