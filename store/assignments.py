@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from store.cache import MISS
+
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
@@ -233,8 +235,7 @@ def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
 
 
 def _scheduler(db: Store | Tx) -> Scheduler:
-    store = db if hasattr(db, "scheduler") else db.store  # type: ignore[union-attr]
-    return store.scheduler  # type: ignore[union-attr]
+    return db.store.scheduler
 
 
 def claim_next(
@@ -315,17 +316,16 @@ _TOTALS_TTL = 2.0  # seconds a dataset's settled/total counts may lag behind oth
 
 def progress(db: Store | Tx, dataset_id: int, annotator_id: int | None = None) -> dict[str, int]:
     """Items in the dataset by gating state, and how many this annotator has labelled."""
-    store = db if hasattr(db, "memo") else db.store  # type: ignore[union-attr]
     key = ("progress", dataset_id)
-    cached = store.memo.get(key)  # type: ignore[union-attr]
-    if cached is None or time.monotonic() - cached[0] > _TOTALS_TTL:
+    cached = db.cache.get(key)
+    if cached is MISS or time.monotonic() - cached[0] > _TOTALS_TTL:
         row = db.fetchone(
             "SELECT count(*), count(*) FILTER (WHERE status <> 'open'), "
             "count(*) FILTER (WHERE status = 'discarded') FROM item_state WHERE dataset_id = ?",
             [dataset_id],
         )
         cached = (time.monotonic(), tuple(int(v) for v in row) if row else (0, 0, 0))
-        store.memo[key] = cached  # type: ignore[union-attr]
+        db.cache.put(key, cached)
     total, settled, discarded = cached[1]
     mine = _scheduler(db).labelled_by(db, dataset_id, annotator_id) if annotator_id is not None else 0
     return {"total": total, "settled": settled, "discarded": discarded, "mine": mine}

@@ -6,7 +6,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-__all__ = ["LruCache"]
+__all__ = ["MISS", "Bypass", "LruCache", "ReadCache"]
 
 
 class LruCache:
@@ -28,3 +28,40 @@ class LruCache:
             self._data.move_to_end(key)
             while len(self._data) > self.capacity:
                 self._data.popitem(last=False)
+
+
+MISS = object()  # what ReadCache.get returns for a key it does not hold (None is a value)
+
+
+class ReadCache:
+    """Small read caches of committed rows (datasets, users, current versions, item order), owned by Store.
+
+    Filled only from reads outside a transaction and dropped after commits that change what they hold
+    (Tx.after_commit(store.forget)), so a rolled-back write never leaves a cached row behind.
+    """
+
+    def __init__(self) -> None:
+        self._data: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            return self._data.get(key, MISS)
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+
+    def forget(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+class Bypass(ReadCache):
+    """What a transaction sees: every read goes to the database, nothing it reads is kept."""
+
+    def get(self, key: Any) -> Any:
+        return MISS
+
+    def put(self, key: Any, value: Any) -> None:
+        return None

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from store.cache import MISS
 from tasks import EARLIEST_ERROR, TASKS, spec_for
 
 if TYPE_CHECKING:
@@ -62,13 +63,13 @@ _COLUMNS = "id, name, task, source_format, settings"
 
 
 def get_dataset(db: Store | Tx, name_or_id: str | int) -> Dataset | None:
-    store = db if hasattr(db, "memo") else db.store  # type: ignore[union-attr]
     key = ("dataset", name_or_id)
-    if key in store.memo:  # type: ignore[union-attr]
-        return store.memo[key]  # type: ignore[union-attr]
+    cached = db.cache.get(key)
+    if cached is not MISS:
+        return cached  # type: ignore[no-any-return]
     found = _read_dataset(db, name_or_id)
     if found is not None:
-        store.memo[key] = found  # type: ignore[union-attr]
+        db.cache.put(key, found)
     return found
 
 
@@ -137,7 +138,6 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
         merged = {**dataset.settings, **changes}
         _validate({**{k: dataset.setting(k) for k in DEFAULT_SETTINGS}, **merged})
         tx.execute("UPDATE datasets SET settings = ? WHERE id = ?", [json.dumps(merged), dataset.id])
-        tx.store.forget()  # this transaction must read its own change
         tx.after_commit(tx.store.forget)
         updated = get_dataset(tx, dataset.id)
         assert updated is not None

@@ -18,7 +18,7 @@ import duckdb
 import pandas as pd
 
 from store.assignments import Scheduler
-from store.cache import LruCache
+from store.cache import Bypass, LruCache, ReadCache
 from store.migrations import migrate
 
 __all__ = ["Store", "StoreClosedError", "StoreError", "StoreLockedError", "StoreOpenError", "Tx"]
@@ -50,6 +50,11 @@ class _Reader(ABC):
     @abstractmethod
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         """The cursor this reader runs its statements on."""
+
+    @property
+    @abstractmethod
+    def cache(self) -> ReadCache:
+        """The read cache this reader may use (a transaction bypasses it)."""
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
         try:
@@ -90,6 +95,9 @@ class _Reader(ABC):
             cur.unregister(name)
 
 
+_BYPASS = Bypass()
+
+
 class Tx(_Reader):
     """A write transaction: reads inside it see its own uncommitted writes."""
 
@@ -97,6 +105,10 @@ class Tx(_Reader):
         self._cur = cursor
         self.store = store
         self.on_commit: list[Callable[[], None]] = []
+
+    @property
+    def cache(self) -> ReadCache:
+        return _BYPASS
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run callback once the transaction is committed (in-memory state follows the disk, never leads)."""
@@ -135,8 +147,8 @@ class Store(_Reader):
         self._closed = False
         self.scheduler = Scheduler()
         self.versions = LruCache()  # ItemView by version id: versions are immutable
-        # Small read caches (datasets, current versions, item order); forget() after structural writes.
-        self.memo: dict[Any, Any] = {}
+        # Small read caches (datasets, users, current versions, item order); forget() after structural writes.
+        self._cache = ReadCache()
         self._con = self._connect()
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -199,9 +211,18 @@ class Store(_Reader):
             for callback in tx.on_commit:
                 callback()
 
+    @property
+    def cache(self) -> ReadCache:
+        return self._cache
+
+    @property
+    def store(self) -> Store:
+        """The store itself, as Tx.store is its store: code that takes either reaches the owner alike."""
+        return self
+
     def forget(self) -> None:
-        """Drop the read caches: called after a commit that changed datasets, items or versions."""
-        self.memo.clear()
+        """Drop the read caches: called after a commit that changed datasets, users, items or versions."""
+        self._cache.forget()
 
     def checkpoint(self) -> None:
         with self._write_lock:

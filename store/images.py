@@ -61,5 +61,5 @@ def image_path(db: Store | Tx, digest: str) -> Path | None:
     row = db.fetchone("SELECT mime FROM images WHERE hash = ?", [digest])
     if row is None:
         return None
-    store = db if hasattr(db, "data_dir") else db.store  # type: ignore[union-attr]
+    store = db.store
     return _file_for(store.data_dir, digest, row[0])

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from store.cache import MISS
 from store.datasets import Dataset, get_or_create_dataset, initial_target
 from store.images import image_hash, image_path, save_image
 from store.records import ItemRecord
@@ -275,7 +276,6 @@ def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int]) -> None:
     if not item_ids:
         return
     tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
-    tx.store.forget()
     tx.after_commit(tx.store.forget)
     frame = pd.DataFrame({"item_id": item_ids})
     tx.register("_reset", frame)
@@ -315,36 +315,37 @@ def item_ids(db: Store | Tx, dataset_id: int) -> list[int]:
 
 
 def _store(db: Store | Tx) -> Store:
-    return db if hasattr(db, "memo") else db.store  # type: ignore[union-attr,return-value]
+    return db.store
 
 
 def current_version_id(db: Store | Tx, item_id: int) -> int | None:
-    memo = _store(db).memo
     key = ("current", item_id)
-    if key not in memo:
+    found = db.cache.get(key)
+    if found is MISS:
         found = db.scalar("SELECT current_version_id FROM items WHERE id = ?", [item_id])
         if found is None:
             return None
-        memo[key] = found
-    return memo[key]
+        db.cache.put(key, found)
+    return int(found)
 
 
 def position(db: Store | Tx, dataset_id: int, item_id: int) -> int:
     """The 1-based place of an item in its dataset (by id), from a cached sorted array."""
-    memo = _store(db).memo
     key = ("order", dataset_id)
-    if key not in memo:
+    order = db.cache.get(key)
+    if order is MISS:
         ids = [
             r[0] for r in db.fetchall("SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id])
         ]
-        memo[key] = np.array(ids, dtype=np.int64)
-    return int(np.searchsorted(memo[key], item_id, side="right"))
+        order = np.array(ids, dtype=np.int64)
+        db.cache.put(key, order)
+    return int(np.searchsorted(order, item_id, side="right"))
 
 
 def prefetch(db: Store | Tx, item_ids: Sequence[int]) -> None:
     """Load the current versions of many items into the version cache in three queries."""
     store = _store(db)
-    wanted = [i for i in item_ids if store.versions.get(store.memo.get(("current", i), -1)) is None]
+    wanted = [i for i in item_ids if store.versions.get(store.cache.get(("current", i))) is None]
     if not wanted:
         return
     frame = pd.DataFrame({"item_id": wanted})
@@ -373,7 +374,7 @@ def prefetch(db: Store | Tx, item_ids: Sequence[int]) -> None:
     for row in rows:
         rec = dict(zip(["dataset_id", "external_id", *_VERSION_COLUMNS], row, strict=True))
         store.versions.put(rec["id"], _view(rec, by_version.get(rec["id"], {}), pictures.get(rec["id"], [])))
-        store.memo[("current", rec["item_id"])] = rec["id"]
+        store.cache.put(("current", rec["item_id"]), rec["id"])
 
 
 def get_item(db: Store | Tx, item_id: int, version_id: int | None = None) -> ItemView | None:
@@ -381,7 +382,7 @@ def get_item(db: Store | Tx, item_id: int, version_id: int | None = None) -> Ite
     version_id = version_id or current_version_id(db, item_id)
     if version_id is None:
         return None
-    store = db if hasattr(db, "versions") else db.store  # type: ignore[union-attr]
+    store = db.store
     cached = store.versions.get(version_id)  # type: ignore[union-attr]
     if cached is not None and cached.item_id == item_id:
         return cached

@@ -10,6 +10,8 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from store.cache import MISS
+
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
@@ -84,20 +86,19 @@ def _row_to_user(row: tuple | None) -> Annotator | None:
 
 def get_user(db: Store | Tx, name: str) -> Annotator | None:
     """Every request looks its user up: kept in the store's read cache, dropped when users change."""
-    store = db if hasattr(db, "memo") else db.store  # type: ignore[union-attr]
     key = ("user", name)
-    if key not in store.memo:  # type: ignore[union-attr]
+    found = db.cache.get(key)
+    if found is MISS:
         found = _row_to_user(
             db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE name = ?", [name])
         )
         if found is None:
             return None
-        store.memo[key] = found  # type: ignore[union-attr]
-    return store.memo[key]  # type: ignore[union-attr]
+        db.cache.put(key, found)
+    return found
 
 
 def _changed(tx: Tx) -> None:
-    tx.store.forget()
     tx.after_commit(tx.store.forget)
 
 

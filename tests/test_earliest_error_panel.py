@@ -231,9 +231,14 @@ def test_reviewers_see_every_annotators_row_and_the_settlement_shares(ctx: AppCo
     assert summary["annotator"].tolist() == ["ann", "bob"]
     assert distribution.columns.tolist() == ["annotator", "Step 1"]
     assert "all annotators" in distribution["annotator"].tolist()
-    assert shares.set_index("settled").loc["open", "items"] == 174
-    _, own, _, _ = panel.on_statistics(ctx, DEMO, as_user("ann"))
+    assert shares["visible"] and shares["value"].set_index("settled").loc["open", "items"] == 174
+    _, own, _, hidden = panel.on_statistics(ctx, DEMO, as_user("ann"))
     assert own["annotator"].tolist() == ["ann"]
+    assert hidden == {
+        "__type__": "update",
+        "value": None,
+        "visible": False,
+    }  # shares move with others' labels
 
 
 def test_all_steps_correct_is_a_choice_of_its_own_and_switching_to_the_same_dataset_keeps_the_item(

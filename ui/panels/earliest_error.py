@@ -366,9 +366,9 @@ def on_statistics(ctx: AppContext, dataset: str | None, request: gr.Request) -> 
     distribution = _readable_distribution(stats.distributions["earliest_error"])
     summary = stats.summary.rename(columns=_SUMMARY_COLUMNS)
     shares = (
-        stats.settlement.rename(columns={"state": "settled"})
+        gr.update(value=stats.settlement.rename(columns={"state": "settled"}), visible=True)
         if stats.settlement is not None
-        else gr.Dataframe(visible=False)
+        else gr.update(value=None, visible=False)
     )
     return note, summary, distribution, shares
 
