@@ -110,6 +110,10 @@ def table2_items(states: pd.DataFrame) -> pd.DataFrame:
     The subset is the item's source (ProcessBench's split, e.g. "gsm8k"), else its dataset; the
     label is the stored decision's; n_annotators is the number of labels it took to settle.
     """
+    needed = ["dataset", "status", "decision", "settled_at", "final_answer_correct", "n_steps"]
+    missing = [c for c in needed if c not in states.columns]
+    if missing:
+        raise ValueError(f"item states need the columns {', '.join(needed)}; missing {missing}")
     if states.empty:
         return pd.DataFrame(columns=list(TABLE2_ITEM_COLUMNS))
     source = states["source"] if "source" in states else pd.Series(None, index=states.index)
@@ -120,7 +124,7 @@ def table2_items(states: pd.DataFrame) -> pd.DataFrame:
             "status": states["status"],
             "label": [_label(d) for d in states["decision"]],
             "n_annotators": states["settled_at"],
-            "n_steps": states.get("n_steps", 0),
+            "n_steps": states["n_steps"],
             "final_answer_correct": [_answer(v) for v in states["final_answer_correct"]],
         }
     )

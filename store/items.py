@@ -33,6 +33,7 @@ __all__ = [
     "item_ids",
     "position",
     "prefetch",
+    "step_counts",
     "write_records",
 ]
 
@@ -456,3 +457,14 @@ def items_frame(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
         [dataset_id] if dataset_id is not None else [],
     )
     return frame
+
+
+def step_counts(db: Store | Tx, dataset_id: int | None = None, role: str = "solution") -> pd.DataFrame:
+    """Steps of one role on each item's current version (``item_id, n_steps``; 0 where it has none)."""
+    where = "WHERE i.dataset_id = ?" if dataset_id is not None else ""
+    return db.df(
+        "SELECT i.id AS item_id, count(st.position) AS n_steps FROM items i "
+        "LEFT JOIN steps st ON st.version_id = i.current_version_id AND st.role = ? "
+        f"{where} GROUP BY i.id ORDER BY i.id",
+        [role, dataset_id] if dataset_id is not None else [role],
+    )

@@ -15,8 +15,9 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from exports import ExportError, export
 from qc.label_stats import annotator_summary, label_distribution
+from services.errors import ServiceError
+from services.exports import export
 from store.annotations import annotations_frame
 from store.records import STEP_REVIEW
 from store.users import Annotator
@@ -161,7 +162,7 @@ def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, req
     out = ctx.export_dir / _safe_name(f"{dataset.name}-{choice}{who}-{stamp}.{suffix}")
     try:
         rows = export(ctx.store, fmt, out, dataset=dataset.name, annotator=user.name if mine else None).rows
-    except (ExportError, OSError) as exc:
+    except (ServiceError, OSError) as exc:
         gr.Warning(html.escape(f"Nothing exported: {exc}"))
         return gr.skip(), f"Nothing exported ({label}): {escape_text(str(exc))}"
     said = f"Exported {rows} row{'s' if rows != 1 else ''} of {escape_text(dataset.name)}: {label}, {escape_text(out.name)}."
