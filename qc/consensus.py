@@ -18,10 +18,8 @@ __all__ = [
     "Consensus",
     "DawidSkeneResult",
     "Vote",
-    "consensus_table",
     "dawid_skene",
     "earliest_error_consensus",
-    "flag_wrong_answer_no_error",
     "majority_vote",
 ]
 
@@ -58,39 +56,6 @@ def earliest_error_consensus(labels: Sequence[Any], quorum: int = 3, max_annotat
     n = len(labels)
     needed = quorum - n if n < quorum else 1
     return Consensus("pending", None, needed, None, n)
-
-
-def consensus_table(
-    label_lists: Iterable[Sequence[Any]], quorum: int = 3, max_annotators: int = 5
-) -> dict[str, Any]:
-    """ProcessBench Table 2's agreement rows: how many items settled at quorum/n, were discarded or are pending.
-
-    Returns ``{"total", "counts", "shares"}``. Shares of the "3/n" keys are over the items that
-    reached consensus (they sum to 1, as in the paper); "discarded" and "pending" are over all
-    items. A share with an empty denominator is NaN.
-    """
-    keys = [f"{quorum}/{n}" for n in range(quorum, max_annotators + 1)]
-    counts = dict.fromkeys([*keys, "discarded", "pending"], 0)
-    for labels in label_lists:
-        c = earliest_error_consensus(labels, quorum, max_annotators)
-        counts[f"{quorum}/{c.settled_at}" if c.status == "consensus" else c.status] += 1
-    total = sum(counts.values())
-    agreed = sum(counts[k] for k in keys)
-
-    def share(num: int, den: int) -> float:
-        return num / den if den else float("nan")
-
-    shares = {k: share(counts[k], agreed) for k in keys}
-    shares.update({k: share(counts[k], total) for k in ("discarded", "pending")})
-    return {"total": total, "counts": counts, "shares": shares}
-
-
-def flag_wrong_answer_no_error(consensus: Consensus, final_answer_correct: bool | None) -> bool:
-    """True when the final answer is known wrong but the consensus says every step is correct.
-
-    ProcessBench discards these items (sec. 3.2); an unknown final answer (None) is never flagged.
-    """
-    return consensus.status == "consensus" and consensus.label == NO_ERROR and final_answer_correct is False
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from qc.consensus import NO_ERROR
 
-__all__ = ["TABLE2_COLUMNS", "TABLE2_ITEM_COLUMNS", "TABLE2_ROWS", "processbench_table2", "table2_items"]
+__all__ = ["TABLE2_ITEM_COLUMNS", "TABLE2_ROWS", "processbench_table2", "table2_items"]
 
 STEP_THRESHOLDS = (5, 10, 15)
 SETTLED_AT = (3, 4, 5)
@@ -25,7 +25,6 @@ TABLE2_ROWS = (
     *(f"% ≥ {n} steps" for n in STEP_THRESHOLDS),
     *(f"% 3/{n} agreement" for n in SETTLED_AT),
 )
-TABLE2_COLUMNS = ("error", "correct")  # by consensus label: >= 0 / -1
 TABLE2_ITEM_COLUMNS = ("subset", "status", "label", "n_annotators", "n_steps", "final_answer_correct")
 
 
