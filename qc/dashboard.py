@@ -11,6 +11,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import pandas as pd
 
@@ -87,7 +88,7 @@ def consensus_states(
     by: str,
     quorum: int = 3,
     max_annotators: int = 5,
-    labels: dict | None = None,
+    labels: dict[Any, Any] | None = None,
     quorums: dict[str, int] | None = None,
 ) -> pd.DataFrame:
     """Items per consensus state (ProcessBench's 3/3, 3/4, 3/5, discarded; open, complete, rejected) by group.

@@ -11,7 +11,7 @@ are w @ X. A thousand replicates over 100,000 items are a few matrix products.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,10 +150,13 @@ def _category_blocks(counts: np.ndarray, q: int) -> dict[str, _Block]:
 def _distance_matrix(values: np.ndarray, level: str) -> np.ndarray:
     """Krippendorff's fixed difference functions (2011, sec. "metric differences"); ordinal depends on the data."""
     a, b = values[:, None], values[None, :]
+    out: np.ndarray
     if level == "nominal":
-        return (a != b).astype(float)
+        out = (a != b).astype(float)
+        return out
     if level == "interval":
-        return (a - b) ** 2
+        out = (a - b) ** 2
+        return out
     total = a + b
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(total != 0, ((a - b) / np.where(total != 0, total, 1.0)) ** 2, 0.0)
@@ -318,7 +321,7 @@ class _Plan:
         out = {}
         for name, block in self.blocks.items():
             key = id(block.columns)
-            if key in self.slices:
+            if key in self.slices and summed is not None:
                 s = summed[:, self.slices[key]]
             else:
                 s = np.asarray((self.sparse[key].T @ weights.T).T)
@@ -359,7 +362,7 @@ def _replicates(
     return points, reps
 
 
-_FAST_FUNCTIONS = {
+_FAST_FUNCTIONS: dict[Callable[[Any], float], str] = {
     observed_agreement: "observed_agreement",
     fleiss_kappa: "fleiss_kappa",
     gwet_ac1: "gwet_ac1",
@@ -390,6 +393,7 @@ def bootstrap_ci(
     if name is not None:
         _, reps = _replicates(ratings, [name], n_boot, seed, level, order)
         return percentile_interval(reps[name], ci)
+    assert not isinstance(statistic, str)  # for the type checker: a string always has a name
     frame = ratings if isinstance(ratings, pd.DataFrame) else None
     arr = _as_2d(ratings)
     values = []
@@ -404,7 +408,7 @@ def agreement_report(
     fields: dict[str, str],
     n_boot: int = 1000,
     seed: int = 0,
-    order: dict[str, Sequence[Any]] | None = None,
+    order: Mapping[str, Sequence[Any]] | None = None,
     ci: float = 0.95,
     paradox_threshold: float = 0.8,
     paradox_gap: float = 0.2,

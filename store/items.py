@@ -250,7 +250,9 @@ def write_records(
         ["id", "dataset_id", "external_id"],
         [[iid, dataset.id, r.external_id] for iid, (r, _) in zip(new_item_ids, fresh, strict=True)],
     )
-    pending = [(r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)]
+    pending: list[tuple[ItemRecord, int, int, int | None, str, str]] = [
+        (r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)
+    ]
     pending += [(r, iid, ver + 1, vid, "reimported", h) for r, h, iid, vid, ver in changed]
     vids = _write_versions(tx, pending)
 
