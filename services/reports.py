@@ -15,7 +15,6 @@ import pandas as pd
 
 from exports import ExportError
 from exports import report as report_format
-from qc import plots
 from qc.dashboard import DashboardReport, build_dashboard
 from qc.quality import OUTLIER_RULES
 from services.access import require_reviewer
@@ -172,7 +171,9 @@ def write_files(report: Report, folder: Path) -> report_format.ReportFiles:
 
 
 def figures(report: Report) -> ReportFigures:
-    """The dashboard's plots of the report."""
+    """The dashboard's plots of the report (matplotlib loads here, not for the command line)."""
+    from qc import plots
+
     tables = report.tables
     return ReportFigures(
         by_error_type=plots.agreement_by_error_type_figure(tables.by_error_type),
