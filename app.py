@@ -210,12 +210,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from exports import ExportError, export
+    from services.errors import ServiceError
+    from services.exports import export
 
     store = _open_store(args.db)
     try:
         written = export(store, args.format, Path(args.out), dataset=args.dataset)
-    except ExportError as exc:
+    except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -162,7 +162,7 @@ def over_assigned(db: Path) -> int:
 
 
 def timed_export(db: Path, out: Path) -> float:
-    from exports import export
+    from services.exports import export
     from store import Store
 
     with Store(db) as store:

@@ -1,95 +1,63 @@
-"""Exports: one module per output format; reads through store functions, writes files."""
+"""Exports: one module per output format; each formats the frames it is handed and writes a file.
+
+services.exports reads the frames from the store and picks the format here. A format says what
+it reads ("log": the annotation log, "items": every item's current version with its state,
+"report": a QC report) and how it writes it. Nothing here reads the store or computes QC.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from store import Store
+from exports.errors import ExportError
 
-__all__ = ["EXPORT_FORMATS", "ExportError", "Written", "export"]
-
-
-class ExportError(ValueError):
-    """An export that cannot be written, said with what and where."""
+__all__ = ["EXPORT_FORMATS", "FORMATS", "ExportError", "Format", "write_whole"]
 
 
 @dataclass(frozen=True)
-class Written:
-    path: Path
-    rows: int
+class Format:
+    name: str
+    reads: Literal["log", "items", "report"]
+    write: Callable[[Any, Path], int]  # (what it reads, path) -> rows written
+    suffix: str
 
 
-def _writers() -> dict:
+def _formats() -> dict[str, Format]:
     from exports import gated, log, report
 
-    return {
-        "log-parquet": log.write_parquet,
-        "log-csv": log.write_csv,
-        "log-jsonl": log.write_jsonl,
-        "prmbench": gated.write_prmbench,
-        "processbench": gated.write_processbench,
-        "items-jsonl": gated.write_items_jsonl,
-        "report-md": report.write_report_md,
-        "report-csv": report.write_report_csv,
-        "report-json": report.write_report_json,
-    }
+    table: list[tuple[str, Literal["log", "items", "report"], Callable[[Any, Path], int], str]] = [
+        ("log-parquet", "log", log.write_parquet, "parquet"),
+        ("log-csv", "log", log.write_csv, "csv"),
+        ("log-jsonl", "log", log.write_jsonl, "jsonl"),
+        ("prmbench", "items", gated.write_prmbench, "jsonl"),
+        ("processbench", "items", gated.write_processbench, "jsonl"),
+        ("items-jsonl", "items", gated.write_items_jsonl, "jsonl"),
+        ("report-md", "report", report.write_report_md, "md"),
+        ("report-csv", "report", report.write_report_csv, "csv"),
+        ("report-json", "report", report.write_report_json, "json"),
+    ]
+    return {name: Format(name, reads, write, suffix) for name, reads, write, suffix in table}
 
 
-EXPORT_FORMATS = (
-    "log-parquet",
-    "log-csv",
-    "log-jsonl",
-    "prmbench",
-    "processbench",
-    "items-jsonl",
-    "report-md",
-    "report-csv",
-    "report-json",
-)
+FORMATS: dict[str, Format] = _formats()
+EXPORT_FORMATS: tuple[str, ...] = tuple(FORMATS)
 
 
-def export(
-    store: Store, fmt: str, out: Path, *, dataset: str | None = None, annotator: str | None = None
-) -> Written:
-    """Write one export; the file appears whole or not at all (written beside, then renamed).
-
-    With `annotator`, only the annotation log can be written, holding that annotator's rows only:
-    what an annotator may download on a blind task.
-    """
-    from store.datasets import get_dataset
-
-    writers = _writers()
-    if fmt not in writers:
+def write_whole(fmt: str, data: Any, out: Path) -> int:
+    """Write ``data`` as ``fmt`` to ``out``: the file appears whole or not at all (written beside, renamed)."""
+    if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
-    dataset_id = None
-    if dataset is not None:
-        found = get_dataset(store, dataset)
-        if found is None:
-            raise ExportError(f"no dataset named {dataset!r}")
-        dataset_id = found.id
-    if annotator is not None:
-        if not fmt.startswith("log-"):
-            raise ExportError(
-                f"{fmt} holds every annotator's decisions: only log formats can be limited to one annotator"
-            )
-        from exports import log
-
-        writer = {"log-parquet": log.write_parquet, "log-csv": log.write_csv, "log-jsonl": log.write_jsonl}[
-            fmt
-        ]
-        writers = {fmt: partial(log.only_annotator, writer, annotator)}
     out = Path(out)
     if not out.parent.exists():
         raise ExportError(f"the folder {out.parent} does not exist")
     tmp = out.with_name(f".{out.name}.partial")
     try:
-        rows = writers[fmt](store, tmp, dataset_id)
+        rows = FORMATS[fmt].write(data, tmp)
         tmp.replace(out)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from exc
-    return Written(out, rows)
+    return rows

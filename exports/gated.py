@@ -1,17 +1,16 @@
-"""The gated benchmark back in its source formats (PRMBench 1-based steps, ProcessBench 0-based labels)."""
+"""The gated benchmark back in its source formats (PRMBench 1-based steps, ProcessBench 0-based labels).
+
+Each writer takes the items frame the store returns (store.items.items_frame: current versions with
+their state) and keeps the gated items itself.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
-
-from store.items import items_frame
-
-if TYPE_CHECKING:
-    from store import Store
 
 __all__ = [
     "prmbench_record",
@@ -66,8 +65,8 @@ def processbench_record(row: pd.Series) -> dict[str, Any]:
     }
 
 
-def _rows(store: Store, dataset_id: int | None, gated_only: bool) -> pd.DataFrame:
-    frame = items_frame(store, dataset_id)
+def _rows(items: pd.DataFrame, gated_only: bool) -> pd.DataFrame:
+    frame = items.copy()
     frame["meta"] = [_json(m, {}) for m in frame["meta"]]
     return frame[frame["status"].isin(KEPT)] if gated_only else frame
 
@@ -79,19 +78,19 @@ def _write_lines(path: Path, records: list[dict[str, Any]]) -> int:
     return len(records)
 
 
-def write_prmbench(store: Store, path: Path, dataset_id: int | None) -> int:
-    frame = _rows(store, dataset_id, gated_only=True)
+def write_prmbench(items: pd.DataFrame, path: Path) -> int:
+    frame = _rows(items, gated_only=True)
     return _write_lines(path, [prmbench_record(r) for _, r in frame.iterrows()])
 
 
-def write_processbench(store: Store, path: Path, dataset_id: int | None) -> int:
-    frame = _rows(store, dataset_id, gated_only=True)
+def write_processbench(items: pd.DataFrame, path: Path) -> int:
+    frame = _rows(items, gated_only=True)
     return _write_lines(path, [processbench_record(r) for _, r in frame.iterrows()])
 
 
-def write_items_jsonl(store: Store, path: Path, dataset_id: int | None) -> int:
+def write_items_jsonl(items: pd.DataFrame, path: Path) -> int:
     """Every item with its state, gated or not: the full picture for analysis."""
-    frame = _rows(store, dataset_id, gated_only=False)
+    frame = _rows(items, gated_only=False)
     records = frame.drop(columns=["item_id"]).to_dict(orient="records")
     for record in records:
         record["steps"] = {k: list(v) for k, v in (record["steps"] or {}).items()}

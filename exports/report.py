@@ -1,8 +1,8 @@
-"""The QC dashboard's report: read from the store, computed by qc, written as Markdown, CSV and JSON.
+"""The QC report as Markdown, CSV and JSON: formats the report services.reports hands it.
 
-The formatting functions are pure (a DashboardReport in, text out); the writers put the text on
-disk whole or not at all. CSV is tidy (one number per row: section, group, field, statistic,
-value, low, high, n_items) so that it reads back into any tool; JSON holds the same tables.
+The formatting functions are pure (a report in, text out); the writers put the text on disk whole
+or not at all. CSV is tidy (one number per row: section, group, field, statistic, value, low,
+high, n_items) so that it reads back into any tool; JSON holds the same tables.
 """
 
 from __future__ import annotations
@@ -15,35 +15,25 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pandas as pd
 
-from exports import ExportError
-from qc.dashboard import DashboardReport, build_dashboard
-from qc.quality import OUTLIER_RULES
-from store import jobs_read, studies
-from store.annotations import annotations_frame
-from store.datasets import get_dataset, list_datasets
-from store.state import states_frame
-
-if TYPE_CHECKING:
-    from store import Store
+from exports.errors import ExportError
 
 __all__ = [
     "COEFFICIENT_NAMES",
-    "ReportError",
     "ReportFiles",
+    "ReportTables",
     "agreement_display",
     "coefficient_order",
-    "dashboard_from_store",
     "format_ci",
     "paradox_warning",
     "report_csv",
     "report_json",
     "report_markdown",
     "report_records",
-    "study_report_from_store",
+    "table2_display",
     "write_report",
     "write_report_csv",
     "write_report_json",
@@ -75,10 +65,54 @@ _AGREEMENT_FIRST = (
     "fleiss_kappa",
     "mean_cohen_kappa",
 )
+TABLE2_NOTE = (
+    "Columns split each subset by the consensus label (error: a step is wrong; correct: label -1); "
+    "shares are of the column's retained items (discarded items left out); % Process errors is of the "
+    "subset's items with a correct final answer; 3/n = settled with exactly n annotators."
+)
 
 
-class ReportError(ExportError):
-    """A report that cannot be made (unknown dataset or study), said with what to fix."""
+class ReportTables(Protocol):
+    """What the formatters read: qc.dashboard.ReportTables has these (exports imports no qc)."""
+
+    @property
+    def scope(self) -> str: ...
+    @property
+    def dataset(self) -> str: ...
+    @property
+    def task(self) -> str: ...
+    @property
+    def n_boot(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def n_labels(self) -> int: ...
+    @property
+    def annotators(self) -> list[str]: ...
+    @property
+    def agreement(self) -> pd.DataFrame: ...
+    @property
+    def by_error_type(self) -> pd.DataFrame: ...
+    @property
+    def by_position(self) -> pd.DataFrame: ...
+    @property
+    def pairwise(self) -> dict[str, pd.DataFrame]: ...
+    @property
+    def shared(self) -> dict[str, pd.DataFrame]: ...
+    @property
+    def quality(self) -> pd.DataFrame: ...
+    @property
+    def states_by_dataset(self) -> pd.DataFrame: ...
+    @property
+    def table2(self) -> pd.DataFrame: ...
+    @property
+    def gating(self) -> pd.DataFrame: ...
+    @property
+    def generated_at(self) -> str: ...
+    @property
+    def outlier_rules(self) -> str: ...
+    @property
+    def paradox_fields(self) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -86,60 +120,6 @@ class ReportFiles:
     markdown: Path
     csv: Path
     json: Path
-
-
-# ---- reading -------------------------------------------------------------------------------
-
-
-def dashboard_from_store(
-    store: Store, dataset_name: str, *, n_boot: int = 1000, seed: int = 0
-) -> DashboardReport:
-    """The dashboard for one dataset: every label on current versions, every item's state."""
-    dataset = get_dataset(store, dataset_name)
-    if dataset is None:
-        raise ReportError(f"there is no dataset named {dataset_name!r}")
-    quorums = {d.name: int(d.setting("quorum")) for d in list_datasets(store)}
-    return build_dashboard(
-        annotations_frame(store, dataset.id),
-        states_frame(store, dataset.id),
-        states_frame(store),
-        jobs_read.gating_counts(store, dataset.id),
-        dataset=dataset.name,
-        task=dataset.task,
-        n_boot=n_boot,
-        seed=seed,
-        quorum=int(dataset.setting("quorum")),
-        max_annotators=int(dataset.setting("max_annotators")),
-        quorums=quorums,
-    )
-
-
-def study_report_from_store(
-    store: Store, study_name: str, *, n_boot: int = 1000, seed: int = 0
-) -> tuple[DashboardReport, dict[str, Any]]:
-    """A study's report (agreement over its items only) and its progress row from list_studies."""
-    study = studies.get_study(store, study_name)
-    if study is None:
-        raise ReportError(f"there is no study named {study_name!r}")
-    dataset = get_dataset(store, study.dataset_id)
-    assert dataset is not None
-    states = studies.study_states(store, study)
-    report = build_dashboard(
-        studies.study_annotations(store, study),
-        states,
-        states,
-        {},
-        dataset=dataset.name,
-        task=dataset.task,
-        scope=f"study {study.name}",
-        n_boot=n_boot,
-        seed=seed,
-        quorum=int(dataset.setting("quorum")),
-        max_annotators=int(dataset.setting("max_annotators")),
-    )
-    listed = studies.list_studies(store, study.dataset_id)
-    progress = listed[listed["study"] == study.name].iloc[0].to_dict()
-    return report, progress
 
 
 # ---- pure formatting -----------------------------------------------------------------------
@@ -167,7 +147,7 @@ def coefficient_order(paradox: bool) -> tuple[str, ...]:
     return _AGREEMENT_FIRST if paradox else _CHANCE_FIRST
 
 
-def agreement_display(report: DashboardReport) -> pd.DataFrame:
+def agreement_display(report: ReportTables) -> pd.DataFrame:
     """The agreement table as text: lead figure first, then every coefficient with its interval."""
     table = report.agreement
     order = coefficient_order(bool(report.paradox_fields))
@@ -211,7 +191,7 @@ def agreement_display(report: DashboardReport) -> pd.DataFrame:
     return out
 
 
-def paradox_warning(report: DashboardReport) -> str:
+def paradox_warning(report: ReportTables) -> str:
     """Plain words for the kappa paradox, or '' when no field is skewed."""
     fields = report.paradox_fields
     if not fields:
@@ -240,7 +220,37 @@ def _md_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report_markdown(report: DashboardReport) -> str:
+def _table2_cell(row: str, value: Any) -> str:
+    v = _number(value)
+    if v is None:
+        return "n/a"
+    if row == "# Samples":
+        return f"{v:.0f}"
+    return f"{v:.1f}" if row.startswith("#") else f"{v:.1f}%"
+
+
+def table2_display(table2: pd.DataFrame) -> pd.DataFrame:
+    """ProcessBench's Table 2 as printed: counts, one decimal, percent signs; "GSM8K error" columns."""
+    if table2.empty:
+        return pd.DataFrame()
+    out = pd.DataFrame({"": [str(r) for r in table2.index]})
+    for subset, column in table2.columns:
+        out[f"{subset} {column}"] = [_table2_cell(str(r), v) for r, v in table2[(subset, column)].items()]
+    return out
+
+
+def _table2_records(table2: pd.DataFrame) -> list[dict[str, Any]]:
+    """One record per cell: row, subset, column, value (unrounded; None where undefined)."""
+    if table2.empty:
+        return []
+    return [
+        {"row": str(row), "subset": str(subset), "column": str(column), "value": _number(value)}
+        for (subset, column) in table2.columns
+        for row, value in table2[(subset, column)].items()
+    ]
+
+
+def report_markdown(report: ReportTables) -> str:
     """The whole report as one Markdown page."""
     out = [
         f"# QC report: {_cell(report.scope)}\n",
@@ -261,9 +271,10 @@ def report_markdown(report: DashboardReport) -> str:
             f"\n## Pairwise observed agreement: {_cell(field)}\n",
             _md_table(matrix.reset_index(names="annotator")),
         ]
-    out += ["\n## Annotators\n", _md_table(report.quality), f"\nOutlier rules: {OUTLIER_RULES}\n"]
+    out += ["\n## Annotators\n", _md_table(report.quality), f"\nOutlier rules: {report.outlier_rules}\n"]
     out += ["\n## Consensus states by dataset\n", _md_table(report.states_by_dataset)]
-    out += ["\n## Consensus states by final-answer correctness\n", _md_table(report.states_by_answer)]
+    if not report.table2.empty:
+        out += ["\n## ProcessBench Table 2\n", f"{TABLE2_NOTE}\n", _md_table(table2_display(report.table2))]
     if len(report.gating):
         out += ["\n## Rejections and regeneration\n", _md_table(report.gating)]
     return "\n".join(out)
@@ -290,7 +301,7 @@ def _tidy(
     return rows
 
 
-def report_records(report: DashboardReport) -> list[dict[str, Any]]:
+def report_records(report: ReportTables) -> list[dict[str, Any]]:
     """Every number of the report, one per record (what the CSV holds)."""
     rows = _tidy(report.agreement, "agreement", None, [*COEFFICIENT_NAMES], "n_pairable")
     rows = [r for r in rows if r["statistic"] != "within_1_step" or r["field"] == "earliest_error"]
@@ -323,12 +334,22 @@ def report_records(report: DashboardReport) -> list[dict[str, Any]]:
                         "n_items": _number(report.shared[field].loc[a, b]),
                     }
                 )
-    for name, frame, by in (
-        ("states_by_dataset", report.states_by_dataset, "dataset"),
-        ("states_by_answer", report.states_by_answer, "final_answer_correct"),
-    ):
-        stats = [c for c in frame.columns if c != by]
-        rows += _tidy(frame, name, by, stats, None)
+    by = "dataset"
+    stats = [c for c in report.states_by_dataset.columns if c != by]
+    rows += _tidy(report.states_by_dataset, "states_by_dataset", by, stats, None)
+    rows += [
+        {
+            "section": "processbench_table2",
+            "group": r["subset"],
+            "field": r["column"],
+            "statistic": r["row"],
+            "value": r["value"],
+            "low": None,
+            "high": None,
+            "n_items": None,
+        }
+        for r in _table2_records(report.table2)
+    ]
     rows += [
         {
             "section": "gating",
@@ -348,7 +369,7 @@ def report_records(report: DashboardReport) -> list[dict[str, Any]]:
 _CSV_COLUMNS = ["section", "group", "field", "statistic", "value", "low", "high", "n_items"]
 
 
-def report_csv(report: DashboardReport) -> str:
+def report_csv(report: ReportTables) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=_CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -360,7 +381,7 @@ def _json_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(frame.to_json(orient="records", date_format="iso", default_handler=str))
 
 
-def report_json(report: DashboardReport) -> str:
+def report_json(report: ReportTables) -> str:
     """The report's tables as JSON (NaN becomes null)."""
     body = {
         "scope": report.scope,
@@ -376,13 +397,13 @@ def report_json(report: DashboardReport) -> str:
         "by_error_type": _json_frame(report.by_error_type),
         "by_position": _json_frame(report.by_position),
         "annotator_quality": _json_frame(report.quality),
-        "outlier_rules": OUTLIER_RULES,
+        "outlier_rules": report.outlier_rules,
         "pairwise_observed_agreement": {
             f: json.loads(m.to_json(orient="index")) for f, m in report.pairwise.items()
         },
         "pairwise_shared_items": {f: json.loads(m.to_json(orient="index")) for f, m in report.shared.items()},
         "states_by_dataset": _json_frame(report.states_by_dataset),
-        "states_by_answer": _json_frame(report.states_by_answer),
+        "processbench_table2": _table2_records(report.table2),
         "gating": dict(zip(report.gating["what"], (int(c) for c in report.gating["count"]), strict=True)),
     }
     return json.dumps(body, indent=2, ensure_ascii=False)
@@ -393,8 +414,12 @@ def report_json(report: DashboardReport) -> str:
 
 def _write(path: Path, text: str) -> Path:
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path
 
 
@@ -402,9 +427,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "report"
 
 
-def write_report(report: DashboardReport, folder: Path) -> ReportFiles:
+def write_report(report: ReportTables, folder: Path) -> ReportFiles:
     """The three report files in ``folder``, named after the report's scope."""
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot make the folder {folder}: {exc.strerror or exc}") from exc
     stem = f"qc-report-{_slug(report.scope)}"
     return ReportFiles(
         markdown=_write(folder / f"{stem}.md", report_markdown(report)),
@@ -413,29 +441,18 @@ def write_report(report: DashboardReport, folder: Path) -> ReportFiles:
     )
 
 
-def _for_cli(store: Store, dataset_id: int | None) -> DashboardReport:
-    if dataset_id is None:
-        raise ReportError("the report covers one dataset: give --dataset NAME")
-    dataset = get_dataset(store, dataset_id)
-    assert dataset is not None
-    return dashboard_from_store(store, dataset.name)
-
-
-def write_report_md(store: Store, out: Path, dataset_id: int | None) -> int:
-    """exports.export's writer signature: the Markdown report; returns the agreement rows."""
-    report = _for_cli(store, dataset_id)
+def write_report_md(report: ReportTables, out: Path) -> int:
+    """exports.FORMATS' report-md: the Markdown report; returns the agreement rows."""
     Path(out).write_text(report_markdown(report), encoding="utf-8")
     return len(report.agreement)
 
 
-def write_report_csv(store: Store, out: Path, dataset_id: int | None) -> int:
-    report = _for_cli(store, dataset_id)
+def write_report_csv(report: ReportTables, out: Path) -> int:
     text = report_csv(report)
     Path(out).write_text(text, encoding="utf-8")
     return text.count("\n") - 1
 
 
-def write_report_json(store: Store, out: Path, dataset_id: int | None) -> int:
-    report = _for_cli(store, dataset_id)
+def write_report_json(report: ReportTables, out: Path) -> int:
     Path(out).write_text(report_json(report), encoding="utf-8")
     return len(report.agreement)

@@ -16,7 +16,7 @@ Shared conventions, so that callers never need a try/except:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, cast
 
 import krippendorff
 import numpy as np
@@ -57,7 +57,8 @@ def _as_2d(ratings: Any) -> np.ndarray:
         raise ValueError(f"ratings must be 2-D (items x annotators), got shape {arr.shape}")
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
-    return arr
+    out: np.ndarray = arr
+    return out
 
 
 def _sorted_labels(labels: Sequence[Any]) -> list[Any]:
@@ -258,7 +259,11 @@ def krippendorff_alpha(ratings: Any, level: str = "nominal", order: Sequence[Any
     present = ~np.isnan(codes)
     data[present] = values[codes[present].astype(np.int64)]
     with np.errstate(divide="ignore", invalid="ignore"):
-        result = krippendorff.alpha(reliability_data=data.T, value_domain=values, level_of_measurement=level)
+        result = krippendorff.alpha(
+            reliability_data=data.T,
+            value_domain=values,
+            level_of_measurement=cast(Literal["nominal", "ordinal", "interval", "ratio"], level),
+        )
     return float(result)
 
 

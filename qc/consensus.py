@@ -5,9 +5,8 @@ Decisions are small frozen dataclasses; writing them to the store is the caller'
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,45 +20,10 @@ __all__ = [
     "Consensus",
     "DawidSkeneResult",
     "Vote",
-    "consensus_table",
     "dawid_skene",
     "earliest_error_consensus",
-    "flag_wrong_answer_no_error",
     "majority_vote",
 ]
-
-
-def consensus_table(
-    label_lists: Iterable[Sequence[Any]], quorum: int = 3, max_annotators: int = 5
-) -> dict[str, Any]:
-    """ProcessBench Table 2's agreement rows: how many items settled at quorum/n, were discarded or are pending.
-
-    Returns ``{"total", "counts", "shares"}``. Shares of the "3/n" keys are over the items that
-    reached consensus (they sum to 1, as in the paper); "discarded" and "pending" are over all
-    items. A share with an empty denominator is NaN.
-    """
-    keys = [f"{quorum}/{n}" for n in range(quorum, max_annotators + 1)]
-    counts = dict.fromkeys([*keys, "discarded", "pending"], 0)
-    for labels in label_lists:
-        c = earliest_error_consensus(labels, quorum, max_annotators)
-        counts[f"{quorum}/{c.settled_at}" if c.status == "consensus" else c.status] += 1
-    total = sum(counts.values())
-    agreed = sum(counts[k] for k in keys)
-
-    def share(num: int, den: int) -> float:
-        return num / den if den else float("nan")
-
-    shares = {k: share(counts[k], agreed) for k in keys}
-    shares.update({k: share(counts[k], total) for k in ("discarded", "pending")})
-    return {"total": total, "counts": counts, "shares": shares}
-
-
-def flag_wrong_answer_no_error(consensus: Consensus, final_answer_correct: bool | None) -> bool:
-    """True when the final answer is known wrong but the consensus says every step is correct.
-
-    ProcessBench discards these items (sec. 3.2); an unknown final answer (None) is never flagged.
-    """
-    return consensus.status == "consensus" and consensus.label == NO_ERROR and final_answer_correct is False
 
 
 @dataclass(frozen=True)

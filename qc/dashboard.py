@@ -2,6 +2,7 @@
 
 Pure: takes the annotation log, the item states and the gating counts the store returns, and
 returns a frozen DashboardReport that the panel, the plots and the report files all read.
+ProcessBench's Table 2 comes from qc.presets, its one implementation.
 """
 
 from __future__ import annotations
@@ -10,16 +11,17 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import pandas as pd
 
 from qc import quality
 from qc.agreement import pairwise_matrix
+from qc.presets import processbench_table2, table2_items
 
 __all__ = ["DashboardReport", "build_dashboard", "consensus_states", "item_seconds", "stored_consensus"]
 
 _STATUS_ORDER = ("discarded", "complete", "rejected", "disputed", "open")
-_ANSWER_GROUPS = {True: "final answer correct", False: "final answer wrong"}
 
 
 @dataclass(frozen=True)
@@ -40,12 +42,13 @@ class DashboardReport:
     shared: dict[str, pd.DataFrame]  # field -> items both annotators labelled
     quality: pd.DataFrame  # quality.annotator_quality
     item_seconds: pd.DataFrame  # annotator, item, seconds
-    states_by_dataset: pd.DataFrame
-    states_by_answer: pd.DataFrame
+    states_by_dataset: pd.DataFrame  # items per workflow state, by dataset (counts)
+    table2: pd.DataFrame  # qc.presets.processbench_table2 (earliest-error datasets; else empty)
     gating: pd.DataFrame  # what, count
     generated_at: str
     seconds_to_compute: float = 0.0
     notes: list[str] = field(default_factory=list)
+    outlier_rules: str = quality.OUTLIER_RULES
 
     @property
     def paradox_fields(self) -> list[str]:
@@ -85,7 +88,7 @@ def consensus_states(
     by: str,
     quorum: int = 3,
     max_annotators: int = 5,
-    labels: dict | None = None,
+    labels: dict[Any, Any] | None = None,
     quorums: dict[str, int] | None = None,
 ) -> pd.DataFrame:
     """Items per consensus state (ProcessBench's 3/3, 3/4, 3/5, discarded; open, complete, rejected) by group.
@@ -127,7 +130,8 @@ def build_dashboard(
 ) -> DashboardReport:
     """Every dashboard table for one dataset's labels (``annotations``) and item ``states``.
 
-    ``all_states`` is states_frame over every dataset (for consensus states by dataset).
+    ``all_states`` is states_frame over every dataset (for consensus states by dataset). For
+    earliest-error tasks ``states`` also needs ``n_steps`` (ProcessBench's Table 2).
     """
     started = time.perf_counter()
     fields = quality.label_fields(task, annotations)
@@ -147,9 +151,7 @@ def build_dashboard(
     consensus = stored_consensus(states) if task == "earliest_error" else None
     quality_table = quality.annotator_quality(wides, seconds, consensus)
     states_by_dataset = consensus_states(all_states, "dataset", quorum, max_annotators, quorums=quorums)
-    states_by_answer = consensus_states(
-        states, "final_answer_correct", quorum, max_annotators, _ANSWER_GROUPS
-    )
+    table2 = processbench_table2(table2_items(states)) if task == "earliest_error" else pd.DataFrame()
     gating_frame = pd.DataFrame({"what": list(gating), "count": [int(v) for v in gating.values()]})
     annotators = sorted(str(a) for a in annotations["annotator"].unique()) if len(annotations) else []
     return DashboardReport(
@@ -168,7 +170,7 @@ def build_dashboard(
         quality=quality_table,
         item_seconds=seconds,
         states_by_dataset=states_by_dataset,
-        states_by_answer=states_by_answer,
+        table2=table2,
         gating=gating_frame,
         generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         seconds_to_compute=time.perf_counter() - started,

@@ -52,7 +52,11 @@ def label_distribution(annotations: pd.DataFrame, field: str, order: list[Any] |
 
 
 def settlement_shares(states: pd.DataFrame, quorum: int = 3) -> pd.DataFrame:
-    """ProcessBench Table 2: items settled at 3/3, 3/4, 3/5, discarded, still open; counts and shares."""
+    """Annotation progress: items settled at 3/3, 3/4, 3/5, discarded, still open; counts and shares of all items.
+
+    A progress view for the annotation panel, not ProcessBench's Table 2 (whose agreement rows are
+    shares of the retained items of each subset and label column): that is qc.presets.processbench_table2.
+    """
     total = len(states)
     rows = []
     settled = states[states["status"] == "consensus"]

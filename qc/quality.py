@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from qc.agreement import category_counts, cohen_kappa, encode_labels, observed_agreement
+from qc.bootstrap import check_n_boot, percentile_interval, resample_indices
 from qc.label_stats import latest_labels
 from qc.report import agreement_report, point_estimates, tolerance_items
 from tasks import SPECS
@@ -173,23 +174,15 @@ def within_tolerance_ci(
     wide: pd.DataFrame, tolerance: int = 1, n_boot: int = 1000, seed: int = 0, ci: float = 0.95
 ) -> tuple[float, float, float]:
     """qc.report.within_tolerance_agreement with an item-bootstrap percentile interval (vectorised)."""
+    check_n_boot(n_boot)
     share, pairs = tolerance_items(wide.to_numpy(dtype=float), tolerance)
     keep = pairs > 0
     share, n = share[keep], len(share[keep])
     if n < 2:
         return NAN, NAN, NAN
     point = float(share.mean())
-    rng = np.random.default_rng(seed)
-    per_chunk = max(1, 4_000_000 // n)
-    reps = []
-    for start in range(0, n_boot, per_chunk):
-        draws = rng.integers(0, n, size=(min(per_chunk, n_boot - start), n))
-        reps.append(share[draws].mean(axis=1))
-    if not reps:
-        return point, NAN, NAN
-    tail = (1.0 - ci) / 2.0
-    low, high = np.quantile(np.concatenate(reps), [tail, 1.0 - tail])
-    return point, float(low), float(high)
+    reps = [share[draws].mean(axis=1) for draws in resample_indices(n, n_boot, seed)]
+    return (point, *percentile_interval(np.concatenate(reps), ci))
 
 
 def agreement_table(

@@ -11,7 +11,7 @@ are w @ X. A thousand replicates over 100,000 items are a few matrix products.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from qc.agreement import (
     krippendorff_alpha,
     observed_agreement,
 )
+from qc.bootstrap import check_n_boot, percentile_interval, resample_indices
 
 __all__ = [
     "FAST_STATISTICS",
@@ -53,7 +54,6 @@ FAST_STATISTICS = (
     "mean_cohen_kappa",
 )
 _DENSE_CELLS = 8_000_000  # a block of sums larger than this stays sparse (many annotators or labels)
-_DRAWS_PER_CHUNK = 8_000_000  # item draws held in memory at once while resampling
 
 
 def ratings_matrix(df: pd.DataFrame, field: str) -> pd.DataFrame:
@@ -150,10 +150,13 @@ def _category_blocks(counts: np.ndarray, q: int) -> dict[str, _Block]:
 def _distance_matrix(values: np.ndarray, level: str) -> np.ndarray:
     """Krippendorff's fixed difference functions (2011, sec. "metric differences"); ordinal depends on the data."""
     a, b = values[:, None], values[None, :]
+    out: np.ndarray
     if level == "nominal":
-        return (a != b).astype(float)
+        out = (a != b).astype(float)
+        return out
     if level == "interval":
-        return (a - b) ** 2
+        out = (a - b) ** 2
+        return out
     total = a + b
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(total != 0, ((a - b) / np.where(total != 0, total, 1.0)) ** 2, 0.0)
@@ -318,7 +321,7 @@ class _Plan:
         out = {}
         for name, block in self.blocks.items():
             key = id(block.columns)
-            if key in self.slices:
+            if key in self.slices and summed is not None:
                 s = summed[:, self.slices[key]]
             else:
                 s = np.asarray((self.sparse[key].T @ weights.T).T)
@@ -337,17 +340,6 @@ def point_estimates(
     return {name: float(v[0]) for name, v in _Plan(blocks).evaluate(np.ones((1, n_items))).items()}
 
 
-def _index_chunks(n_items: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
-    """Rows of item indices drawn with replacement, in chunks; same seed, same draws on every path."""
-    rng = np.random.default_rng(seed)
-    per_chunk = max(1, _DRAWS_PER_CHUNK // max(n_items, 1))
-    done = 0
-    while done < n_boot:
-        size = min(per_chunk, n_boot - done)
-        yield rng.integers(0, n_items, size=(size, n_items))
-        done += size
-
-
 def _weights(draws: np.ndarray, n_items: int) -> np.ndarray:
     """How often each item was drawn, per replicate (consumes ``draws``)."""
     draws += (np.arange(len(draws)) * n_items)[:, None]
@@ -357,29 +349,20 @@ def _weights(draws: np.ndarray, n_items: int) -> np.ndarray:
 def _replicates(
     ratings: Any, statistics: Sequence[str], n_boot: int, seed: int, level: str, order: Sequence[Any] | None
 ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    n_boot = check_n_boot(n_boot)
     blocks, n_items = _blocks(ratings, statistics, level, order)
     plan = _Plan(blocks)
     points = {name: float(v[0]) for name, v in plan.evaluate(np.ones((1, n_items))).items()}
     parts: dict[str, list[np.ndarray]] = {name: [] for name in statistics}
     if n_items:
-        for draws in _index_chunks(n_items, n_boot, seed):
+        for draws in resample_indices(n_items, n_boot, seed):
             for name, values in plan.evaluate(_weights(draws, n_items)).items():
                 parts[name].append(values)
     reps = {name: np.concatenate(v) if v else np.full(n_boot, np.nan) for name, v in parts.items()}
     return points, reps
 
 
-def _interval(replicates: np.ndarray, ci: float) -> tuple[float, float]:
-    """Percentile interval over the defined replicates (a replicate can be NaN, e.g. one label only)."""
-    finite = replicates[~np.isnan(replicates)]
-    if finite.size == 0:
-        return NAN, NAN
-    tail = (1.0 - ci) / 2.0
-    low, high = np.quantile(finite, [tail, 1.0 - tail])
-    return float(low), float(high)
-
-
-_FAST_FUNCTIONS = {
+_FAST_FUNCTIONS: dict[Callable[[Any], float], str] = {
     observed_agreement: "observed_agreement",
     fleiss_kappa: "fleiss_kappa",
     gwet_ac1: "gwet_ac1",
@@ -405,17 +388,19 @@ def bootstrap_ci(
     """
     if not 0.0 < ci < 1.0:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
+    check_n_boot(n_boot)
     name = statistic if isinstance(statistic, str) else _FAST_FUNCTIONS.get(statistic)
     if name is not None:
         _, reps = _replicates(ratings, [name], n_boot, seed, level, order)
-        return _interval(reps[name], ci)
+        return percentile_interval(reps[name], ci)
+    assert not isinstance(statistic, str)  # for the type checker: a string always has a name
     frame = ratings if isinstance(ratings, pd.DataFrame) else None
     arr = _as_2d(ratings)
     values = []
-    for draws in _index_chunks(len(arr), n_boot, seed):
+    for draws in resample_indices(len(arr), n_boot, seed):
         for row in draws:
             values.append(statistic(frame.iloc[row] if frame is not None else arr[row]))
-    return _interval(np.asarray(values, dtype=float), ci)
+    return percentile_interval(np.asarray(values, dtype=float), ci)
 
 
 def agreement_report(
@@ -423,7 +408,7 @@ def agreement_report(
     fields: dict[str, str],
     n_boot: int = 1000,
     seed: int = 0,
-    order: dict[str, Sequence[Any]] | None = None,
+    order: Mapping[str, Sequence[Any]] | None = None,
     ci: float = 0.95,
     paradox_threshold: float = 0.8,
     paradox_gap: float = 0.2,
@@ -452,7 +437,7 @@ def agreement_report(
             "n_categories": len(categories),
         }
         for name in FAST_STATISTICS:
-            low, high = _interval(reps[name], ci)
+            low, high = percentile_interval(reps[name], ci)
             row.update({name: points[name], f"{name}_low": low, f"{name}_high": high})
         row["max_prevalence"] = prevalence
         row["kappa_paradox"] = _paradox(

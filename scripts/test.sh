@@ -13,4 +13,5 @@ python3 -m pip install -q -e '.[test]'
 export HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 python3 -m ruff check .
 python3 -m ruff format --check .
+python3 -m mypy qc services tasks
 python3 -m pytest "$@"

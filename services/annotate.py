@@ -16,7 +16,8 @@ from typing import Any
 
 from services.decide import decide, label_limits, settings_of
 from services.errors import Conflict, InvalidInput, NotAllowed, NotFound
-from store import annotations, assignments, datasets, items, state, work
+from store import annotations as annotation_log
+from store import assignments, datasets, items, state, work
 from store.datasets import Dataset
 from store.db import Store, Tx
 from store.items import ItemView
@@ -68,7 +69,7 @@ def dataset_for(store: Store, name: str | None, task: str | None = None) -> Data
 
 def saved_attempt(store: Store, user: Annotator, request_id: str) -> bool:
     """This user's attempt is stored already: a choice event that arrives after its save is stale."""
-    found = annotations.annotation_by_request(store, request_id) if request_id else None
+    found = annotation_log.annotation_by_request(store, request_id) if request_id else None
     return found is not None and found.annotator_id == user.id
 
 
@@ -174,10 +175,10 @@ def submit(
         raise InvalidInput(f"a submit needs a request id of 1-{_MAX_REQUEST_ID} characters")
     try:
         return _submit(store, annotator, item_id, version_id, payload, request_id, seconds_spent, now)
-    except annotations.AnnotationConflict:
+    except annotation_log.AnnotationConflict:
         # The id is in the log already (the transaction was rolled back): a retry of a stored submit,
         # or an id reused for something else.
-        previous = annotations.annotation_by_request(store, request_id)
+        previous = annotation_log.annotation_by_request(store, request_id)
         if previous is None or previous.annotator_id != annotator.id or previous.item_id != item_id:
             raise Conflict(
                 "this request id was already used for another submit; nothing was stored"
@@ -186,7 +187,7 @@ def submit(
 
 
 def _retry_of(
-    rows: list[annotations.StoredAnnotation], annotator: Annotator, request_id: str
+    rows: list[annotation_log.StoredAnnotation], annotator: Annotator, request_id: str
 ) -> Receipt | None:
     for row in rows:
         if row.request_id == request_id:  # the common retry: same item, same attempt
@@ -210,12 +211,14 @@ def _submit(
         item = items.get_item(tx, item_id)
         if item is None:
             raise NotFound(f"there is no item {item_id}")
-        rows = annotations.item_annotations(tx, item_id, version_id) if item.version_id == version_id else []
+        rows = (
+            annotation_log.item_annotations(tx, item_id, version_id) if item.version_id == version_id else []
+        )
         retried = _retry_of(rows, annotator, request_id)
         if retried is not None:
             return retried
         if item.version_id != version_id:
-            previous = annotations.annotation_by_request(tx, request_id)
+            previous = annotation_log.annotation_by_request(tx, request_id)
             if previous is not None and previous.annotator_id == annotator.id and previous.item_id == item_id:
                 return Receipt(previous.id, True)
             raise Conflict(
@@ -227,7 +230,7 @@ def _submit(
             raise NotFound(f"item {item_id} belongs to no dataset")
         clean, seconds = _checked_label(dataset, item, payload, seconds_spent)
         _check_may_label(tx, dataset, item, annotator, rows, now)
-        stored = annotations.insert_annotation(
+        stored = annotation_log.insert_annotation(
             tx,
             request_id=request_id,
             annotator_id=annotator.id,
@@ -291,7 +294,7 @@ def _settle(
     first_label: bool,
     now: datetime,
 ) -> None:
-    labels = [a.payload for a in annotations.latest_per_annotator(rows)]
+    labels = [a.payload for a in annotation_log.latest_per_annotator(rows)]
     scheduler = tx.store.scheduler
     target = scheduler.target_of(tx, dataset.id, item.item_id)
     if target is None:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from qc import label_stats
-from store import annotations, state
+from store import annotations as annotation_log
+from store import state
 from store.datasets import Dataset, list_datasets
 from store.db import Store
 from store.users import Annotator
@@ -36,9 +37,13 @@ def dataset_names(store: Store, task: str) -> list[str]:
 
 
 def panel_statistics(
-    store: Store, user: Annotator, dataset: Dataset, fields: Sequence[str], orders: Sequence[list | None] = ()
+    store: Store,
+    user: Annotator,
+    dataset: Dataset,
+    fields: Sequence[str],
+    orders: Sequence[list[str] | None] = (),
 ) -> PanelStatistics:
-    log = annotations.annotations_frame(store, dataset.id)
+    log = annotation_log.annotations_frame(store, dataset.id)
     everyone = user.can_see_labels
     if not everyone:
         log = log[log["annotator_id"] == user.id]

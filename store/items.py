@@ -34,6 +34,7 @@ __all__ = [
     "item_ids",
     "position",
     "prefetch",
+    "step_counts",
     "write_records",
 ]
 
@@ -250,7 +251,9 @@ def write_records(
         ["id", "dataset_id", "external_id"],
         [[iid, dataset.id, r.external_id] for iid, (r, _) in zip(new_item_ids, fresh, strict=True)],
     )
-    pending = [(r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)]
+    pending: list[tuple[ItemRecord, int, int, int | None, str, str]] = [
+        (r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)
+    ]
     pending += [(r, iid, ver + 1, vid, "reimported", h) for r, h, iid, vid, ver in changed]
     vids = _write_versions(tx, pending)
 
@@ -457,3 +460,14 @@ def items_frame(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
         [dataset_id] if dataset_id is not None else [],
     )
     return frame
+
+
+def step_counts(db: Store | Tx, dataset_id: int | None = None, role: str = "solution") -> pd.DataFrame:
+    """Steps of one role on each item's current version (``item_id, n_steps``; 0 where it has none)."""
+    where = "WHERE i.dataset_id = ?" if dataset_id is not None else ""
+    return db.df(
+        "SELECT i.id AS item_id, count(st.position) AS n_steps FROM items i "
+        "LEFT JOIN steps st ON st.version_id = i.current_version_id AND st.role = ? "
+        f"{where} GROUP BY i.id ORDER BY i.id",
+        [role, dataset_id] if dataset_id is not None else [role],
+    )

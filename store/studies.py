@@ -2,14 +2,13 @@
 
 PRMBench-V had two researchers judge 100 sampled instances; MPBench three annotators 300. A study
 raises its items' target to K, so the scheduler hands each item to K different annotators, and
-its report is the agreement over those items only. The sample itself is drawn by the caller's
-sampling function (qc.sampling.stratified_sample; store imports no qc code), inside the same
-transaction that records it.
+its report is the agreement over those items only. The sample is drawn by services.studies
+(qc.sampling) from study_candidates; create_study records it after checking, in its transaction,
+that every drawn item can still be drawn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -28,6 +27,7 @@ __all__ = [
     "STRATIFY_FIELDS",
     "Study",
     "StudyError",
+    "check_study",
     "create_study",
     "get_study",
     "list_studies",
@@ -39,7 +39,6 @@ __all__ = [
 
 STRATIFY_FIELDS = ("error_type", "source", "final_answer_correct")
 MAX_RATERS = 10
-Sampler = Callable[[pd.DataFrame, int, "str | None", int], pd.DataFrame]
 
 
 class StudyError(ValueError):
@@ -84,7 +83,8 @@ def study_candidates(db: Store | Tx, dataset_id: int) -> pd.DataFrame:
     )
 
 
-def _check(db: Store | Tx, name: str, n_items: int, raters: int, stratify_by: str | None) -> None:
+def check_study(db: Store | Tx, name: str, n_items: int, raters: int, stratify_by: str | None) -> None:
+    """Raise StudyError when the request cannot be a study (before anything is drawn)."""
     if not name or len(name) > 100:
         raise StudyError("give the study a name of 1-100 characters")
     if db.scalar("SELECT count(*) FROM studies WHERE name = ?", [name]):
@@ -102,32 +102,34 @@ def create_study(
     *,
     name: str,
     dataset_name: str,
-    n_items: int,
     raters: int,
-    sample: Sampler,
+    drawn: pd.DataFrame,
     stratify_by: str | None = "error_type",
     seed: int = 0,
     created_by: int | None = None,
     now: datetime | None = None,
 ) -> Study:
-    """Draw ``n_items`` with ``sample(candidates, n_items, stratify_by, seed)`` and give each K raters.
+    """Record the ``drawn`` items (``item_id, stratum``, from study_candidates) and give each K raters.
 
     Items with fewer than K labels on their current version reopen with target max(target, K),
     so a dataset that asks for more annotators keeps asking; settled earliest-error items
-    (consensus, discarded) keep their decision: the consensus rule owns them.
+    (consensus, discarded) keep their decision: the consensus rule owns them. A drawn item that
+    can no longer be drawn (sent to regeneration since) refuses the whole study.
     """
     name = (name or "").strip()
     with store.writing() as tx:
-        _check(tx, name, n_items, raters, stratify_by)
+        check_study(tx, name, len(drawn), raters, stratify_by)
         dataset = get_dataset(tx, dataset_name)
         if dataset is None:
             raise StudyError(f"there is no dataset named {dataset_name!r}")
-        candidates = study_candidates(tx, dataset.id)
-        if n_items > len(candidates):
+        if len(set(drawn["item_id"])) != len(drawn):
+            raise StudyError("the sample names an item twice: each item can be in a study once")
+        candidates = set(study_candidates(tx, dataset.id)["item_id"])
+        gone = [int(i) for i in drawn["item_id"] if i not in candidates]
+        if gone:
             raise StudyError(
-                f"{dataset.name} has {len(candidates)} items that a study can draw, not {n_items}"
+                f"{len(gone)} drawn item(s) of {dataset.name} changed while the sample was drawn: draw again"
             )
-        drawn = sample(candidates, n_items, stratify_by, seed)
         tx.execute(
             "INSERT INTO studies (dataset_id, name, raters, stratify_by, seed, created_by, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, coalesce(?, current_timestamp))",

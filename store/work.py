@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from store import annotations, assignments
+from store import annotations as annotation_log
+from store import assignments
 from store.datasets import Dataset, get_dataset
 from store.items import ItemView, current_version_id, get_item, position, prefetch
 
@@ -64,7 +65,9 @@ def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, st
     item = get_item(store, item_id)
     if item is None:
         raise WorkError(f"item {item_id} no longer exists")
-    label = annotations.my_label(store, annotator.id, item_id, item.version_id) if state == "done" else None
+    label = (
+        annotation_log.my_label(store, annotator.id, item_id, item.version_id) if state == "done" else None
+    )
     return WorkItem(
         item,
         dataset,
@@ -116,7 +119,7 @@ def previous_item(
     store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int | None
 ) -> WorkItem | None:
     """The item this annotator labelled before the current one (their own history only)."""
-    history = annotations.my_history(store, annotator.id, dataset.id)
+    history = annotation_log.my_history(store, annotator.id, dataset.id)
     if not history:
         return None
     if current_item_id in history:
@@ -131,7 +134,7 @@ def next_in_history(
     store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int, now: datetime
 ) -> WorkItem | None:
     """Forward through the annotator's own history, then on to new work."""
-    history = annotations.my_history(store, annotator.id, dataset.id)
+    history = annotation_log.my_history(store, annotator.id, dataset.id)
     if current_item_id in history and history.index(current_item_id) < len(history) - 1:
         return _work(store, annotator, dataset, history[history.index(current_item_id) + 1], "done")
     return next_item(store, annotator, dataset, now)

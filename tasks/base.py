@@ -41,8 +41,11 @@ class PayloadError(ValueError):
 class Item(Protocol):
     """What a spec reads of an item: its step lists and whether its final answer is right."""
 
-    steps: dict[str, list[str]]
-    final_answer_correct: bool | None
+    @property
+    def steps(self) -> dict[str, list[str]]: ...
+
+    @property
+    def final_answer_correct(self) -> bool | None: ...
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from qc.sampling import stratified_sample
 from services import annotate
-from store import Store, studies, users, work
+from services.studies import draw_study
+from store import Store, users, work
 from store.datasets import get_dataset
 from store.demo import populate_demo
 from tests.browser_support import cli, login, running, screenshot
@@ -31,8 +31,8 @@ def _labelled_db(tmp_path: Path) -> Path:
     store = Store(db)
     try:
         populate_demo(store)
-        studies.create_study(
-            store, name="pilot", dataset_name=DATASET, n_items=30, raters=2, sample=stratified_sample, seed=5
+        draw_study(
+            store, users.get_user(store, "lead"), dataset=DATASET, name="pilot", n_items=30, raters=2, seed=5
         )
         dataset = get_dataset(store, DATASET)
         for k, name in enumerate(("ann", "bea")):

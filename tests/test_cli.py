@@ -91,8 +91,9 @@ def test_an_annotator_export_holds_their_own_rows_only(demo_store, tmp_path: Pat
 
     import pytest
 
-    from exports import ExportError, export
     from services.annotate import now_utc, submit
+    from services.errors import NotAllowed
+    from services.exports import export
     from store import users, work
 
     dataset = work.dataset_for(demo_store, "qwq-earliest-error", "earliest_error")
@@ -110,5 +111,5 @@ def test_an_annotator_export_holds_their_own_rows_only(demo_store, tmp_path: Pat
     written = export(demo_store, "log-csv", tmp_path / "mine.csv", annotator="ann")
     table = pd.read_csv(written.path)
     assert written.rows == 1 and set(table["annotator"]) == {"ann"}
-    with pytest.raises(ExportError, match="only log formats"):
+    with pytest.raises(NotAllowed, match="only log formats"):
         export(demo_store, "items-jsonl", tmp_path / "all.jsonl", annotator="ann")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import pandas as pd
@@ -11,10 +10,8 @@ import pytest
 
 from qc.consensus import (
     Consensus,
-    consensus_table,
     dawid_skene,
     earliest_error_consensus,
-    flag_wrong_answer_no_error,
     majority_vote,
 )
 
@@ -95,28 +92,6 @@ def test_other_quorum_and_maximum():
 def test_consensus_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         earliest_error_consensus([1, 1, 1]).label = 2
-
-
-def test_consensus_table_counts_processbench_rows():
-    table = consensus_table(
-        [[1, 1, 1], [2, 2, 2], [0, 1, 0, 0], [0, 1, 2, 2, 2], [0, 1, 0, 1, 2], [0, 1, 2, 3], [0, 1]]
-    )
-    assert table["total"] == 7
-    assert table["counts"] == {"3/3": 2, "3/4": 1, "3/5": 1, "discarded": 2, "pending": 1}
-    assert table["shares"]["3/3"] == pytest.approx(2 / 4)  # over the 4 items with consensus
-    assert sum(table["shares"][k] for k in ("3/3", "3/4", "3/5")) == pytest.approx(1.0)
-    assert table["shares"]["discarded"] == pytest.approx(2 / 7)
-    empty = consensus_table([])
-    assert empty["total"] == 0 and math.isnan(empty["shares"]["3/3"])
-
-
-def test_wrong_final_answer_with_no_error_consensus_is_flagged():
-    all_correct = earliest_error_consensus([-1, -1, -1])
-    assert flag_wrong_answer_no_error(all_correct, final_answer_correct=False)
-    assert not flag_wrong_answer_no_error(all_correct, final_answer_correct=True)
-    assert not flag_wrong_answer_no_error(all_correct, final_answer_correct=None)
-    assert not flag_wrong_answer_no_error(earliest_error_consensus([2, 2, 2]), final_answer_correct=False)
-    assert not flag_wrong_answer_no_error(earliest_error_consensus([-1, -1]), final_answer_correct=False)
 
 
 # --- majority vote ---------------------------------------------------------------------------

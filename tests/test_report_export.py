@@ -132,18 +132,22 @@ def test_write_report_puts_three_whole_files_in_the_folder(tmp_path: Path) -> No
     assert not list((tmp_path / "exports").glob(".*partial"))
 
 
-def test_the_command_line_writers_need_a_dataset_and_write_whole_reports(demo_store, tmp_path: Path) -> None:
-    """The writers exports.export can list as report-md / report-csv / report-json."""
-    from exports import ExportError
-    from exports.report import write_report_csv, write_report_json, write_report_md
-    from store.datasets import get_dataset
+def test_the_report_formats_need_a_dataset_and_write_whole_reports(demo_store, tmp_path: Path) -> None:
+    """report-md / report-csv / report-json through services.exports, as `app.py export` writes them."""
+    from services.errors import InvalidInput
+    from services.exports import export
 
-    dataset = get_dataset(demo_store, "qwq-earliest-error")
-    assert write_report_md(demo_store, tmp_path / "r.md", dataset.id) == 0  # no labels yet: no agreement rows
-    assert "## Consensus states by dataset" in (tmp_path / "r.md").read_text(encoding="utf-8")
-    rows = write_report_csv(demo_store, tmp_path / "r.csv", dataset.id)
+    dataset = "qwq-earliest-error"
+    assert export(demo_store, "report-md", tmp_path / "r.md", dataset=dataset).rows == 0  # no labels yet
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "## Consensus states by dataset" in text and "## ProcessBench Table 2" in text
+    rows = export(demo_store, "report-csv", tmp_path / "r.csv", dataset=dataset).rows
     assert rows == len(pd.read_csv(tmp_path / "r.csv")) > 0
-    write_report_json(demo_store, tmp_path / "r.json", dataset.id)
-    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["states_by_answer"]
-    with pytest.raises(ExportError, match="--dataset"):
-        write_report_md(demo_store, tmp_path / "x.md", None)
+    export(demo_store, "report-json", tmp_path / "r.json", dataset=dataset)
+    body = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    table2 = pd.DataFrame(body["processbench_table2"])
+    assert set(table2["column"]) == {"error", "correct"}
+    assert table2.loc[table2["row"] == "# Samples", "value"].sum() == 0  # nothing retained before labels
+    with pytest.raises(InvalidInput, match="--dataset"):
+        export(demo_store, "report-md", tmp_path / "x.md")
+    assert not (tmp_path / "x.md").exists()

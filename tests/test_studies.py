@@ -8,9 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from exports.report import study_report_from_store
-from qc.sampling import allocate, stratified_sample
+from qc.sampling import allocate
 from services import annotate
+from services.errors import NotAllowed, ServiceError
+from services.reports import build_study_report
+from services.studies import draw_study
 from store import Store, jobs_read, studies, users, work
 from store.datasets import get_dataset
 from store.state import get_item_state
@@ -24,6 +26,12 @@ def _annotator(store: Store, name: str, role: str = "annotator") -> users.Annota
     user = users.get_user(store, name)
     assert user is not None
     return user
+
+
+def _draw(store: Store, **request) -> studies.Study:
+    """An admin draws the study through the service (the dashboard's path)."""
+    admin = users.get_user(store, "lead") or _annotator(store, "lead", "admin")
+    return draw_study(store, admin, **{"dataset": DATASET, "seed": 0, **request})
 
 
 def _label_next(store: Store, who: users.Annotator, n: int) -> list[int]:
@@ -47,18 +55,7 @@ def _label_next(store: Store, who: users.Annotator, n: int) -> list[int]:
 
 
 def test_a_study_of_20_items_for_2_raters_is_handed_out_and_reported(demo_store: Store) -> None:
-    admin = _annotator(demo_store, "lead", "admin")
-    study = studies.create_study(
-        demo_store,
-        name="PRMBench-V IAA",
-        dataset_name=DATASET,
-        n_items=20,
-        raters=2,
-        sample=stratified_sample,
-        stratify_by="error_type",
-        seed=4,
-        created_by=admin.id,
-    )
+    study = _draw(demo_store, name="PRMBench-V IAA", n_items=20, raters=2, stratify_by="error_type", seed=4)
     items = set(studies.study_items(demo_store, study.id)["item_id"])
     assert study.n_items == 20 and len(items) == 20
     assert all(get_item_state(demo_store, i).target == 2 for i in items)
@@ -82,7 +79,7 @@ def test_a_study_of_20_items_for_2_raters_is_handed_out_and_reported(demo_store:
     listed = studies.list_studies(demo_store).set_index("study")
     assert listed.loc["PRMBench-V IAA", "progress"] == 1.0
     assert listed.loc["PRMBench-V IAA", "created_by"] == "lead"
-    report, progress = study_report_from_store(demo_store, "PRMBench-V IAA", n_boot=200)
+    report, progress = build_study_report(demo_store, "PRMBench-V IAA", n_boot=200)
     assert progress["items_done"] == 20
     assert set(report.agreement["n_items"]) == {20} and set(report.agreement["n_pairable"]) == {20}
     assert report.annotators == ["ann", "bea"]  # cid's labels are outside the study
@@ -90,15 +87,7 @@ def test_a_study_of_20_items_for_2_raters_is_handed_out_and_reported(demo_store:
 
 
 def test_the_study_draws_every_error_type_in_proportion(demo_store: Store) -> None:
-    study = studies.create_study(
-        demo_store,
-        name="by type",
-        dataset_name=DATASET,
-        n_items=30,
-        raters=3,
-        sample=stratified_sample,
-        seed=1,
-    )
+    study = _draw(demo_store, name="by type", n_items=30, raters=3, seed=1)
     drawn = studies.study_items(demo_store, study.id)["stratum"].value_counts().to_dict()
     sizes = studies.study_candidates(demo_store, study.dataset_id)["error_type"].value_counts().to_dict()
     assert drawn == {k: v for k, v in allocate(sizes, 30, 1).items() if v}
@@ -109,9 +98,7 @@ def test_an_item_already_labelled_enough_keeps_its_state(demo_store: Store) -> N
     ann = _annotator(demo_store, "ann")
     first = _label_next(demo_store, ann, 1)[0]
     assert get_item_state(demo_store, first).status == "rejected"  # LABEL says the original is incorrect
-    study = studies.create_study(
-        demo_store, name="all", dataset_name=DATASET, n_items=394, raters=2, sample=stratified_sample
-    )
+    study = _draw(demo_store, name="all", n_items=394, raters=2)
     state = get_item_state(demo_store, first)
     assert state.status == "open" and state.target == 2  # one label of two: it reopens for a second rater
     assert studies.list_studies(demo_store).loc[0, "n_items"] == 394
@@ -126,28 +113,43 @@ def test_an_item_already_labelled_enough_keeps_its_state(demo_store: Store) -> N
         ({"n_items": 395}, "394 items"),
         ({"n_items": 0}, "at least 1 item"),
         ({"stratify_by": "difficulty"}, "cannot stratify by"),
-        ({"dataset_name": "nope"}, "no dataset named"),
+        ({"dataset": "nope"}, "no dataset named"),
     ],
 )
 def test_a_bad_study_request_is_refused_and_stores_nothing(
     demo_store: Store, changes: dict, message: str
 ) -> None:
-    request = {"name": "s", "dataset_name": DATASET, "n_items": 10, "raters": 2, **changes}
-    with pytest.raises(studies.StudyError, match=message):
-        studies.create_study(demo_store, sample=stratified_sample, **request)
+    request = {"name": "s", "n_items": 10, "raters": 2, **changes}
+    with pytest.raises(ServiceError, match=message):
+        _draw(demo_store, **request)
     assert demo_store.scalar("SELECT count(*) FROM studies") == 0
     assert demo_store.scalar("SELECT count(*) FROM study_items") == 0
     assert demo_store.scalar("SELECT max(target) FROM item_state WHERE dataset_id = 1") == 1
 
 
 def test_a_study_name_is_used_once(demo_store: Store) -> None:
-    studies.create_study(
-        demo_store, name="s", dataset_name=DATASET, n_items=5, raters=2, sample=stratified_sample
-    )
-    with pytest.raises(studies.StudyError, match="already exists"):
-        studies.create_study(
-            demo_store, name="s", dataset_name=DATASET, n_items=5, raters=2, sample=stratified_sample
-        )
+    _draw(demo_store, name="s", n_items=5, raters=2)
+    with pytest.raises(ServiceError, match="already exists"):
+        _draw(demo_store, name="s", n_items=5, raters=2)
+
+
+def test_only_an_admin_draws_a_study(demo_store: Store) -> None:
+    judge = _annotator(demo_store, "judge", "adjudicator")
+    with pytest.raises(NotAllowed, match="only an admin"):
+        draw_study(demo_store, judge, dataset=DATASET, name="s", n_items=5, raters=2)
+    assert demo_store.scalar("SELECT count(*) FROM studies") == 0
+
+
+def test_a_drawn_item_sent_away_meanwhile_refuses_the_study(demo_store: Store) -> None:
+    dataset = get_dataset(demo_store, DATASET)
+    drawn = studies.study_candidates(demo_store, dataset.id).head(3).assign(stratum="all")
+    drawn.loc[2, "item_id"] = drawn.loc[1, "item_id"]
+    with pytest.raises(studies.StudyError, match="twice"):
+        studies.create_study(demo_store, name="s", dataset_name=DATASET, raters=2, drawn=drawn)
+    drawn.loc[2, "item_id"] = 10**9
+    with pytest.raises(studies.StudyError, match="draw again"):
+        studies.create_study(demo_store, name="s", dataset_name=DATASET, raters=2, drawn=drawn)
+    assert demo_store.scalar("SELECT count(*) FROM studies") == 0
 
 
 def test_gating_counts_are_zeros_before_anything_is_rejected(demo_store: Store) -> None:
@@ -168,9 +170,7 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
     ctx = AppContext(demo_store)
     _annotator(demo_store, "judge", "adjudicator")
     ann, bea = _annotator(demo_store, "ann"), _annotator(demo_store, "bea")
-    studies.create_study(
-        demo_store, name="s", dataset_name=DATASET, n_items=6, raters=2, sample=stratified_sample
-    )
+    _draw(demo_store, name="s", n_items=6, raters=2)
     _label_next(demo_store, ann, 6)
     _label_next(demo_store, bea, 6)
 

@@ -3,7 +3,8 @@
 It shows other annotators' labels (pairwise matrices, agreement with consensus), so it is for
 adjudicators and admins: an annotator gets one line and no figures, and every handler checks the
 role again because Gradio exposes each event over HTTP. Only admins draw agreement studies. The
-figures are computed when the tab is opened (not on page load), then on demand.
+figures are computed when the tab is opened (not on page load), then on demand. Everything it
+shows comes from services.reports and services.studies.
 """
 
 from __future__ import annotations
@@ -15,21 +16,9 @@ import gradio as gr
 import pandas as pd
 from gradio.context import Context
 
-from exports.report import (
-    ReportError,
-    agreement_display,
-    dashboard_from_store,
-    paradox_warning,
-    study_report_from_store,
-    write_report,
-)
-from qc import plots
-from qc.dashboard import DashboardReport
-from qc.quality import OUTLIER_RULES
-from qc.sampling import stratified_sample
-from store import studies
-from store.datasets import list_datasets
-from store.users import Annotator
+from services import reports
+from services import studies as study_service
+from services.errors import ServiceError
 from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
@@ -52,6 +41,10 @@ STUDY_HELP = (
     "An admin draws N items, stratified by a field, each for K blind raters: the items' target becomes K, "
     "so the app hands each one to K different annotators, before other work. PRMBench-V: 100 items, "
     "2 raters, observed agreement; MPBench: 300 items, 3 raters."
+)
+TABLE2_LABEL = (
+    "ProcessBench Table 2 (this dataset): each subset split by the consensus label; shares of the "
+    "retained items; 3/n = settled with exactly n annotators"
 )
 _BY_TYPE = {
     "group": "error type",
@@ -112,16 +105,17 @@ def _studies_view(frame: pd.DataFrame) -> pd.DataFrame:
     return _table(shown, _STUDIES) if len(frame) else pd.DataFrame(columns=list(_STUDIES.values()))
 
 
-def _status_line(report: DashboardReport) -> str:
+def _status_line(report: reports.Report) -> str:
+    tables = report.tables
     return (
-        f"**{escape_text(report.scope)}** ({report.task}): {report.n_labels} labels by "
-        f"{len(report.annotators)} annotators · {report.n_boot} bootstrap replicates, 95% intervals · "
-        f"computed in {report.seconds_to_compute:.2f} s"
+        f"**{escape_text(tables.scope)}** ({tables.task}): {tables.n_labels} labels by "
+        f"{len(tables.annotators)} annotators · {tables.n_boot} bootstrap replicates, 95% intervals · "
+        f"computed in {tables.seconds_to_compute:.2f} s"
     )
 
 
-def _warning(report: DashboardReport) -> dict:
-    text = paradox_warning(report)  # field names and numbers only: no dataset text
+def _warning(report: reports.Report) -> dict:
+    text = report.warning  # field names and numbers only: no dataset text
     return gr.update(value=f"⚠ {html.escape(text, quote=False)}" if text else "", visible=bool(text))
 
 
@@ -158,12 +152,12 @@ def _agreement_html(display: pd.DataFrame, paradox: list[str]) -> str:
     return f'<table class="qc-agreement"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def _agreement_view(report: DashboardReport) -> str:
-    return _agreement_html(agreement_display(report), report.paradox_fields)
+def _agreement_view(report: reports.Report) -> str:
+    return _agreement_html(report.agreement, report.tables.paradox_fields)
 
 
 def _choices(ctx: AppContext, picked: str | None) -> tuple[dict, str | None]:
-    names = [d.name for d in list_datasets(ctx.store)]
+    names = reports.dataset_names(ctx.store)
     value = picked if picked in names else (names[0] if names else None)
     return gr.update(choices=names, value=value), value
 
@@ -214,8 +208,18 @@ def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: g
             *_refused()[4:],
         )
     n_boot = int(n_boot) if n_boot in BOOT_CHOICES else 1000
-    report = dashboard_from_store(ctx.store, dataset, n_boot=n_boot)
-    files = write_report(report, ctx.export_dir / "qc" / user.name)
+    try:
+        report = reports.dataset_report(ctx.store, user, dataset, n_boot=n_boot)
+        files = reports.write_files(report, ctx.export_dir / "qc" / user.name)
+    except ServiceError as exc:
+        return (
+            gr.update(visible=False),
+            gr.update(visible=True),
+            picker,
+            escape_text(str(exc)),
+            *_refused()[4:],
+        )
+    figures, tables = reports.figures(report), report.tables
     return (
         gr.update(visible=False),
         gr.update(visible=True),
@@ -223,16 +227,16 @@ def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: g
         _status_line(report),
         _warning(report),
         _agreement_view(report),
-        gr.update(visible=len(report.by_position) > 0),
-        _table(report.by_position, _POSITION) if len(report.by_position) else pd.DataFrame(),
-        plots.agreement_by_error_type_figure(report.by_error_type),
-        _table(report.by_error_type, _BY_TYPE),
-        plots.annotator_heatmap_figure(report.pairwise, report.shared),
-        plots.time_per_item_figure(report.item_seconds),
-        _table(report.quality, _QUALITY),
-        _table(report.states_by_dataset),
-        _table(report.states_by_answer),
-        _table(report.gating),
+        gr.update(visible=len(tables.by_position) > 0),
+        _table(tables.by_position, _POSITION) if len(tables.by_position) else pd.DataFrame(),
+        figures.by_error_type,
+        _table(tables.by_error_type, _BY_TYPE),
+        figures.heatmap,
+        figures.time_per_item,
+        _table(tables.quality, _QUALITY),
+        _table(tables.states_by_dataset),
+        gr.update(value=report.table2, visible=not report.table2.empty),
+        _table(tables.gating),
         str(files.markdown),
         str(files.csv),
         str(files.json),
@@ -252,7 +256,7 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple:
             gr.skip(),
         )
     picker, _ = _choices(ctx, None)
-    listed = studies.list_studies(ctx.store)
+    listed = study_service.list_studies(ctx.store, user)
     names = listed["study"].tolist()
     return (
         gr.update(visible=False),
@@ -275,24 +279,19 @@ def on_draw_study(
     request: gr.Request,
 ) -> tuple:
     """Admins only: draw the sample, raise its items' targets to K; a bad request stores nothing."""
-    admin: Annotator = require_admin(ctx, request)
+    admin = require_admin(ctx, request)
     try:
-        if not dataset:
-            raise studies.StudyError("pick a dataset at the top of the dashboard first")
-        if n_items is None or raters is None:
-            raise studies.StudyError("give the number of items and the raters per item")
-        study = studies.create_study(
+        study = study_service.draw_study(
             ctx.store,
+            admin,
+            dataset=dataset,
             name=name,
-            dataset_name=dataset,
-            n_items=int(n_items),
-            raters=int(raters),
-            sample=stratified_sample,
+            n_items=None if n_items is None else int(n_items),
+            raters=None if raters is None else int(raters),
             stratify_by=None if stratify == "none" else stratify,
             seed=int(seed or 0),
-            created_by=admin.id,
         )
-    except studies.StudyError as exc:
+    except ServiceError as exc:
         gr.Warning(f"Study not drawn: {exc}")
         return (
             f"Study not drawn: {escape_text(str(exc))}",
@@ -302,7 +301,7 @@ def on_draw_study(
             gr.skip(),
             gr.skip(),
         )
-    listed = studies.list_studies(ctx.store)
+    listed = study_service.list_studies(ctx.store, admin)
     message = (
         f"Drew **{escape_text(study.name)}**: {study.n_items} items of {escape_text(study.dataset)}, "
         f"{study.raters} raters each. Its items now go to annotators before other work."
@@ -317,9 +316,11 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
     if not study:
         return "Pick a study first.", "", gr.skip(), gr.update(visible=False), None, None, None
     try:
-        report, progress = study_report_from_store(ctx.store, study, n_boot=int(n_boot or 1000))
-    except ReportError as exc:
+        report = reports.study_report(ctx.store, user, study, n_boot=int(n_boot or 1000))
+        files = reports.write_files(report, ctx.export_dir / "qc" / user.name)
+    except ServiceError as exc:
         return escape_text(str(exc)), "", gr.skip(), gr.update(visible=False), None, None, None
+    progress = report.progress or {}
     done, total = int(progress["items_done"]), int(progress["n_items"])
     state = (
         "**complete**"
@@ -327,14 +328,12 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
         else f"**in progress**: figures are provisional until all {total} items have {progress['raters']} labels"
     )
     summary = (
-        f"Study **{escape_text(study)}** on {escape_text(report.dataset)}: {done} of {total} items have "
+        f"Study **{escape_text(study)}** on {escape_text(report.tables.dataset)}: {done} of {total} items have "
         f"{progress['raters']} labels, {state}. Agreement over the study's items only."
     )
-    warning = paradox_warning(report)
-    if warning:
-        summary += f"\n\n⚠ {html.escape(warning, quote=False)}"
-    files = write_report(report, ctx.export_dir / "qc" / user.name)
-    listed = studies.list_studies(ctx.store)
+    if report.warning:
+        summary += f"\n\n⚠ {html.escape(report.warning, quote=False)}"
+    listed = study_service.list_studies(ctx.store, user)
     return (
         summary,
         _agreement_view(report),
@@ -393,14 +392,12 @@ def build(ctx: AppContext) -> None:
             heatmap = gr.Plot(format="png", show_label=False, elem_id="qc-heatmap")
             time_plot = gr.Plot(format="png", show_label=False, elem_id="qc-time-plot")
         quality = _frame("qc-quality", show_label=False, max_height=360)
-        gr.Markdown(f"Outlier rules: {OUTLIER_RULES}", elem_classes=["qc-note"])
+        gr.Markdown(f"Outlier rules: {reports.OUTLIER_RULES}", elem_classes=["qc-note"])
         gr.Markdown("### Consensus states, rejections and regeneration", elem_classes=["qc-heading"])
-        states_dataset = _frame("qc-states-dataset", label="By dataset")
         with gr.Row():
-            states_answer = _frame(
-                "qc-states-answer", label="This dataset, by final-answer correctness", scale=3
-            )
+            states_dataset = _frame("qc-states-dataset", label="Items per state, by dataset", scale=3)
             gating = _frame("qc-gating", label="Sent back", scale=2)
+        table2 = _frame("qc-table2", label=TABLE2_LABEL, visible=False)
         gr.Markdown("### Download the report", elem_classes=["qc-heading"])
         with gr.Row(elem_id="qc-downloads"):
             dl_md = gr.DownloadButton("Markdown report", elem_id="qc-download-md", size="md")
@@ -463,7 +460,7 @@ def build(ctx: AppContext) -> None:
         time_plot,
         quality,
         states_dataset,
-        states_answer,
+        table2,
         gating,
         dl_md,
         dl_csv,

@@ -17,7 +17,8 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
-from exports import EXPORT_FORMATS, ExportError, export
+from services.errors import ServiceError
+from services.exports import EXPORT_FORMATS, export
 from store import datasets, users
 from store.assignments import progress
 from store.importers import FORMATS, ImportFormatError
@@ -326,7 +327,7 @@ def on_export(ctx: AppContext, fmt: str, dataset: str | None, request: gr.Reques
     out = folder / f"{stem}-{fmt}-{stamp}.{_EXTENSION.get(fmt, 'jsonl')}"
     try:
         written = export(ctx.store, fmt, out, dataset=dataset or None)
-    except ExportError as exc:
+    except ServiceError as exc:
         folder.rmdir()
         return (f"**Nothing exported.** {_plain(str(exc))}", gr.update(value=None, visible=False))
     return (

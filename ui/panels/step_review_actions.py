@@ -14,9 +14,9 @@ from typing import Any
 
 import gradio as gr
 
-from exports import ExportError, export
 from services import annotate, drafts, statistics
 from services.errors import ServiceError
+from services.exports import export
 from store.users import Annotator
 from tasks import STEP_REVIEW
 from ui.auth import require_user
@@ -44,7 +44,7 @@ EXPORTS: dict[str, tuple[str, str, str, bool]] = {
     "log-csv": ("All annotators' labels, raw log (CSV)", "log-csv", "csv", True),
     "log-jsonl": ("All annotators' labels, raw log (JSONL)", "log-jsonl", "jsonl", True),
     "log-parquet": ("All annotators' labels, raw log (Parquet)", "log-parquet", "parquet", True),
-    # qc.gate keeps a sample as PRMBench-V did: most annotators said Correct and Reasonable.
+    # The step-review spec keeps a sample as PRMBench-V did: most annotators said Correct and Reasonable.
     "prmbench": ("Kept samples, PRMBench JSONL (majority Correct + Reasonable)", "prmbench", "jsonl", True),
     "items-jsonl": ("Every sample with its gate decision (JSONL)", "items-jsonl", "jsonl", True),
 }
@@ -148,7 +148,7 @@ def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, req
     out = ctx.export_dir / _safe_name(f"{dataset.name}-{choice}{who}-{stamp}.{suffix}")
     try:
         rows = export(ctx.store, fmt, out, dataset=dataset.name, annotator=user.name if mine else None).rows
-    except (ExportError, OSError) as exc:
+    except (ServiceError, OSError) as exc:
         gr.Warning(html.escape(f"Nothing exported: {exc}"))
         return gr.skip(), f"Nothing exported ({label}): {escape_text(str(exc))}"
     said = f"Exported {rows} row{'s' if rows != 1 else ''} of {escape_text(dataset.name)}: {label}, {escape_text(out.name)}."

@@ -1,0 +1,56 @@
+"""The one item bootstrap: draws of item indices with replacement and the percentile interval.
+
+qc.report (every agreement coefficient) and qc.quality (agreement within one step) resample
+through here, so the same seed gives the same draws and an n_boot of 0 fails the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+__all__ = ["DRAWS_PER_CHUNK", "check_n_boot", "percentile_interval", "resample_indices"]
+
+DRAWS_PER_CHUNK = 8_000_000  # item draws held in memory at once while resampling
+
+
+def check_n_boot(n_boot: int) -> int:
+    """The replicate count as an int, refused when it is not a positive whole number."""
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot <= 0:
+        raise ValueError(f"n_boot must be a positive number of bootstrap replicates, got {n_boot!r}")
+    return int(n_boot)
+
+
+def _chunks(n_items: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    per_chunk = max(1, DRAWS_PER_CHUNK // max(n_items, 1))
+    done = 0
+    while done < n_boot:
+        size = min(per_chunk, n_boot - done)
+        yield rng.integers(0, n_items, size=(size, n_items))
+        done += size
+
+
+def resample_indices(n_items: int, n_boot: int, seed: int = 0) -> Iterator[np.ndarray]:
+    """Rows of ``n_items`` item indices drawn with replacement, ``n_boot`` rows in all, in chunks.
+
+    Same seed, same draws, however a caller consumes them. Raises ValueError for n_boot <= 0.
+    """
+    n_boot = check_n_boot(n_boot)
+    if n_items < 0:
+        raise ValueError(f"cannot resample {n_items} items")
+    return _chunks(n_items, n_boot, seed)
+
+
+def percentile_interval(replicates: np.ndarray, ci: float = 0.95) -> tuple[float, float]:
+    """Percentile interval over the defined replicates (a replicate can be NaN, e.g. one label only)."""
+    if not 0.0 < ci < 1.0:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    values = np.asarray(replicates, dtype=float)
+    finite = values[~np.isnan(values)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    tail = (1.0 - ci) / 2.0
+    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    return float(low), float(high)
