@@ -177,8 +177,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from store.importers import ImportFormatError
-    from store.imports import ImportRejected, import_file
+    from services import data
+    from services.errors import ServiceError
 
     mapping = None
     if args.mapping:
@@ -189,8 +189,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     store = _open_store(args.db)
     try:
         with tqdm(desc=f"importing {Path(args.path).name}", unit=" items", disable=None) as bar:
-            outcome = import_file(
+            outcome = data.import_file(
                 store,
+                None,
                 args.path,
                 format=args.format,
                 dataset=args.dataset,
@@ -200,7 +201,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 report_path=args.report,
                 progress=bar.update,
             )
-    except (ImportRejected, ImportFormatError, ValueError) as exc:
+    except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -267,15 +268,16 @@ def cmd_users(args: argparse.Namespace) -> int:
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
-    from store import datasets
-    from store.assignments import progress
+    from services import data
+    from services.errors import ServiceError
+    from store.datasets import DEFAULT_SETTINGS
 
     store = _open_store(args.db)
     try:
         if args.datasets_verb == "list":
-            for d in datasets.list_datasets(store):
-                p = progress(store, d.id)
-                settings = {k: d.setting(k) for k in datasets.DEFAULT_SETTINGS}
+            for row in data.dataset_rows(store, None):
+                d, p = row.dataset, row.counts
+                settings = {k: d.setting(k) for k in DEFAULT_SETTINGS}
                 print(
                     f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}"
                 )
@@ -287,9 +289,9 @@ def cmd_datasets(args: argparse.Namespace) -> int:
                     print(f"error: {pair!r}: write KEY=NUMBER, e.g. quorum=3", file=sys.stderr)
                     return 1
                 changes[key.strip()] = int(value)
-            d = datasets.update_settings(store, args.name, changes)
+            d = data.update_settings(store, None, args.name, changes)
             print(f"{d.name}: {json.dumps(d.settings)}")
-    except datasets.DatasetError as exc:
+    except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:

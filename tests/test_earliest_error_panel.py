@@ -15,7 +15,7 @@ from ui.context import AppContext
 from ui.panels import earliest_error as panel
 
 DEMO = "qwq-earliest-error"
-HEADER, QUESTION, IMAGES, REFERENCE_BOX, REFERENCE, STEPS, CHOICE, STATUS, PROGRESS, CURRENT = range(10)
+HEADER, QUESTION, IMAGES, REFERENCE_BOX, REFERENCE, STEPS, CHOICE, STATUS, PROGRESS, CURRENT = panel.ITEM
 
 
 # --- step_list: pure rendering ---------------------------------------------------------------------
@@ -110,8 +110,8 @@ def as_user(name: str) -> gr.Request:
 
 def open_tab(ctx: AppContext, name: str) -> tuple:
     """What opening the tab returns (a fresh page: no state): the dataset picker, then the item's outputs."""
-    picker, *shown = panel.on_tab_open(ctx, None, None, as_user(name))
-    return picker, tuple(shown)
+    shown = panel.on_tab_open(ctx, None, None, as_user(name))
+    return shown.pop("dataset"), shown
 
 
 def draft_of(ctx: AppContext, name: str, current: dict) -> object:
@@ -138,7 +138,7 @@ def test_saving_without_a_choice_says_so_and_stores_nothing(ctx: AppContext) -> 
 def test_a_save_stores_the_label_and_the_seconds_spent_then_shows_the_next_item(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     current = shown[CURRENT]
-    status = panel.on_choose(ctx, 2, current, as_user("ann"))
+    status = panel.on_choose(ctx, 2, current, as_user("ann"))["status"]
     assert draft_of(ctx, "ann", current) == 2 and "Step 3" in status
     after = panel.on_save(ctx, 2, current, as_user("ann"))
     assert draft_of(ctx, "ann", current) is None
@@ -178,7 +178,8 @@ def test_another_annotators_label_and_draft_never_reach_a_second_annotator(ctx: 
     assert shown[CHOICE].value is None
     assert shown[CURRENT]["my_label"] is None and shown[CURRENT]["state"] == "new"
     assert "Step 4" not in shown[HEADER] + shown[STATUS]
-    note, summary, distribution, _ = panel.on_statistics(ctx, DEMO, as_user("bob"))
+    stats = panel.on_statistics(ctx, DEMO, as_user("bob"))
+    note, summary, distribution = stats["stats_note"], stats["summary"], stats["distribution"]
     assert summary.empty and "ann" not in distribution["annotator"].tolist()
     assert "Your own labels only" in note
 
@@ -211,15 +212,15 @@ def test_next_on_the_current_item_says_to_save_or_skip(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     result = panel.on_next(ctx, shown[CURRENT], as_user("ann"))
     assert "save it, or skip it" in result[STATUS]
-    assert result[CURRENT] == gr.skip()  # the item stays as it is
+    assert CURRENT not in result  # the item stays as it is
 
 
 def test_jump_opens_an_item_by_number_and_explains_a_bad_reference(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
-    *opened, box = panel.on_jump(ctx, "5", shown[CURRENT], as_user("ann"))
-    assert "5 of 174" in opened[HEADER] and box == ""
+    opened = panel.on_jump(ctx, "5", shown[CURRENT], as_user("ann"))
+    assert "5 of 174" in opened[HEADER] and opened["jump"] == ""
     with pytest.warns(UserWarning):
-        *failed, _ = panel.on_jump(ctx, "<b>nope</b>", shown[CURRENT], as_user("ann"))
+        failed = panel.on_jump(ctx, "<b>nope</b>", shown[CURRENT], as_user("ann"))
     assert "Cannot open item" in failed[STATUS] and "<b>" not in failed[STATUS]
 
 
@@ -227,12 +228,14 @@ def test_reviewers_see_every_annotators_row_and_the_settlement_shares(ctx: AppCo
     for name in ("ann", "bob"):
         _, shown = open_tab(ctx, name)
         panel.on_save(ctx, 0, shown[CURRENT], as_user(name))
-    _, summary, distribution, shares = panel.on_statistics(ctx, DEMO, as_user("lead"))
+    stats = panel.on_statistics(ctx, DEMO, as_user("lead"))
+    summary, distribution, shares = stats["summary"], stats["distribution"], stats["shares"]
     assert summary["annotator"].tolist() == ["ann", "bob"]
     assert distribution.columns.tolist() == ["annotator", "Step 1"]
     assert "all annotators" in distribution["annotator"].tolist()
     assert shares["visible"] and shares["value"].set_index("settled").loc["open", "items"] == 174
-    _, own, _, hidden = panel.on_statistics(ctx, DEMO, as_user("ann"))
+    mine = panel.on_statistics(ctx, DEMO, as_user("ann"))
+    own, hidden = mine["summary"], mine["shares"]
     assert own["annotator"].tolist() == ["ann"]
     assert hidden == {
         "__type__": "update",
@@ -245,12 +248,11 @@ def test_all_steps_correct_is_a_choice_of_its_own_and_switching_to_the_same_data
     ctx: AppContext,
 ) -> None:
     _, shown = open_tab(ctx, "ann")
-    radio, status = panel.on_all_correct(ctx, shown[CURRENT], as_user("ann"))
+    chosen = panel.on_all_correct(ctx, shown[CURRENT], as_user("ann"))
+    radio, status = chosen["choice"], chosen["status"]
     assert radio.value == step_list.ALL_CORRECT and draft_of(ctx, "ann", shown[CURRENT]) == -1
     assert "All steps are correct" in status
-    assert panel.on_dataset_change(ctx, DEMO, shown[CURRENT], as_user("ann")) == tuple(
-        gr.skip() for _ in range(panel.ITEM_OUTPUTS)
-    )
+    assert panel.on_dataset_change(ctx, DEMO, shown[CURRENT], as_user("ann")) == {}
 
 
 def test_a_request_without_a_known_user_is_refused(ctx: AppContext) -> None:

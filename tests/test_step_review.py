@@ -40,9 +40,10 @@ VIEW = [
 ]
 
 
-def view(out: tuple) -> dict:
-    assert len(out) == len(VIEW) == panel.VIEW_SIZE
-    return dict(zip(VIEW, out, strict=True))
+def view(out: dict) -> dict:
+    """A handler's named outputs; a full view names every component of the sample."""
+    assert set(out) <= set(VIEW) == set(panel.VIEW)
+    return out
 
 
 def value(update):
@@ -67,8 +68,8 @@ def as_user(name: str) -> gr.Request:
 
 def open_sample(ctx: AppContext, who: str = "ann", dataset: str = DATASET) -> dict:
     """What opening the tab shows (a fresh page): the dataset picker, the export choices, then the sample."""
-    _, _, *shown = panel.on_tab_open(ctx, dataset, {}, as_user(who))
-    return view(tuple(shown))
+    shown = panel.on_tab_open(ctx, dataset, {}, as_user(who))
+    return view({k: v for k, v in shown.items() if k not in ("dataset", "exports")})
 
 
 def draft_of(ctx: AppContext, who: str, work: dict) -> object:
@@ -82,8 +83,8 @@ def save(
     choices=("correct", "reasonable", "easy"),
     note="",
 ):
-    status, line, after, saved = panel.on_save(ctx, work, *choices, note, as_user(who))
-    return plain(status), line, after, saved
+    out = panel.on_save(ctx, work, *choices, note, as_user(who))
+    return plain(out["status"]), out.get("sample"), out.get("work"), out["saved"]
 
 
 def after_save(ctx: AppContext, work: dict, saved, who: str = "ann") -> dict:
@@ -91,10 +92,11 @@ def after_save(ctx: AppContext, work: dict, saved, who: str = "ann") -> dict:
 
 
 def test_opening_the_tab_shows_the_first_sample_with_its_steps_side_by_side(ctx: AppContext) -> None:
-    picker, exports, *sample = panel.on_tab_open(ctx, None, {}, as_user("ann"))
+    opened = panel.on_tab_open(ctx, None, {}, as_user("ann"))
+    picker, exports = opened.pop("dataset"), opened.pop("exports")
     assert picker["value"] == DATASET and DATASET in picker["choices"]
     assert [key for _, key in exports["choices"]] == ["mine-csv", "mine-jsonl"]
-    shown = view(tuple(sample))
+    shown = view(opened)
     assert "Sample 1 / 394" in shown["progress"]
     assert "prm\\_test\\_p1\\_0:confidence" in shown["info"] and "Confident hallucination" in shown["info"]
     assert "**Annotators** 1 (you)" in shown["info"]
@@ -111,10 +113,10 @@ def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_p
     ctx: AppContext,
 ) -> None:
     work = open_sample(ctx)["work"]
-    _, _, *again = panel.on_tab_open(ctx, DATASET, work, as_user("ann"))
-    assert all(isinstance(u, dict) and u.get("__type__") == "update" and len(u) == 1 for u in again)
+    again = panel.on_tab_open(ctx, DATASET, work, as_user("ann"))
+    assert set(again) == {"dataset", "exports"}  # the sample on the page stays as it is
     other = panel.on_dataset_change(ctx, "qwq-earliest-error", work, as_user("ann"))
-    assert "is a earliest\\_error dataset, not step\\_review" in view(tuple(other))["status"]
+    assert "is a earliest\\_error dataset, not step\\_review" in view(other)["status"]
     panel.on_dataset_change(ctx, "second", work, as_user("ann"))  # remembered for ann, on the server
     with ctx.store.writing() as tx:
         write_records(
@@ -132,9 +134,10 @@ def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_p
             "test",
         )
     panel.on_dataset_change(ctx, "second", work, as_user("ann"))
-    picker, _, *shown = panel.on_tab_open(ctx, DATASET, {}, as_user("ann"))  # a reload
-    assert picker["value"] == "second" and view(tuple(shown))["work"]["external_id"] == "s-1"
-    picker, *_ = panel.on_tab_open(ctx, DATASET, {}, as_user("bea"))
+    shown = panel.on_tab_open(ctx, DATASET, {}, as_user("ann"))  # a reload
+    picker = shown["dataset"]
+    assert picker["value"] == "second" and shown["work"]["external_id"] == "s-1"
+    picker = panel.on_tab_open(ctx, DATASET, {}, as_user("bea"))["dataset"]
     assert picker["value"] == DATASET  # another annotator starts where the page does, not where ann was
 
 
@@ -161,11 +164,12 @@ def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> Non
     work = open_sample(ctx)["work"]
     status, *_, saved = save(ctx, work, choices=("correct", None, None))
     assert (
-        status == "Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
+        status
+        == "⚠ Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
     )
     assert saved is None and count_annotations(ctx.store) == 0
     untouched = panel.on_after_save(ctx, work, saved, True, as_user("ann"))
-    assert all(isinstance(u, dict) and u.get("__type__") == "update" and len(u) == 1 for u in untouched)
+    assert untouched == {}  # nothing moves after a refused save
 
 
 def test_a_sample_changed_since_it_was_opened_is_not_saved(ctx: AppContext) -> None:
@@ -186,7 +190,7 @@ def test_a_sample_changed_since_it_was_opened_is_not_saved(ctx: AppContext) -> N
 
 def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    line = panel.on_choice(ctx, "incorrect", None, "hard", "odd step 3", work, as_user("ann"))
+    line = panel.on_choice(ctx, "incorrect", None, "hard", "odd step 3", work, as_user("ann"))["sample"]
     assert line.startswith("Current sample: 2/3 assessments (66%) · not saved yet")
     assert draft_of(ctx, "ann", work) == {"original": "incorrect", "difficulty": "hard", "note": "odd step 3"}
     back = open_sample(ctx, "ann")  # a reload: the held sample again, the draft on it
@@ -214,15 +218,15 @@ def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx:
 def test_next_and_jump_refuse_to_drop_unsaved_choices(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
     blocked = view(panel.on_next(ctx, work, "incorrect", None, None, "", as_user("ann")))
-    assert "unsaved choices" in blocked["status"] and "Sample" not in str(blocked["progress"])
+    assert "unsaved choices" in blocked["status"] and "progress" not in blocked  # the page stays
     jumped = panel.on_jump(ctx, work, DATASET, "5", None, None, None, "a note", as_user("ann"))
-    assert "unsaved choices" in jumped[12]
+    assert "unsaved choices" in jumped["status"]
     not_saved = view(panel.on_next(ctx, work, None, None, None, "", as_user("ann")))
     assert "is not saved" in not_saved["status"]
     _, _, after, _ = save(ctx, work)
     changed = view(panel.on_previous(ctx, after, "incorrect", "reasonable", "easy", "", as_user("ann")))
     assert "unsaved choices" in changed["status"]  # a saved label changed on the page is unsaved again
-    line = panel.on_choice(ctx, "correct", "reasonable", "easy", "", after, as_user("ann"))
+    line = panel.on_choice(ctx, "correct", "reasonable", "easy", "", after, as_user("ann"))["sample"]
     assert line.endswith("· saved")
 
 
@@ -231,7 +235,7 @@ def test_skip_gives_the_sample_back_and_it_returns_last(ctx: AppContext) -> None
     panel.on_choice(ctx, "correct", None, None, "", first, as_user("ann"))
     after = panel.on_skip(ctx, first, as_user("ann"))
     assert draft_of(ctx, "ann", first) is None  # leaving without saving drops the sample's unsaved choices
-    shown = view(tuple(after))
+    shown = view(after)
     assert shown["work"]["position"] == 2 and "Skipped sample 1" in plain(shown["status"])
     other = open_sample(ctx, "bea")
     assert other["work"]["item_id"] == first["item_id"]  # back in the pool for everyone else at once
@@ -264,13 +268,13 @@ def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppCon
 
 def test_jump_by_number_or_id_and_a_bad_reference_says_what_to_type(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    *by_number, box = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", as_user("ann"))
-    assert "Sample 7 / 394" in by_number[0] and box == ""
-    reference = by_number[13]["external_id"]
-    *by_id, _ = panel.on_jump(ctx, by_number[13], DATASET, reference, None, None, None, "", as_user("ann"))
-    assert by_id[13]["position"] == 7
-    *bad, box = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", as_user("ann"))
-    assert "Cannot jump to '9999'" in bad[12] and "a number from 1 to the dataset size" in bad[12]
+    by_number = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", as_user("ann"))
+    assert "Sample 7 / 394" in by_number["progress"] and by_number["jump_box"] == ""
+    reference = by_number["work"]["external_id"]
+    by_id = panel.on_jump(ctx, by_number["work"], DATASET, reference, None, None, None, "", as_user("ann"))
+    assert by_id["work"]["position"] == 7
+    bad = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", as_user("ann"))
+    assert "Cannot jump to '9999'" in bad["status"] and "a number from 1 to the dataset size" in bad["status"]
 
 
 def test_every_sample_done_says_so(ctx: AppContext) -> None:

@@ -82,7 +82,8 @@ def parse_file(
     container = _container(path, format)
     try:
         if container == "jsonl":
-            columns, rows = [], iter_jsonl(path)
+            columns: list[str] = []
+            rows = iter_jsonl(path)
         else:
             columns, rows = _open_table(path, container)
         rows = _non_empty(name, rows, header_only=bool(columns))

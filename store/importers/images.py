@@ -75,9 +75,9 @@ def load_image(
     elif scheme:
         raise ImageError(f"{scheme}:// URLs are not fetched; give a file path or base64 instead")
     else:
-        data = _maybe_base64(text, max_bytes)
-        if data is not None:
-            return verify_image(data, "base64", max_pixels=max_pixels, max_bytes=max_bytes)
+        decoded = _maybe_base64(text, max_bytes)
+        if decoded is not None:
+            return verify_image(decoded, "base64", max_pixels=max_pixels, max_bytes=max_bytes)
         path = text
     data = _read_inside(path, ref, base_dir, max_bytes)
     return verify_image(data, ref, max_pixels=max_pixels, max_bytes=max_bytes)

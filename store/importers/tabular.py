@@ -92,7 +92,7 @@ def make_row_parser(mapping: dict[str, str]) -> RowParser:
         checked_role = next((r for r in _STEP_ROLE_FOR_CHECKS if r in steps), next(iter(steps)))
         checked = steps[checked_role]
         question = coerce_text(get(row, "question"), label("question"), required=True) or ""
-        texts = {
+        texts: dict[str, Any] = {
             t: coerce_text(get(row, t), label(t), numbers_ok=True) for t in TEXT_FIELDS[1:] if t in mapping
         }
 

@@ -17,12 +17,11 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
+from services import data
+from services.data import FORMATS
 from services.errors import ServiceError
 from services.exports import EXPORT_FORMATS, export
-from store import datasets, users
-from store.assignments import progress
-from store.importers import FORMATS, ImportFormatError
-from store.imports import ImportRejected, import_file
+from store import users
 from tasks import EARLIEST_ERROR, TASKS
 from ui.auth import require_admin, require_user
 from ui.binding import bind
@@ -81,8 +80,8 @@ files: `python app.py import PATH`.
 
 def _datasets_frame(ctx: AppContext) -> pd.DataFrame:
     rows = []
-    for d in datasets.list_datasets(ctx.store):
-        counts = progress(ctx.store, d.id)
+    for row in data.dataset_rows(ctx.store, None):
+        d, counts = row.dataset, row.counts
         rows.append(
             [
                 d.name,
@@ -104,7 +103,7 @@ def _users_frame(ctx: AppContext) -> pd.DataFrame:
 
 def _dataset_choices(ctx: AppContext, keep: str | None) -> tuple[dict, dict]:
     """Fresh choices for the settings and export dropdowns, keeping what is picked when it still exists."""
-    names = [d.name for d in datasets.list_datasets(ctx.store)]
+    names = [row.dataset.name for row in data.dataset_rows(ctx.store, None)]
     picked = keep if keep in names else (names[0] if names else None)
     return (
         gr.update(choices=names, value=picked),
@@ -171,7 +170,7 @@ def on_import(
     request: gr.Request,
 ) -> tuple:
     """Import one uploaded file whole, or refuse it and list every bad line (nothing stored)."""
-    require_admin(ctx, request)
+    admin = require_admin(ctx, request)
     unchanged = (gr.skip(), gr.skip(), gr.skip())
     if not file:
         return ("**Nothing imported.** Choose a file to upload first.", *unchanged)
@@ -181,21 +180,21 @@ def on_import(
     except ValueError as exc:
         return (f"**Nothing imported.** {_plain(str(exc))}", *unchanged)
     try:
-        outcome = import_file(
+        outcome = data.import_file(
             ctx.store,
+            admin,
             path,
             format=None if fmt in (None, "", DETECT) else fmt,
             dataset=(name or "").strip() or path.stem,
             task=None if task in (None, "", BY_FORMAT) else task,
             mapping=mapping,
             skip_bad=bool(skip_bad),
+            shown_name=path.name,  # the admin knows the file by its own name, not the upload's path
         )
-    except ImportRejected as exc:
+    except data.ImportRefused as exc:
         return (_rejection(path.name, exc), *unchanged)
-    except (ImportFormatError, ValueError) as exc:
-        # Messages name the file by its temporary path; the admin knows it by its own name.
-        message = str(exc).replace(str(path), path.name)
-        return (f"**Nothing imported.** {_plain(message)}", *unchanged)
+    except ServiceError as exc:
+        return (f"**Nothing imported.** {_plain(str(exc))}", *unchanged)
     text = _done(outcome.summary())
     if outcome.skipped:
         text += "\n\nSkipped lines:\n" + "\n".join(
@@ -220,7 +219,7 @@ def _parse_mapping(text: str | None) -> dict[str, str] | None:
     return mapping
 
 
-def _rejection(file_name: str, exc: ImportRejected) -> str:
+def _rejection(file_name: str, exc: data.ImportRefused) -> str:
     """Every bad line with its number and reason; file content is untrusted, so all of it is escaped."""
     lines = "\n".join(f"- line {p.line}: {_plain(p.reason)}" for p in exc.problems)
     return (
@@ -274,9 +273,10 @@ def on_set_password(ctx: AppContext, name: str | None, password: str, request: g
 
 def on_pick_dataset(ctx: AppContext, name: str | None, request: gr.Request) -> tuple:
     """The picked dataset's current settings, defaults included, into the four number fields."""
-    require_admin(ctx, request)
-    found = datasets.get_dataset(ctx.store, name) if name else None
-    if found is None:
+    admin = require_admin(ctx, request)
+    try:
+        found = data.dataset(ctx.store, admin, name or "")
+    except ServiceError:
         return (*[None] * len(SETTINGS), "")
     if found.task == EARLIEST_ERROR:
         rule = "each item starts with *quorum* annotators and escalates up to *max annotators* until that many agree"
@@ -297,7 +297,7 @@ def on_save_settings(
     lease_seconds: float | None,
     request: gr.Request,
 ) -> tuple:
-    require_admin(ctx, request)
+    admin = require_admin(ctx, request)
     if not name:
         return (_refused("pick a dataset first"), gr.skip())
     given = dict(zip(SETTINGS, (quorum, max_annotators, annotators_per_item, lease_seconds), strict=True))
@@ -307,8 +307,8 @@ def on_save_settings(
     # gr.Number hands floats; a whole float is the integer the admin typed, anything else is refused below.
     changes = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in given.items()}
     try:
-        updated = datasets.update_settings(ctx.store, name, changes)
-    except datasets.DatasetError as exc:
+        updated = data.update_settings(ctx.store, admin, name, changes)
+    except ServiceError as exc:
         return (_refused(str(exc)), gr.skip())
     shown = ", ".join(f"{key}={updated.setting(key)}" for key in SETTINGS)
     return (_done(f"{updated.name}: {shown}"), _datasets_frame(ctx))

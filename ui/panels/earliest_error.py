@@ -9,7 +9,6 @@ statistics are for adjudicators and admins.
 
 from __future__ import annotations
 
-import html
 import time
 import uuid
 from typing import Any
@@ -25,8 +24,9 @@ from store.users import Annotator
 from tasks import EARLIEST_ERROR
 from ui import step_list
 from ui.auth import require_user
-from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.messages import refusal, said
+from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
 __all__ = [
@@ -52,9 +52,19 @@ SHORTCUTS = (
 NO_DATASET = (
     "No earliest-error dataset yet: an admin imports one (python app.py import FILE --format processbench)."
 )
-# header, question, images, reference box, reference, steps, choice, status, progress, current
-ITEM_OUTPUTS = 10
-_STATUS = 7  # index of the status line among the item outputs
+# What showing an item fills, by name (ui.kit.outputs): a handler returns the names it changes.
+ITEM = (
+    "header",
+    "question",
+    "images",
+    "reference_box",
+    "reference",
+    "steps",
+    "choice",
+    "status",
+    "progress",
+    "current",
+)
 
 
 def _draft_key(current: dict[str, Any]) -> str:
@@ -63,14 +73,12 @@ def _draft_key(current: dict[str, Any]) -> str:
 
 def _say(message: str, warn: bool = False) -> str:
     """A status line from text that may quote dataset ids or the user's input: always escaped."""
-    if warn:
-        gr.Warning(html.escape(message), duration=6)
-    return ("⚠ " if warn else "") + escape_text(message)
+    return refusal(message) if warn else said(message)
 
 
-def _status_only(message: str, n: int = ITEM_OUTPUTS) -> tuple:
+def _status_only(message: str) -> dict[str, Any]:
     """Leave the item as it is and say why on the status line."""
-    return tuple(message if i == _STATUS else gr.skip() for i in range(n))
+    return {"status": message}
 
 
 def _has_item(current: Any) -> bool:
@@ -114,24 +122,24 @@ def _show(
     shown: WorkItem | None,
     message: str,
     counts: dict[str, int] | None = None,
-) -> tuple:
-    """Every component an item fills, in the order of ITEM_OUTPUTS."""
+) -> dict[str, Any]:
+    """Every component an item fills (ITEM), by name."""
     if shown is None:
         done = (
             f"**Nothing left for you in {escape_text(dataset.name)}.** Previous (p) reopens your own labels."
         )
-        return (
-            done,
-            "",
-            gr.Gallery(value=None, visible=False),
-            gr.Accordion(visible=False),
-            "",
-            "",
-            gr.Radio(choices=[], value=None),
-            message,
-            _progress_line(counts or {}),
-            {"dataset": dataset.name, "item_id": None},
-        )
+        return {
+            "header": done,
+            "question": "",
+            "images": gr.Gallery(value=None, visible=False),
+            "reference_box": gr.Accordion(visible=False),
+            "reference": "",
+            "steps": "",
+            "choice": gr.Radio(choices=[], value=None),
+            "status": message,
+            "progress": _progress_line(counts or {}),
+            "current": {"dataset": dataset.name, "item_id": None},
+        }
     item = shown.item
     solution = item.steps.get("solution") or []
     mine = step_list.parse_choice((shown.my_label or {}).get("earliest_error"), len(solution))
@@ -146,20 +154,22 @@ def _show(
         "opened_at": time.time(),
     }
     draft = step_list.parse_choice(drafts.get(ctx.store, user, PANEL, _draft_key(current)), len(solution))
-    return (
-        _header(shown, restored=draft is not None),
-        step_list.question_markdown(item.question),
-        gr.Gallery(value=item.image_paths or None, visible=bool(item.image_paths)),
-        gr.Accordion(visible=True),
-        step_list.reference_markdown(
+    return {
+        "header": _header(shown, restored=draft is not None),
+        "question": step_list.question_markdown(item.question),
+        "images": gr.Gallery(value=item.image_paths or None, visible=bool(item.image_paths)),
+        "reference_box": gr.Accordion(visible=True),
+        "reference": step_list.reference_markdown(
             item.steps.get("reference"), item.reference_solution, item.reference_answer
         ),
-        step_list.steps_markdown(solution),
-        gr.Radio(choices=step_list.choice_options(len(solution)), value=draft if draft is not None else mine),
-        message,
-        _progress_line(shown.progress),
-        current,
-    )
+        "steps": step_list.steps_markdown(solution),
+        "choice": gr.Radio(
+            choices=step_list.choice_options(len(solution)), value=draft if draft is not None else mine
+        ),
+        "status": message,
+        "progress": _progress_line(shown.progress),
+        "current": current,
+    }
 
 
 def _dataset(ctx: AppContext, name: str | None) -> Dataset:
@@ -180,7 +190,7 @@ def _counts(
     return None if shown else annotate.progress(ctx.store, user, dataset)
 
 
-def _open(ctx: AppContext, user: Annotator, name: str | None) -> tuple:
+def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
     try:
         dataset = _dataset(ctx, name)
     except ServiceError as exc:
@@ -192,45 +202,45 @@ def _open(ctx: AppContext, user: Annotator, name: str | None) -> tuple:
     return _show(ctx, user, dataset, shown, "")
 
 
-def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> tuple:
+def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
     """Opening the tab claims the annotator's item (the one they hold first); coming back changes nothing."""
     user = require_user(ctx, request)
     names = statistics.dataset_names(ctx.store, EARLIEST_ERROR)
     dataset = dataset if dataset in names else (names[0] if names else None)
     picker = gr.Dropdown(choices=names, value=dataset)
     if _has_item(current) and current["dataset"] == dataset:
-        return (picker, *(gr.skip() for _ in range(ITEM_OUTPUTS)))
-    return (picker, *_open(ctx, user, dataset))
+        return {"dataset": picker}
+    return {"dataset": picker, **_open(ctx, user, dataset)}
 
 
-def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> tuple:
+def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
     """Another dataset: its next item for this annotator (the one already shown stays)."""
     user = require_user(ctx, request)
     if _has_item(current) and current["dataset"] == dataset:
-        return tuple(gr.skip() for _ in range(ITEM_OUTPUTS))
+        return {}
     return _open(ctx, user, dataset)
 
 
-def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> Any:
+def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
     """A click on a step (or a key): kept as this user's draft on the server until it is saved."""
     user = require_user(ctx, request)
     if not _has_item(current):
-        return _say("Open an item first.", warn=True)
+        return {"status": _say("Open an item first.", warn=True)}
     if annotate.saved_attempt(ctx.store, user, str(current.get("request_id") or "")):
-        return gr.skip()  # a click that reached the server after its item was saved: nothing to keep
+        return {}  # a click that reached the server after its item was saved: nothing to keep
     label = step_list.parse_choice(choice, int(current["n_steps"]))
     drafts.put(ctx.store, user, PANEL, _draft_key(current), label)
-    return f"Your choice: **{step_list.label_title(label)}** (not saved yet: **s** or Save)"
+    return {"status": f"Your choice: **{step_list.label_title(label)}** (not saved yet: **s** or Save)"}
 
 
-def on_all_correct(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
-    status = on_choose(ctx, step_list.ALL_CORRECT, current, request)
+def on_all_correct(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
+    chosen = on_choose(ctx, step_list.ALL_CORRECT, current, request)
     if not _has_item(current):
-        return gr.skip(), status
-    return gr.Radio(value=step_list.ALL_CORRECT), status
+        return chosen
+    return {"choice": gr.Radio(value=step_list.ALL_CORRECT), **chosen}
 
 
-def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> tuple:
+def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
     """Store the label, then show the next item; a missing choice stores nothing.
 
     The reply says "saved" and nothing of the item's state: on a blind task that would tell the
@@ -274,7 +284,7 @@ def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> 
     return _show(ctx, user, dataset, shown, message, _counts(ctx, user, dataset, shown))
 
 
-def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
+def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
     """Give the item back to the pool for others; it comes back to this annotator last."""
     user = require_user(ctx, request)
     if not _has_item(current):
@@ -290,7 +300,7 @@ def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
     return _show(ctx, user, dataset, shown, message, _counts(ctx, user, dataset, shown))
 
 
-def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
+def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
     """Back through the annotator's own labels, newest first."""
     user = require_user(ctx, request)
     try:
@@ -303,7 +313,7 @@ def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
     return _show(ctx, user, dataset, shown, "")
 
 
-def on_next(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
+def on_next(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
     """Forward through the annotator's own labels, then on to the item they hold or a new one."""
     user = require_user(ctx, request)
     try:
@@ -320,7 +330,7 @@ def on_next(ctx: AppContext, current: Any, request: gr.Request) -> tuple:
     return _show(ctx, user, dataset, shown, "", _counts(ctx, user, dataset, shown))
 
 
-def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> tuple:
+def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> dict[str, Any]:
     """Open an item by its id or its number in the dataset."""
     user = require_user(ctx, request)
     try:
@@ -329,8 +339,8 @@ def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> tup
             raise ServiceError("type an item id or a number from 1 to the dataset size, then Go")
         shown = annotate.jump_to(ctx.store, user, dataset, ref)
     except ServiceError as exc:
-        return (*_status_only(_say(f"Cannot open item: {exc}", warn=True)), gr.skip())
-    return (*_show(ctx, user, dataset, shown, ""), "")
+        return _status_only(_say(f"Cannot open item: {exc}", warn=True))
+    return {**_show(ctx, user, dataset, shown, ""), "jump": ""}
 
 
 _SUMMARY_COLUMNS = {"items": "items labelled", "labels": "labels given", "median_seconds": "median seconds"}
@@ -346,14 +356,14 @@ def _readable_distribution(table: pd.DataFrame) -> pd.DataFrame:
     return table[["annotator", *labels]].rename(columns=names)
 
 
-def on_statistics(ctx: AppContext, dataset: str | None, request: gr.Request) -> tuple:
+def on_statistics(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict[str, Any]:
     """Counts and label distributions: the user's own, or everyone's and ProcessBench's Table 2 shares
     for roles that may see labels."""
     user = require_user(ctx, request)
     try:
         chosen = _dataset(ctx, dataset)
     except ServiceError as exc:
-        return _say(str(exc), warn=True), gr.skip(), gr.skip(), gr.skip()
+        return {"stats_note": _say(str(exc), warn=True)}
     stats = statistics.panel_statistics(ctx.store, user, chosen, ["earliest_error"])
     overall = f"**{escape_text(chosen.name)}** · labels: {stats.labels} · items labelled: {stats.items}."
     if stats.everyone:
@@ -370,7 +380,7 @@ def on_statistics(ctx: AppContext, dataset: str | None, request: gr.Request) -> 
         if stats.settlement is not None
         else gr.update(value=None, visible=False)
     )
-    return note, summary, distribution, shares
+    return {"stats_note": note, "summary": summary, "distribution": distribution, "shares": shares}
 
 
 def build(ctx: AppContext, tab: gr.Tab) -> None:
@@ -435,21 +445,34 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                     go = gr.Button("Go", size="sm", elem_id="ee-go", scale=1, min_width=50)
                 gr.Markdown(SHORTCUTS, elem_id="ee-keys")
 
-    item = [header, question, images, box, reference, steps, choice, status, progress, current]
+    item = Outputs(
+        header=header,
+        question=question,
+        images=images,
+        reference_box=box,
+        reference=reference,
+        steps=steps,
+        choice=choice,
+        status=status,
+        progress=progress,
+        current=current,
+    )
+    shown = Outputs(dataset=dataset, jump=jump, **item.components)
+    stats_out = Outputs(stats_note=stats_note, summary=summary, distribution=distribution, shares=shares)
     # Annotation events skip Gradio's queue: they are short, the store serialises writes, and the
     # unqueued path halves the latency an annotator feels (bench/run.py: queued vs unqueued).
     private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
     quiet = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
     heavy = {"api_visibility": "private", "show_progress": "minimal"}
-    opened(bind(on_tab_open, ctx), [dataset, current], [dataset, *item], **private)
-    dataset.input(bind(on_dataset_change, ctx), [dataset, current], item, **private)
-    choice.input(bind(on_choose, ctx), [choice, current], [status], trigger_mode="always_last", **quiet)
-    all_correct.click(bind(on_all_correct, ctx), [current], [choice, status], **quiet)
-    save.click(bind(on_save, ctx), [choice, current], item, **private)
-    skip.click(bind(on_skip, ctx), [current], item, **private)
-    previous.click(bind(on_previous, ctx), [current], item, **private)
-    following.click(bind(on_next, ctx), [current], item, **private)
+    opened(shown.bind(on_tab_open, ctx), [dataset, current], [dataset, *item], **private)
+    dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
+    choice.input(item.bind(on_choose, ctx), [choice, current], [status], trigger_mode="always_last", **quiet)
+    all_correct.click(item.bind(on_all_correct, ctx), [current], [choice, status], **quiet)
+    save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
+    skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
+    previous.click(item.bind(on_previous, ctx), [current], list(item), **private)
+    following.click(item.bind(on_next, ctx), [current], list(item), **private)
     for event in (jump.submit, go.click):
-        event(bind(on_jump, ctx), [jump, current], [*item, jump], **private)
+        event(shown.bind(on_jump, ctx), [jump, current], [*item, jump], **private)
     for event in (stats.expand, refresh.click):
-        event(bind(on_statistics, ctx), [dataset], [stats_note, summary, distribution, shares], **heavy)
+        event(stats_out.bind(on_statistics, ctx), [dataset], list(stats_out), **heavy)

@@ -11,7 +11,6 @@ live in step_review_actions; what is shown is built by the pure functions of ste
 
 from __future__ import annotations
 
-import html
 import time
 import uuid
 from typing import Any
@@ -25,8 +24,9 @@ from store.datasets import Dataset
 from store.users import Annotator
 from tasks import STEP_REVIEW
 from ui.auth import require_user
-from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.messages import refusal
+from ui.kit.outputs import Outputs
 from ui.panels import step_review_actions as actions
 from ui.panels import step_review_render as view
 from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
@@ -51,8 +51,23 @@ _WORDS = {value: label.split(" (")[0] for label, value in ORIGINAL + MODIFICATIO
 FIELDS = ("original", "modification", "difficulty")
 
 
-def _skip_all(n: int) -> tuple:
-    return tuple(gr.skip() for _ in range(n))
+# What showing a sample fills, by name (ui.kit.outputs): a handler returns the names it changes.
+VIEW = (
+    "progress",
+    "info",
+    "question",
+    "image",
+    "answer",
+    "rationale",
+    "steps",
+    "original",
+    "modification",
+    "difficulty",
+    "note",
+    "sample",
+    "status",
+    "work",
+)
 
 
 def _work_state(work: WorkItem) -> dict[str, Any]:
@@ -87,11 +102,11 @@ def _show(
     message: str,
     progress_counts: dict[str, int] | None = None,
     dataset: str | None = None,
-) -> tuple:
+) -> dict[str, Any]:
     """Every component of the sample view, for an opened item or for none (message says why)."""
     if work is None:
         # One update object per component: Gradio consumes an update while applying it.
-        return (
+        return _named(
             view.progress_markdown(progress_counts or {}, None),
             "",
             "",
@@ -114,7 +129,7 @@ def _show(
     notice = view.NOTICES["draft" if draft else work.state]
     rationale = safe_markdown(item.rationale) if item.rationale else "*no rationale in the data*"
     images = item.image_paths
-    return (
+    return _named(
         view.progress_markdown(work.progress, work.position),
         view.info_markdown(item.external_id, item.source, item.error_type, item.version, _target(ctx, work)),
         view.question_markdown(item.question, item.meta.get("questions")),
@@ -146,8 +161,8 @@ def _show(
     )
 
 
-VIEW_SIZE = 14  # components _show() fills, in the order of build()'s view_outputs
-_STATUS = 12  # the status line's place among them
+def _named(*values: Any) -> dict[str, Any]:
+    return dict(zip(VIEW, values, strict=True))
 
 
 def _dataset(ctx: AppContext, name: str | None) -> Dataset:
@@ -159,7 +174,9 @@ def _dataset(ctx: AppContext, name: str | None) -> Dataset:
     return annotate.dataset_for(ctx.store, name, STEP_REVIEW)
 
 
-def _after(ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | None, message: str) -> tuple:
+def _after(
+    ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | None, message: str
+) -> dict[str, Any]:
     """The view after a move: the sample reached, or a page that says nothing is left and keeps the dataset."""
     if work is None:
         counts = annotate.progress(ctx.store, user, dataset)
@@ -171,15 +188,12 @@ def _after(ctx: AppContext, user: Annotator, dataset: Dataset, work: WorkItem | 
     return _show(ctx, user, work, message)
 
 
-def _status_only(message: str, n: int = VIEW_SIZE) -> tuple:
+def _status_only(message: str) -> dict[str, Any]:
     """A refused move: the page stays as it is, the status line and a toast say why."""
-    gr.Warning(html.escape(message))
-    out = list(_skip_all(n))
-    out[_STATUS] = escape_text(message)
-    return tuple(out)
+    return {"status": refusal(message)}
 
 
-def _open(ctx: AppContext, user: Annotator, name: str | None, message: str = "") -> tuple:
+def _open(ctx: AppContext, user: Annotator, name: str | None, message: str = "") -> dict[str, Any]:
     try:
         dataset = _dataset(ctx, name)
     except ServiceError as exc:
@@ -191,7 +205,7 @@ def _has_item(work: Any) -> bool:
     return isinstance(work, dict) and work.get("item_id") is not None
 
 
-def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, request: gr.Request) -> tuple:
+def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, request: gr.Request) -> dict[str, Any]:
     """Opening the tab claims the sample this annotator holds, else the next one, in the dataset they last
     worked on; coming back to the tab changes nothing.
 
@@ -212,17 +226,19 @@ def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, request: g
     picker = gr.update(choices=names, value=name)
     exports = gr.update(choices=actions.export_choices(user))
     if _has_item(work) and work["dataset"] == name:
-        return (picker, exports, *_skip_all(VIEW_SIZE))
-    return (picker, exports, *_open(ctx, user, name))
+        return {"dataset": picker, "exports": exports}
+    return {"dataset": picker, "exports": exports, **_open(ctx, user, name)}
 
 
-def on_dataset_change(ctx: AppContext, dataset_name: str | None, work: Any, request: gr.Request) -> tuple:
+def on_dataset_change(
+    ctx: AppContext, dataset_name: str | None, work: Any, request: gr.Request
+) -> dict[str, Any]:
     """Another dataset chosen: its next sample, and remembered for this annotator (for the next reload);
     unsaved choices on the sample left stay as a draft."""
     user = require_user(ctx, request)
     actions.remember_dataset(ctx, user, dataset_name)
     if _has_item(work) and work["dataset"] == dataset_name:
-        return _skip_all(VIEW_SIZE)
+        return {}
     return _open(ctx, user, dataset_name)
 
 
@@ -266,7 +282,7 @@ def on_previous(
     difficulty: str | None,
     note: str,
     request: gr.Request,
-) -> tuple:
+) -> dict[str, Any]:
     """Back through this annotator's own labelled samples."""
     user, work = require_user(ctx, request), work or {}
     try:
@@ -287,7 +303,7 @@ def on_next(
     difficulty: str | None,
     note: str,
     request: gr.Request,
-) -> tuple:
+) -> dict[str, Any]:
     """Forward through the annotator's own labels, then on to new work; an unsaved new sample stays."""
     user, work = require_user(ctx, request), work or {}
     try:
@@ -305,7 +321,7 @@ def on_next(
     return _after(ctx, user, dataset, found, "")
 
 
-def on_skip(ctx: AppContext, work: dict[str, Any], request: gr.Request) -> tuple:
+def on_skip(ctx: AppContext, work: dict[str, Any], request: gr.Request) -> dict[str, Any]:
     """Leave the sample without saving (its draft dropped): a new one goes back to the pool at once and
     returns to this annotator after the rest."""
     user, work = require_user(ctx, request), work or {}
@@ -335,7 +351,7 @@ def on_jump(
     difficulty: str | None,
     note: str,
     request: gr.Request,
-) -> tuple:
+) -> dict[str, Any]:
     """Open a sample by its id or its number in the dataset; the jump box empties on success."""
     user, work = require_user(ctx, request), work or {}
     try:
@@ -344,10 +360,10 @@ def on_jump(
             raise _Refused("Type a sample number (1, 2, ...) or a sample id in the jump box first.")
         found = annotate.jump_to(ctx.store, user, dataset, ref)
     except ServiceError as exc:
-        return (*_status_only(f"Cannot jump to {ref.strip()!r}: {exc}."), gr.skip())
+        return _status_only(f"Cannot jump to {ref.strip()!r}: {exc}.")
     except _Refused as refused:
-        return (*_status_only(str(refused)), gr.skip())
-    return (*_show(ctx, user, found, ""), "")
+        return _status_only(str(refused))
+    return {**_show(ctx, user, found, ""), "jump_box": ""}
 
 
 def on_choice(
@@ -358,16 +374,16 @@ def on_choice(
     note: str,
     work: dict[str, Any],
     request: gr.Request,
-) -> Any:
+) -> dict[str, Any]:
     """A choice clicked or a note typed: kept as this user's draft, counted on the current-sample line."""
     user = require_user(ctx, request)
     if not _has_item(work) or annotate.saved_attempt(ctx.store, user, str(work.get("request_id") or "")):
-        return gr.skip()  # no sample, or a click that reached the server after its save
+        return {}  # no sample, or a click that reached the server after its save
     shown = _choices(original, modification, difficulty, note)
     dirty = shown != (work.get("saved_label") or {})
     chosen = sum(1 for f in FIELDS if f in shown)
     actions.keep_draft(ctx, user, work, shown if dirty else None)
-    return view.sample_progress(chosen, work.get("state"), dirty=dirty)
+    return {"sample": view.sample_progress(chosen, work.get("state"), dirty=dirty)}
 
 
 UNCHANGED = "unchanged"  # what on_save tells on_after_save when a saved label was confirmed as it is
@@ -381,7 +397,7 @@ def on_save(
     difficulty: str | None,
     note: str,
     request: gr.Request,
-) -> tuple:
+) -> dict[str, Any]:
     """Store the three assessments through the gate; say exactly what was saved, or why not.
 
     Saving a label already stored, untouched, adds no row: the log stays one row per decision.
@@ -390,12 +406,12 @@ def on_save(
     work = work or {}
     if not _has_item(work):
         gr.Warning("No sample is open: nothing was saved.")
-        return "No sample is open: nothing was saved.", gr.skip(), gr.skip(), None
+        return {"status": "No sample is open: nothing was saved.", "saved": None}
     payload = _choices(original, modification, difficulty, note)
     if payload == work.get("saved_label"):
         message = escape_text(f"Nothing changed on {_where(work)}: your saved label stays.")
         actions.keep_draft(ctx, user, work, None)
-        return message, view.sample_progress(3, "saved"), gr.skip(), UNCHANGED
+        return {"status": message, "sample": view.sample_progress(3, "saved"), "saved": UNCHANGED}
     try:
         result = annotate.submit(
             ctx.store,
@@ -407,9 +423,7 @@ def on_save(
             seconds_spent=round(max(0.0, time.time() - float(work.get("opened_at") or time.time())), 1),
         )
     except ServiceError as exc:
-        message = f"Not saved ({_where(work)}): {exc}."
-        gr.Warning(html.escape(message))
-        return escape_text(message), gr.skip(), gr.skip(), None
+        return {"status": refusal(f"Not saved ({_where(work)}): {exc}."), "saved": None}
     said = " · ".join(_WORDS[v] for v in (original, modification, difficulty) if v)
     fresh = {
         **work,
@@ -422,7 +436,12 @@ def on_save(
         " (already stored; counted once)" if result.duplicate else ""
     )
     actions.keep_draft(ctx, user, work, None)
-    return message, view.sample_progress(3, "saved"), fresh, result.annotation_id
+    return {
+        "status": message,
+        "sample": view.sample_progress(3, "saved"),
+        "work": fresh,
+        "saved": result.annotation_id,
+    }
 
 
 def on_after_save(
@@ -431,12 +450,12 @@ def on_after_save(
     saved: int | str | None,
     move_on: bool,
     request: gr.Request,
-) -> tuple:
+) -> dict[str, Any]:
     """With "Next sample after saving" on, open the next sample once the save is stored."""
     user = require_user(ctx, request)
     work = work or {}
     if not saved or not move_on or not work.get("item_id"):
-        return _skip_all(VIEW_SIZE)
+        return {}
     try:
         dataset = _dataset(ctx, work.get("dataset"))
     except ServiceError as exc:
@@ -558,50 +577,49 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         gr.Markdown(view.INSTRUCTIONS)
     export_choice = actions.build(ctx, dataset)
 
-    view_outputs = [
-        progress_md,
-        info_md,
-        question_md,
-        image,
-        answer_md,
-        rationale_md,
-        steps_md,
-        original,
-        modification,
-        difficulty,
-        note,
-        sample_md,
-        status_md,
-        work,
-    ]
-    assert len(view_outputs) == VIEW_SIZE
-    private = {"api_visibility": "private"}
-    tab.select(
-        bind(on_tab_open, ctx),
-        [dataset, work],
-        [dataset, export_choice, *view_outputs],
-        **private,
+    sample = Outputs(
+        progress=progress_md,
+        info=info_md,
+        question=question_md,
+        image=image,
+        answer=answer_md,
+        rationale=rationale_md,
+        steps=steps_md,
+        original=original,
+        modification=modification,
+        difficulty=difficulty,
+        note=note,
+        sample=sample_md,
+        status=status_md,
+        work=work,
     )
-    dataset.select(bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
+    view_outputs = list(sample)
+    opening = Outputs(dataset=dataset, exports=export_choice, **sample.components)
+    jumping = Outputs(jump_box=jump_box, **sample.components)
+    saving = sample.only("status", "sample", "work")
+    saving.components["saved"] = saved
+    private = {"api_visibility": "private"}
+    tab.select(opening.bind(on_tab_open, ctx), [dataset, work], list(opening), **private)
+    dataset.select(sample.bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
     shown = [original, modification, difficulty, note]
-    previous.click(bind(on_previous, ctx), [work, *shown], view_outputs, **private)
-    nxt.click(bind(on_next, ctx), [work, *shown], view_outputs, **private)
-    skip.click(bind(on_skip, ctx), [work], view_outputs, **private)
+    previous.click(sample.bind(on_previous, ctx), [work, *shown], view_outputs, **private)
+    nxt.click(sample.bind(on_next, ctx), [work, *shown], view_outputs, **private)
+    skip.click(sample.bind(on_skip, ctx), [work], view_outputs, **private)
     gr.on(
         [jump.click, jump_box.submit],
-        bind(on_jump, ctx),
+        jumping.bind(on_jump, ctx),
         [work, dataset, jump_box, *shown],
-        [*view_outputs, jump_box],
+        list(jumping),
         **private,
     )
     gr.on(
         [original.input, modification.input, difficulty.input, note.input],
-        bind(on_choice, ctx),
+        sample.bind(on_choice, ctx),
         [*shown, work],
         [sample_md],
         trigger_mode="always_last",
         show_progress="hidden",
         **private,
     )
-    stored = save.click(bind(on_save, ctx), [work, *shown], [status_md, sample_md, work, saved], **private)
-    stored.then(bind(on_after_save, ctx), [work, saved, move_on], view_outputs, **private)
+    stored = save.click(saving.bind(on_save, ctx), [work, *shown], list(saving), **private)
+    stored.then(sample.bind(on_after_save, ctx), [work, saved, move_on], view_outputs, **private)

@@ -1,0 +1,117 @@
+"""Data management: imports and dataset settings, for the Data panel and the command line.
+
+Who may do it is checked here (admins, when a user from the UI is given; the command line acts
+with the rights of whoever can open the database file). Store errors become ServiceErrors whose
+message names the file, line or setting at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from services.access import require_admin
+from services.errors import InvalidInput, NotFound
+from store import datasets
+from store.assignments import progress
+from store.datasets import Dataset, DatasetError
+from store.db import Store
+from store.importers import FORMATS, ImportFormatError
+from store.imports import ImportOutcome, ImportRejected
+from store.imports import import_file as _import_file
+from store.records import ImportProblem
+from store.users import Annotator
+
+__all__ = [
+    "FORMATS",
+    "DatasetRow",
+    "ImportOutcome",
+    "ImportRefused",
+    "dataset",
+    "dataset_rows",
+    "import_file",
+    "update_settings",
+]
+
+
+class ImportRefused(InvalidInput):
+    """A file with bad lines, refused whole: every bad line with its number and reason; nothing stored."""
+
+    def __init__(self, message: str, problems: list[ImportProblem], good: int) -> None:
+        super().__init__(message)
+        self.problems, self.good = problems, good
+
+
+@dataclass(frozen=True)
+class DatasetRow:
+    dataset: Dataset
+    counts: dict[str, int]  # total, settled, discarded
+
+
+def _admin(user: Annotator | None) -> None:
+    if user is not None:
+        require_admin(user)
+
+
+def import_file(
+    store: Store,
+    user: Annotator | None,
+    path: str | Path,
+    *,
+    format: str | None = None,
+    dataset: str | None = None,
+    task: str | None = None,
+    mapping: dict[str, str] | None = None,
+    skip_bad: bool = False,
+    report_path: str | Path | None = None,
+    progress: Callable[[int], None] | None = None,
+    shown_name: str | None = None,
+) -> ImportOutcome:
+    """All good lines or nothing, unless skip_bad: then the good lines and a report of the rest.
+
+    ``shown_name``: how the user knows the file (an upload is read from a temporary path).
+    """
+    _admin(user)
+    path = Path(path)
+    try:
+        return _import_file(
+            store,
+            path,
+            format=format,
+            dataset=dataset,
+            task=task,
+            mapping=mapping,
+            skip_bad=skip_bad,
+            report_path=report_path,
+            progress=progress,
+        )
+    except ImportRejected as exc:
+        message = str(exc).replace(str(path), shown_name) if shown_name else str(exc)
+        raise ImportRefused(message, exc.problems, exc.good) from exc
+    except (ImportFormatError, DatasetError, ValueError) as exc:
+        message = str(exc).replace(str(path), shown_name) if shown_name else str(exc)
+        raise InvalidInput(message) from exc
+
+
+def dataset_rows(store: Store, user: Annotator | None) -> list[DatasetRow]:
+    _admin(user)
+    return [DatasetRow(d, progress(store, d.id)) for d in datasets.list_datasets(store)]
+
+
+def dataset(store: Store, user: Annotator | None, name: str) -> Dataset:
+    _admin(user)
+    found = datasets.get_dataset(store, name) if name else None
+    if found is None:
+        raise NotFound(f"no dataset named {name!r}")
+    return found
+
+
+def update_settings(store: Store, user: Annotator | None, name: str, changes: dict[str, Any]) -> Dataset:
+    """Change quorum, escalation, lease and label-limit settings; open items take them at once."""
+    _admin(user)
+    try:
+        return datasets.update_settings(store, name, changes)
+    except DatasetError as exc:
+        raise InvalidInput(str(exc)) from exc
