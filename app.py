@@ -119,11 +119,11 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _open_store(db: str):
-    from store import Store, StoreError
+    from store import Store, StoreUnavailableError
 
     try:
         return Store(db)
-    except StoreError as exc:
+    except StoreUnavailableError as exc:
         sys.exit(f"error: {exc}")
 
 

@@ -107,7 +107,8 @@ def annotator_heatmap_figure(pairwise: dict[str, pd.DataFrame], shared: dict[str
                     fontsize=size - 1,
                     color="white" if values[i, j] < 0.6 else "black",
                 )
-    assert image is not None  # fields is not empty
+    if image is None:
+        raise ValueError("an agreement heatmap needs at least one field")
     fig.colorbar(image, cax=fig.add_axes((0.89, 0.2, 0.02, 0.6)), label="observed agreement")
     fig.suptitle("Pairwise annotator agreement", fontsize=11)
     return fig

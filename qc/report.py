@@ -393,7 +393,8 @@ def bootstrap_ci(
     if name is not None:
         _, reps = _replicates(ratings, [name], n_boot, seed, level, order)
         return percentile_interval(reps[name], ci)
-    assert not isinstance(statistic, str)  # for the type checker: a string always has a name
+    if isinstance(statistic, str):
+        raise ValueError(f"unknown statistic {statistic!r}")
     frame = ratings if isinstance(ratings, pd.DataFrame) else None
     arr = _as_2d(ratings)
     values = []

@@ -112,7 +112,8 @@ def jump_to(
 ) -> WorkItem:
     """Open an item by its id in the source file or its 1-based number in the dataset."""
     found = _navigate(work.jump_to, store, user, dataset, ref, now or now_utc())
-    assert found is not None  # work.jump_to raises rather than return nothing
+    if found is None:  # work.jump_to raises rather than return nothing; kept for the type checker
+        raise NotFound(f"no item {ref!r} in {dataset.name}")
     return found
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pandas as pd
 
+from store.errors import StoreRequestError
+
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
@@ -32,7 +34,7 @@ __all__ = [
 ]
 
 
-class AnnotationConflict(ValueError):
+class AnnotationConflict(StoreRequestError):
     """A request id already used for a different annotator or item: refused, nothing stored."""
 
 

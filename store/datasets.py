@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from store.cache import MISS
+from store.errors import StoreRequestError, written
 from tasks import EARLIEST_ERROR, TASKS, spec_for
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 _MAY_BE_ZERO = {"allow_corrections"}
 
 
-class DatasetError(ValueError):
+class DatasetError(StoreRequestError):
     """A dataset request that cannot be done (unknown name, wrong task, bad setting)."""
 
 
@@ -103,8 +104,7 @@ def get_or_create_dataset(tx: Tx, name: str, task: str, source_format: str | Non
         [name, task, source_format, json.dumps({})],
     )
     tx.after_commit(tx.store.forget)
-    created = get_dataset(tx, name)
-    assert created is not None
+    created = written(get_dataset(tx, name), f"dataset {name!r}")
     return created
 
 
@@ -139,8 +139,7 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
         _validate({**{k: dataset.setting(k) for k in DEFAULT_SETTINGS}, **merged})
         tx.execute("UPDATE datasets SET settings = ? WHERE id = ?", [json.dumps(merged), dataset.id])
         tx.after_commit(tx.store.forget)
-        updated = get_dataset(tx, dataset.id)
-        assert updated is not None
+        updated = written(get_dataset(tx, dataset.id), f"dataset {name!r}")
         tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
         # Open items take the new rule; an item never drops below the labels it already has, and
         # earliest-error items that are escalating keep the target their consensus gave them.

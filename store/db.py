@@ -19,25 +19,18 @@ import pandas as pd
 
 from store.assignments import Scheduler
 from store.cache import Bypass, LruCache, ReadCache
+from store.errors import StoreClosedError, StoreError, StoreLockedError, StoreOpenError, StoreUnavailableError
 from store.migrations import migrate
 
-__all__ = ["Store", "StoreClosedError", "StoreError", "StoreLockedError", "StoreOpenError", "Tx"]
-
-
-class StoreError(Exception):
-    """Base class of the store's errors a user can cause or meet."""
-
-
-class StoreLockedError(StoreError):
-    """Another process holds the database file."""
-
-
-class StoreOpenError(StoreError):
-    """The database file cannot be opened or written (missing folder, read-only, disk full)."""
-
-
-class StoreClosedError(StoreError):
-    """The store was used after close()."""
+__all__ = [
+    "Store",
+    "StoreClosedError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreOpenError",
+    "StoreUnavailableError",
+    "Tx",
+]
 
 
 # Failures of the file or the engine, not of our SQL: disk full, read-only folder, invalidated database.

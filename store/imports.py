@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.errors import StoreRequestError
 from store.importers import ImportFormatError, parse_file
 from store.items import write_records
 from store.records import ImportProblem
@@ -29,7 +30,7 @@ TASK_OF_FORMAT = {
 }
 
 
-class ImportRejected(ValueError):
+class ImportRejected(StoreRequestError):
     """The file had bad lines and partial import was not asked for: nothing was stored."""
 
     def __init__(self, path: Path, problems: list[ImportProblem], good: int) -> None:

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from store.cache import MISS
 from store.datasets import Dataset, get_or_create_dataset, initial_target
+from store.errors import written
 from store.images import image_hash, image_path, save_image
 from store.records import ItemRecord
 
@@ -307,8 +308,7 @@ def add_version(tx: Tx, item_id: int, record: ItemRecord, reason: str) -> int:
     tx.execute("UPDATE items SET current_version_id = ? WHERE id = ?", [vid, item_id])
     from store.datasets import get_dataset
 
-    dataset = get_dataset(tx, int(row[2]))
-    assert dataset is not None
+    dataset = written(get_dataset(tx, int(row[2])), f"the dataset of item {item_id}")
     _reset_state(tx, dataset, [item_id])
     return vid
 

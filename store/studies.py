@@ -17,6 +17,7 @@ import pandas as pd
 
 from store.annotations import annotations_frame
 from store.datasets import get_dataset
+from store.errors import StoreRequestError, written
 from store.state import states_frame
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ STRATIFY_FIELDS = ("error_type", "source", "final_answer_correct")
 MAX_RATERS = 10
 
 
-class StudyError(ValueError):
+class StudyError(StoreRequestError):
     """A study that cannot be drawn, said so the admin can fix the request; nothing was stored."""
 
 
@@ -153,8 +154,7 @@ def create_study(
             [raters, now, study_id, raters],
         )
         tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
-        study = get_study(tx, name)
-        assert study is not None
+        study = written(get_study(tx, name), f"study {name!r}")
         return study
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from store.cache import MISS
+from store.errors import StoreRequestError, written
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -35,7 +36,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 _N, _R, _P = 2**14, 8, 1
 
 
-class UserError(ValueError):
+class UserError(StoreRequestError):
     """A user-management request that cannot be done, said in words the admin can act on."""
 
 
@@ -135,8 +136,7 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
             [name, role, hash_password(password) if password else None],
         )
         _changed(tx)
-        user = get_user(tx, name)
-    assert user is not None
+        user = written(get_user(tx, name), f"annotator {name!r}")
     return user
 
 

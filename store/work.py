@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from store import annotations as annotation_log
 from store import assignments
 from store.datasets import Dataset, get_dataset
+from store.errors import StoreRequestError
 from store.items import ItemView, current_version_id, get_item, position, prefetch
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ __all__ = [
 _PREFETCH = 100  # items loaded ahead of an annotator
 
 
-class WorkError(ValueError):
+class WorkError(StoreRequestError):
     """A navigation request that cannot be served, said so the annotator knows what to do."""
 
 

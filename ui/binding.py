@@ -15,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from store import StoreError
+from store import StoreUnavailableError
 from ui.context import AppContext
 
 __all__ = ["bind"]
@@ -30,7 +30,7 @@ def bind(handler: Callable[..., Any], ctx: AppContext) -> Callable[..., Any]:
     def bound(*args: Any, **kwargs: Any) -> Any:
         try:
             return handler(ctx, *args, **kwargs)
-        except StoreError as exc:
+        except StoreUnavailableError as exc:
             # Disk full, read-only folder, a database that stopped: say so; nothing was acknowledged.
             raise gr.Error(f"The database could not complete this: {exc}. Nothing was saved.") from exc
 

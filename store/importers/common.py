@@ -19,15 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from store.errors import StoreRequestError
 from store.importers.images import ImageError, load_image
 from store.records import ImageData, ImportProblem, ItemRecord, ParseResult
 
 
-class LineError(ValueError):
+class LineError(StoreRequestError):
     """One row cannot be imported; the message starts with the field it is about."""
 
 
-class ImportFormatError(Exception):
+class ImportFormatError(StoreRequestError):
     """The whole file cannot be read (missing, unreadable, unknown format, missing mapped column)."""
 
     def __init__(self, file: str, reason: str | None = None) -> None:

@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlparse
 
 from PIL import Image
 
+from store.errors import StoreRequestError
 from store.records import ImageData
 
 MAX_IMAGE_PIXELS = 50_000_000  # 50 megapixels: well above any benchmark figure, far below a bomb
@@ -31,7 +32,7 @@ _BASE64_TEXT = re.compile(r"[A-Za-z0-9+/=_\-\s]+")
 _IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"RIFF", b"BM")
 
 
-class ImageError(ValueError):
+class ImageError(StoreRequestError):
     """An image reference that was refused; the message says why."""
 
 

@@ -466,7 +466,10 @@ def build(ctx: AppContext) -> None:
         dl_csv,
         dl_json,
     ]
-    assert len(show_outputs) == SHOW_OUTPUTS
+    if len(show_outputs) != SHOW_OUTPUTS:
+        raise RuntimeError(
+            f"the dashboard wires {len(show_outputs)} outputs, its handlers return {SHOW_OUTPUTS}"
+        )
     gr.on(
         None,
         bind(on_open, ctx),

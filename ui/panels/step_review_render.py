@@ -184,7 +184,8 @@ def _row(
 ) -> list[str]:
     o, m = row.original, row.modified
     if row.kind == "moved_out":
-        assert o is not None and row.moved is not None
+        if o is None or row.moved is None:
+            raise ValueError(f"alignment row {k}: a moved-out step needs its place on both sides")
         arrow = _arrow(k, row_of_modified[row.moved])
         return [
             _cell(
@@ -196,14 +197,16 @@ def _row(
             _cell(None, f"{arrow} now Step {row.moved + 1} of the modified steps", ["sr-gap"]),
         ]
     if o is None:
-        assert m is not None
+        if m is None:
+            raise ValueError(f"alignment row {k}: a row with neither an original nor a modified step")
         mark = ["sr-error"] if m in errors else []
         flags = (
             ("error", "error step") if m in errors else None,
             ("listed", "modified") if m in listed else None,
         )
         if row.kind == "moved_in":
-            assert row.moved is not None
+            if row.moved is None:
+                raise ValueError(f"alignment row {k}: a moved-in step needs its original place")
             arrow = _arrow(k, row_of_original[row.moved])
             same = " ".join(before[row.moved].split()) == " ".join(after[m].split())
             body = safe_markdown(after[m]) if same else word_diff(before[row.moved], after[m])[1]

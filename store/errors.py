@@ -1,0 +1,53 @@
+"""The store's one error root: what a caller may catch, and what it means for the user.
+
+StoreUnavailableError: the database file cannot be used (locked by another process, missing folder,
+full disk, closed); nothing was stored. StoreRequestError: a request the store refuses (an unknown
+name, a bad setting, a bad line of an import); its message names what is wrong and where.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+T = TypeVar("T")
+
+__all__ = [
+    "StoreClosedError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreOpenError",
+    "StoreRequestError",
+    "StoreUnavailableError",
+    "written",
+]
+
+
+class StoreError(Exception):
+    """Base class of every error the store raises on purpose."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database file cannot be read or written just now; nothing was stored."""
+
+
+class StoreLockedError(StoreUnavailableError):
+    """Another process holds the database file."""
+
+
+class StoreOpenError(StoreUnavailableError):
+    """The database file cannot be opened or written (missing folder, read-only, disk full)."""
+
+
+class StoreClosedError(StoreUnavailableError):
+    """The store was used after close()."""
+
+
+class StoreRequestError(StoreError, ValueError):
+    """A request the store refuses; the message is for the user who made it."""
+
+
+def written(value: T | None, what: str) -> T:
+    """A row read back inside the transaction that wrote it: missing means the write did not land."""
+    if value is None:
+        raise StoreError(f"{what} was written but cannot be read back; nothing was stored")
+    return value
