@@ -155,6 +155,14 @@ CREATE INDEX annotations_item ON annotations (item_id);
 CREATE INDEX annotations_annotator ON annotations (annotator_id);
 """
 
+# Sessions end when a password or role changes or the annotator is removed: the web layer compares
+# a session's start with sessions_valid_after on every request. A removed annotator keeps their row
+# (the annotation log names them) but can no longer log in.
+_V3_SESSIONS = """
+ALTER TABLE annotators ADD COLUMN sessions_valid_after DOUBLE;
+ALTER TABLE annotators ADD COLUMN removed_at TIMESTAMP
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -162,6 +170,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         _V1_BASE,
     ),
     (2, "agreement studies and lookup indexes", _V2_STUDIES),
+    (3, "session epochs and removed annotators", _V3_SESSIONS),
 ]
 
 
