@@ -90,3 +90,13 @@ def run_api(http: requests.Session, url: str, name: str, *args: object, session_
         json={"data": list(args), "session_hash": session_hash or uuid.uuid4().hex},
         timeout=60,
     )
+
+
+def open_page(http: requests.Session, url: str, conf: dict) -> str:
+    """Run the page's load events as the browser does; returns the session hash they filled."""
+    session_hash = uuid.uuid4().hex
+    values = {c["id"]: c.get("props", {}).get("value") for c in conf["components"]}
+    for dep in conf["dependencies"]:
+        if any(t[1] == "load" for t in dep.get("targets", [])) and dep.get("backend_fn", True):
+            call_event(http, url, dep["id"], [values.get(i) for i in dep.get("inputs", [])], session_hash)
+    return session_hash

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 import secrets
-from pathlib import Path
 
 import pytest
+import requests
 
 from tests.security.support import call_event, config, event_of, login, team_server
 
@@ -51,8 +51,6 @@ def test_an_export_is_fetched_by_its_admin_only_never_by_a_guessing_annotator(se
     assert ann.get(f"{server.url}/gradio_api/file={on_disk}", timeout=30).status_code != 200
     assert lead.get(f"{server.url}/gradio_api/file={on_disk}", timeout=30).status_code != 200
     # Anonymous: not even the download route answers.
-    import requests
-
     assert requests.get(server.url + link, timeout=30).status_code == 401
 
 

@@ -20,7 +20,10 @@ def test_another_user_cannot_read_or_join_an_annotators_queue_session(tmp_path) 
         fn, inputs = event_of(config(ann, server.url), "tab-earliest_error", "select")
         status, _ = call_event(ann, server.url, fn, [None] * len(inputs), session_hash=session)
         assert status == 200
-        assert run_api(ann, server.url, "next_item", "qwq-earliest-error", session_hash=session).status_code == 200
+        assert (
+            run_api(ann, server.url, "next_item", "qwq-earliest-error", session_hash=session).status_code
+            == 200
+        )
 
         stream = bob.get(
             f"{server.url}/gradio_api/queue/data", params={"session_hash": session}, timeout=10, stream=True
@@ -32,8 +35,14 @@ def test_another_user_cannot_read_or_join_an_annotators_queue_session(tmp_path) 
             timeout=10,
         )
         assert joined.status_code == 403
-        assert run_api(bob, server.url, "next_item", "qwq-earliest-error", session_hash=session).status_code == 403
-        assert bob.get(f"{server.url}/gradio_api/heartbeat/{session}", timeout=10, stream=True).status_code == 403
+        assert (
+            run_api(bob, server.url, "next_item", "qwq-earliest-error", session_hash=session).status_code
+            == 403
+        )
+        assert (
+            bob.get(f"{server.url}/gradio_api/heartbeat/{session}", timeout=10, stream=True).status_code
+            == 403
+        )
         cancel = bob.post(
             f"{server.url}/gradio_api/cancel",
             json={"session_hash": session, "fn_index": fn, "event_id": "x"},
@@ -45,4 +54,7 @@ def test_another_user_cannot_read_or_join_an_annotators_queue_session(tmp_path) 
         )
         assert anonymous.status_code == 401
         # Ann's own session still works.
-        assert run_api(ann, server.url, "next_item", "qwq-earliest-error", session_hash=session).status_code == 200
+        assert (
+            run_api(ann, server.url, "next_item", "qwq-earliest-error", session_hash=session).status_code
+            == 200
+        )
