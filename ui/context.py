@@ -58,7 +58,11 @@ class AppContext:
 
     @property
     def export_dir(self) -> Path:
-        """Files the panels offer for download live beside the database."""
+        """The old downloads folder beside the database, no longer served by Gradio.
+
+        Panels hand files to users with ui.kit.downloads.offer_download (a private folder and a
+        session-checked link); nothing should be written here for a user any more.
+        """
         folder = self.store.data_dir / "exports"
         folder.mkdir(parents=True, exist_ok=True)
         return folder
