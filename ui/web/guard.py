@@ -59,8 +59,8 @@ def same_origin(headers: dict[str, str]) -> bool | None:
     source = headers.get("origin") or headers.get("referer")
     if not source or source == "null":
         return None if not source else False
-    host = headers.get("x-forwarded-host") or headers.get("host", "")
-    return urlsplit(source).netloc.lower() == host.split(",")[0].strip().lower()
+    # The Host header as the browser sent it (a proxy must pass it on: nginx `Host $http_host`).
+    return urlsplit(source).netloc.lower() == headers.get("host", "").strip().lower()
 
 
 class Guard:
