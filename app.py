@@ -4,7 +4,7 @@ python app.py                      serve ./stepgate.duckdb on 127.0.0.1:7860 (de
 python app.py serve --db PATH --host HOST --port PORT
 python app.py import PATH [--format F] [--dataset NAME] [--skip-bad]
 python app.py export --format F --out PATH [--dataset NAME]
-python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE
+python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE | remove NAME
 python app.py datasets list | set NAME KEY=VALUE ...
 """
 
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--out", required=True, help="output file")
     exp.add_argument("--dataset", help="only this dataset (default: all)")
 
-    usr = verbs.add_parser("users", help="manage annotators: add, list, passwd, role")
+    usr = verbs.add_parser("users", help="manage annotators: add, list, passwd, role, remove")
     uverbs = usr.add_subparsers(dest="users_verb", metavar="ACTION", required=True)
     add = uverbs.add_parser("add", help="add an annotator")
     _add_db(add)
@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(role)
     role.add_argument("name")
     role.add_argument("role", choices=ROLES)
+    rm = uverbs.add_parser("remove", help="remove an annotator (their labels stay in the log; sessions end)")
+    _add_db(rm)
+    rm.add_argument("name")
 
     ds = verbs.add_parser("datasets", help="list datasets or change their quorum and assignment settings")
     dverbs = ds.add_subparsers(dest="datasets_verb", metavar="ACTION", required=True)
@@ -111,10 +114,61 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-demo", action="store_true", help="do not import the demo data into an empty database"
     )
-    parser.add_argument(
-        "--encoder",
-        help="folder of a local sentence-transformers model for step matching "
-        "(default: the bundled all-MiniLM-L6-v2)",
+    from ui.context import WebSettings
+
+    d = WebSettings()
+    sec = parser.add_argument_group("sessions and limits")
+    sec.add_argument(
+        "--session-idle-hours",
+        type=float,
+        default=d.session_idle_seconds / 3600,
+        help="a session unused this long ends (default: %(default)g)",
+    )
+    sec.add_argument(
+        "--session-max-days",
+        type=float,
+        default=d.session_max_seconds / 86400,
+        help="every session ends this long after its login (default: %(default)g)",
+    )
+    sec.add_argument(
+        "--login-failures-per-name",
+        type=int,
+        default=d.login_failures_per_name,
+        help="failed logins per name in 15 minutes before it must wait (default: %(default)s)",
+    )
+    sec.add_argument(
+        "--login-failures-per-address",
+        type=int,
+        default=d.login_failures_per_address,
+        help="failed logins per client address in 15 minutes before it must wait (default: %(default)s)",
+    )
+    sec.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=d.max_body_bytes,
+        help="largest request body of an event call, in bytes (default: %(default)s)",
+    )
+    sec.add_argument(
+        "--max-file-size-mb",
+        type=float,
+        default=d.max_file_size / 1024 / 1024,
+        help="largest upload (admins' imports), in MB (default: %(default)g)",
+    )
+    sec.add_argument(
+        "--download-minutes",
+        type=float,
+        default=d.download_seconds / 60,
+        help="how long a download link works (default: %(default)g)",
+    )
+    sec.add_argument(
+        "--secure-cookies",
+        action="store_true",
+        help="send the session cookie over HTTPS only (behind a reverse proxy with TLS)",
+    )
+    sec.add_argument(
+        "--proxy-ips",
+        help="addresses of a trusted reverse proxy (e.g. 127.0.0.1): its X-Forwarded-For/-Proto are "
+        "believed, so throttling counts the real client address",
     )
 
 
@@ -130,11 +184,12 @@ def _open_store(db: str):
 def cmd_serve(args: argparse.Namespace) -> int:
     from functools import partial
 
+    from services import drafts
     from store import users
     from store.demo import populate_demo
     from ui.app import build_app, launch_kwargs
-    from ui.auth import check_login
-    from ui.context import LOCAL, TEAM, AppContext
+    from ui.context import LOCAL, TEAM, AppContext, WebSettings
+    from ui.web.server import serve
 
     # Handlers hand the GIL to DuckDB and back several times per label; at the default 5 ms switch
     # interval a thread waiting to get it back stalls every writer queued behind the store's lock.
@@ -150,7 +205,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not args.no_demo:
         for outcome in populate_demo(store):
             print(f"demo: {outcome.summary()}")
-    ctx = AppContext(store=store, mode=mode, encoder_path=args.encoder)
+    web = WebSettings(
+        session_idle_seconds=int(args.session_idle_hours * 3600),
+        session_max_seconds=int(args.session_max_days * 86400),
+        login_failures_per_name=args.login_failures_per_name,
+        login_failures_per_address=args.login_failures_per_address,
+        max_body_bytes=args.max_body_bytes,
+        max_file_size=int(args.max_file_size_mb * 1024 * 1024),
+        download_seconds=int(args.download_minutes * 60),
+        secure_cookies=args.secure_cookies,
+    )
+    ctx = AppContext(store=store, mode=mode, web=web)
+    ctx.logout_hooks.append(partial(drafts.clear_at_logout, store))
     app = build_app(ctx)
     app.queue(default_concurrency_limit=8)
     message = (
@@ -161,11 +227,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     print(f"stepgate: serving {args.db} on http://{args.host}:{args.port} ({mode} mode)", flush=True)
     try:
-        app.launch(
-            server_name=args.host,
-            server_port=args.port,
-            auth=partial(check_login, ctx),
-            auth_message=message,
+        serve(
+            ctx,
+            app,
+            args.host,
+            args.port,
+            message,
+            proxy_ips=args.proxy_ips,
             show_error=True,
             **launch_kwargs(ctx),
         )
@@ -240,26 +308,31 @@ def _password(given: str | None, name: str) -> str:
 
 
 def cmd_users(args: argparse.Namespace) -> int:
-    from store import users
+    # The command line is run by whoever owns the database file: it acts without a session user.
+    from services import users
+    from services.errors import ServiceError
 
     store = _open_store(args.db)
     try:
         if args.users_verb == "add":
             password = None if args.no_password else _password(args.password, args.name)
-            if password is not None and len(password) < 8:
+            if password is not None and len(password) < users.MIN_PASSWORD:
                 sys.exit("error: a password needs at least 8 characters; nothing was changed")
-            user = users.add_user(store, args.name, args.role, password)
+            user = users.add(store, None, args.name, args.role, password)
             print(f"added {user.name} ({user.role}{', no password' if password is None else ''})")
         elif args.users_verb == "list":
-            for user in users.list_users(store):
+            for user in users.list_all(store, None):
                 print(f"{user.name}\t{user.role}\t{'password set' if user.has_password else 'no password'}")
         elif args.users_verb == "passwd":
-            users.set_password(store, args.name, _password(args.password, args.name))
-            print(f"password of {args.name} changed")
+            users.set_password(store, None, args.name, _password(args.password, args.name))
+            print(f"password of {args.name} changed; their open sessions ended")
         elif args.users_verb == "role":
-            users.set_role(store, args.name, args.role)
-            print(f"{args.name} is now {args.role}")
-    except users.UserError as exc:
+            users.set_role(store, None, args.name, args.role)
+            print(f"{args.name} is now {args.role}; their open sessions ended")
+        elif args.users_verb == "remove":
+            users.remove(store, None, args.name)
+            print(f"removed {args.name}: they can no longer log in; their labels stay in the log")
+    except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:

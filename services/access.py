@@ -10,7 +10,7 @@ from __future__ import annotations
 from services.errors import NotAllowed
 from store.users import Annotator
 
-__all__ = ["require_admin", "require_reviewer"]
+__all__ = ["may_fetch_file", "require_admin", "require_reviewer", "require_uploader"]
 
 
 def require_reviewer(user: Annotator) -> Annotator:
@@ -24,3 +24,17 @@ def require_admin(user: Annotator) -> Annotator:
     if not user.is_admin:
         raise NotAllowed(f"{user.name} is an {user.role}: only an admin can do this.")
     return user
+
+
+def require_uploader(user: Annotator) -> Annotator:
+    """Uploads feed the Data panel's import, an admin's task: nobody else may send files."""
+    if not user.is_admin:
+        raise NotAllowed(
+            f"{user.name} is an {user.role}: only admins upload files (the Data panel's import)."
+        )
+    return user
+
+
+def may_fetch_file(user: Annotator, owner: str) -> bool:
+    """A file made for a user (export, report) goes to that user and to admins only."""
+    return user.name == owner or user.is_admin

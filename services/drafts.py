@@ -11,9 +11,9 @@ from typing import Any
 from services.annotate import now_utc
 from store import drafts
 from store.db import Store
-from store.users import Annotator
+from store.users import Annotator, get_user
 
-__all__ = ["clear", "clear_all", "get", "put"]
+__all__ = ["clear", "clear_all", "clear_at_logout", "get", "put"]
 
 _MAX_VALUE = 8_000  # characters of JSON: a note and a few choices
 
@@ -43,3 +43,10 @@ def clear(store: Store, user: Annotator, panel: str, key: str) -> None:
 def clear_all(store: Store, user: Annotator) -> None:
     """At logout: nothing of this user's unsaved work stays for the next person."""
     drafts.clear_annotator(store, user.id)
+
+
+def clear_at_logout(store: Store, name: str) -> None:
+    """The logout hook: the user's drafts go with their session."""
+    user = get_user(store, name)
+    if user is not None:
+        drafts.clear_annotator(store, user.id)

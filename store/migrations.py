@@ -168,6 +168,14 @@ CREATE TABLE drafts (
 );
 """
 
+# Sessions end when a password or role changes or the annotator is removed: the web layer compares
+# a session's start with sessions_valid_after on every request. A removed annotator keeps their row
+# (the annotation log names them) but can no longer log in.
+_V4_SESSIONS = """
+ALTER TABLE annotators ADD COLUMN sessions_valid_after DOUBLE;
+ALTER TABLE annotators ADD COLUMN removed_at TIMESTAMP
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -176,6 +184,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (2, "agreement studies and lookup indexes", _V2_STUDIES),
     (3, "drafts kept per annotator on the server", _V3_DRAFTS),
+    (4, "session epochs and removed annotators", _V4_SESSIONS),
 ]
 
 

@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ __all__ = [
     "get_user",
     "hash_password",
     "list_users",
+    "remove_user",
     "set_password",
     "set_role",
     "verify_password",
@@ -34,6 +36,9 @@ ROLES = ("annotator", "adjudicator", "admin")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 # scrypt parameters: n=2**14, r=8 costs ~30 ms per check here, slow enough for offline guessing.
 _N, _R, _P = 2**14, 8, 1
+# Checked against an unknown name so that a wrong name costs the same scrypt work as a wrong password.
+_DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+_COLUMNS = "id, name, role, password_hash, sessions_valid_after"
 
 
 class UserError(StoreRequestError):
@@ -46,6 +51,8 @@ class Annotator:
     name: str
     role: str
     has_password: bool
+    # Unix time before which every session of this annotator ended (password, role change, removal).
+    sessions_valid_after: float | None = None
 
     @property
     def can_see_labels(self) -> bool:
@@ -82,7 +89,10 @@ def verify_password(password: str, stored: str | None) -> bool:
 def _row_to_user(row: tuple | None) -> Annotator | None:
     if row is None:
         return None
-    return Annotator(id=row[0], name=row[1], role=row[2], has_password=row[3] is not None)
+    valid_after = row[4] if len(row) > 4 else None
+    return Annotator(
+        id=row[0], name=row[1], role=row[2], has_password=row[3] is not None, sessions_valid_after=valid_after
+    )
 
 
 def get_user(db: Store | Tx, name: str) -> Annotator | None:
@@ -91,7 +101,7 @@ def get_user(db: Store | Tx, name: str) -> Annotator | None:
     found = db.cache.get(key)
     if found is MISS:
         found = _row_to_user(
-            db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE name = ?", [name])
+            db.fetchone(f"SELECT {_COLUMNS} FROM annotators WHERE name = ? AND removed_at IS NULL", [name])
         )
         if found is None:
             return None
@@ -104,13 +114,11 @@ def _changed(tx: Tx) -> None:
 
 
 def get_user_by_id(db: Store | Tx, annotator_id: int) -> Annotator | None:
-    return _row_to_user(
-        db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE id = ?", [annotator_id])
-    )
+    return _row_to_user(db.fetchone(f"SELECT {_COLUMNS} FROM annotators WHERE id = ?", [annotator_id]))
 
 
 def list_users(db: Store | Tx) -> list[Annotator]:
-    rows = db.fetchall("SELECT id, name, role, password_hash FROM annotators ORDER BY name")
+    rows = db.fetchall(f"SELECT {_COLUMNS} FROM annotators WHERE removed_at IS NULL ORDER BY name")
     return [u for u in (_row_to_user(r) for r in rows) if u is not None]
 
 
@@ -131,6 +139,8 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
     with db.writing() as tx:
         if get_user(tx, name) is not None:
             raise UserError(f"annotator {name!r} already exists")
+        if tx.scalar("SELECT count(*) FROM annotators WHERE name = ?", [name]):
+            raise UserError(f"annotator {name!r} was removed; the log still names them, so pick another name")
         tx.execute(
             "INSERT INTO annotators (name, role, password_hash) VALUES (?, ?, ?)",
             [name, role, hash_password(password) if password else None],
@@ -146,7 +156,10 @@ def set_password(db: Store | Tx, name: str, password: str) -> None:
     with db.writing() as tx:
         if get_user(tx, name) is None:
             raise UserError(f"no annotator named {name!r}")
-        tx.execute("UPDATE annotators SET password_hash = ? WHERE name = ?", [hash_password(password), name])
+        tx.execute(
+            "UPDATE annotators SET password_hash = ?, sessions_valid_after = ? WHERE name = ?",
+            [hash_password(password), time.time(), name],
+        )
         _changed(tx)
 
 
@@ -155,13 +168,34 @@ def set_role(db: Store | Tx, name: str, role: str) -> None:
     with db.writing() as tx:
         if get_user(tx, name) is None:
             raise UserError(f"no annotator named {name!r}")
-        tx.execute("UPDATE annotators SET role = ? WHERE name = ?", [role, name])
+        tx.execute(
+            "UPDATE annotators SET role = ?, sessions_valid_after = ? WHERE name = ?",
+            [role, time.time(), name],
+        )
+        _changed(tx)
+
+
+def remove_user(db: Store | Tx, name: str) -> None:
+    """The annotator can no longer log in and their sessions end; their labels stay in the log."""
+    with db.writing() as tx:
+        if get_user(tx, name) is None:
+            raise UserError(f"no annotator named {name!r}")
+        tx.execute(
+            "UPDATE annotators SET removed_at = current_timestamp, sessions_valid_after = ? WHERE name = ?",
+            [time.time(), name],
+        )
         _changed(tx)
 
 
 def authenticate(db: Store | Tx, name: str, password: str) -> Annotator | None:
-    """The annotator when name and password match a stored hash; None otherwise."""
-    row = db.fetchone("SELECT id, name, role, password_hash FROM annotators WHERE name = ?", [name])
-    if row is None or not verify_password(password, row[3]):
+    """The annotator when name and password match a stored hash; None otherwise.
+
+    An unknown name (or one without a password) costs the same scrypt work as a wrong password, so
+    the time of a failed login does not tell whether the name exists.
+    """
+    row = db.fetchone(f"SELECT {_COLUMNS} FROM annotators WHERE name = ? AND removed_at IS NULL", [name])
+    stored = row[3] if row is not None and row[3] else _DUMMY_HASH
+    matched = verify_password(password, stored)
+    if row is None or not row[3] or not matched:
         return None
     return _row_to_user(row)

@@ -20,6 +20,7 @@ __all__ = [
     "cli",
     "free_port",
     "login",
+    "logout",
     "running",
     "screenshot",
     "start_server",
@@ -63,12 +64,18 @@ def running(db: Path, *extra: str) -> Iterator[Server]:
 
 
 def login(page, url: str, name: str, password: str = "") -> None:
-    """Gradio's login form: fill it and wait for the app's tabs."""
+    """stepgate's login form (ui/web/login.py): fill it and wait for the app's tabs."""
     page.goto(url)
     page.get_by_label("username").fill(name)
     page.get_by_label("password").fill(password)
     page.get_by_role("button", name="Login").click()
     page.wait_for_selector("#panels", timeout=30_000)
+
+
+def logout(page) -> None:
+    """The header's "log out" button (a POST from the page), then wait for the login form."""
+    page.locator("#logout-link").click()
+    page.wait_for_selector("#login-form", timeout=30_000)
 
 
 def screenshot(page, name: str) -> Path:

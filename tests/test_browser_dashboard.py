@@ -88,7 +88,7 @@ def test_admin_sees_coefficients_plots_and_downloads_the_report(tmp_path: Path, 
         screenshot(page, "dashboard-admin")
 
         with page.expect_download() as download:
-            page.locator("#qc-download-md").click()
+            page.locator("#qc-download-md a").click()
         report = Path(download.value.path()).read_text(encoding="utf-8")
         assert report.startswith("# QC report: dataset prmbench-step-review")
         assert INTERVAL.search(report) and "Kappa misleads" in report

@@ -13,7 +13,7 @@ from services.annotate import now_utc, submit
 from store import Store, datasets, users
 from store.demo import populate_demo
 from store.work import next_item
-from tests.browser_support import cli, login, running, screenshot
+from tests.browser_support import cli, login, logout, running, screenshot
 from tests.conftest import PRMBENCH_FILE
 
 pytestmark = pytest.mark.browser
@@ -62,6 +62,7 @@ def pick(page, dropdown: str, option: str) -> None:
 
 def dataset_row(page, name: str) -> list[str]:
     row = page.locator("#data-datasets [role=row]", has_text=name)
+    expect(row.first).to_be_visible()  # the tab's table renders after the click
     return row.locator("[role=gridcell]").all_inner_texts()
 
 
@@ -137,7 +138,7 @@ def test_admin_imports_sets_the_quorum_adds_an_annotator_and_downloads_the_log(t
         screenshot(page, "data-export")
 
         # The annotator just added logs in and gets one line, no data.
-        page.goto(server.url + "/logout")
+        logout(page)
         login(page, server.url, "newbie", "newbie-password")
         page.get_by_role("tab", name="Data").click()
         expect(page.locator("#data-admins-only")).to_have_text(

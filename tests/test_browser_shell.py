@@ -23,7 +23,7 @@ def test_team_mode_login_shows_every_tab_and_the_user(tmp_path: Path, page) -> N
         page.get_by_label("username").fill("lead")
         page.get_by_label("password").fill("wrong-password")
         page.get_by_role("button", name="Login").click()
-        page.get_by_text("Incorrect Credentials").wait_for()
+        page.get_by_text("Wrong name or password").wait_for()
         login(page, server.url, "lead", "lead-password-1")
         page.get_by_text("Signed in as").wait_for()
         assert "role: admin" in page.locator("#whoami").inner_text()

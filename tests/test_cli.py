@@ -24,7 +24,7 @@ def test_help_documents_every_verb_and_option() -> None:
     for verb in ("serve", "import", "export", "users", "datasets"):
         assert verb in top
     serve = _run("serve", "--help").stdout
-    for option in ("--db", "--host", "--port", "--team", "--no-demo", "--encoder"):
+    for option in ("--db", "--host", "--port", "--team", "--no-demo", "--secure-cookies"):
         assert option in serve
     imp = _run("import", "--help").stdout
     for option in ("--format", "--dataset", "--task", "--mapping", "--skip-bad", "--report", "--db"):

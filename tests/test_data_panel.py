@@ -18,6 +18,7 @@ from store.assignments import progress
 from store.work import next_item
 from tests.conftest import PRMBENCH_FILE
 from ui.context import TEAM, AppContext
+from ui.kit.downloads import find_download, private_dir
 from ui.panels import data
 
 
@@ -185,7 +186,7 @@ def test_every_handler_refuses_anyone_but_an_admin_and_changes_nothing(
             call()
     assert (datasets.list_datasets(store), users.list_users(store)) == before
     assert users.authenticate(store, "lead", "lead-password-1") is not None
-    assert list(demo_ctx.export_dir.iterdir()) == []
+    assert list(private_dir(demo_ctx).iterdir()) == []
     assert len(calls) == len(data.__all__) - 2  # every handler but on_open (tested above) and build
 
 
@@ -298,15 +299,19 @@ def label_one_item(store: Store) -> None:
     )
 
 
-def downloaded(update: dict) -> Path:
+def downloaded(update: dict, ctx: AppContext) -> Path:
+    """The file behind the offered link (ui.kit.downloads), found as the download route finds it."""
     assert update["visible"] is True
-    return Path(update["value"])
+    token = re.search(r'href="/stepgate/download/([^"]+)"', update["value"]).group(1)
+    found = find_download(ctx, token)
+    assert found is not None and found[2] == "lead"
+    return found[0]
 
 
 def test_exporting_the_items_of_a_dataset_writes_one_line_per_item(demo_ctx: AppContext) -> None:
     status, file = data.on_export(demo_ctx, "items-jsonl", "prmbench-step-review", ADMIN)
-    path = downloaded(file)
-    assert path.is_relative_to(demo_ctx.export_dir) and path.suffix == ".jsonl"
+    path = downloaded(file, demo_ctx)
+    assert path.is_relative_to(private_dir(demo_ctx)) and path.suffix == ".jsonl"
     assert path.name.startswith("prmbench-step-review-items-jsonl-")
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 394 and "wrote 394 row(s)" in visible(status)
@@ -315,19 +320,19 @@ def test_exporting_the_items_of_a_dataset_writes_one_line_per_item(demo_ctx: App
 def test_exporting_the_annotation_log_writes_every_stored_label(demo_ctx: AppContext) -> None:
     label_one_item(demo_ctx.store)
     status, file = data.on_export(demo_ctx, "log-csv", "", ADMIN)
-    frame = pd.read_csv(downloaded(file))
+    frame = pd.read_csv(downloaded(file, demo_ctx))
     assert len(frame) == 1 and "wrote 1 row(s)" in visible(status)
     assert frame.loc[0, "label_earliest_error"] == -1
-    assert downloaded(file).name.startswith("all-datasets-log-csv-")
+    assert downloaded(file, demo_ctx).name.startswith("all-datasets-log-csv-")
 
 
 def test_exporting_an_unknown_dataset_says_so_and_offers_nothing(demo_ctx: AppContext) -> None:
     status, file = data.on_export(demo_ctx, "log-csv", "no-such-set", ADMIN)
     assert "Nothing exported" in status and "no dataset named 'no-such-set'" in visible(status)
-    assert file["visible"] is False and list(demo_ctx.export_dir.iterdir()) == []
+    assert file["visible"] is False and list(private_dir(demo_ctx).iterdir()) == []
 
 
 def test_an_unknown_export_format_writes_nothing(demo_ctx: AppContext) -> None:
     status, file = data.on_export(demo_ctx, "../../escape", "", ADMIN)
     assert "unknown export format '../../escape'" in visible(status)
-    assert file["visible"] is False and list(demo_ctx.export_dir.iterdir()) == []
+    assert file["visible"] is False and list(private_dir(demo_ctx).iterdir()) == []

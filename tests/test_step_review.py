@@ -16,6 +16,7 @@ from store.annotations import annotations_frame, count_annotations
 from store.items import get_item, write_records
 from store.records import ItemRecord
 from ui.context import AppContext
+from ui.kit.downloads import find_download
 from ui.panels import step_review as panel
 from ui.panels import step_review_actions as actions
 
@@ -328,9 +329,17 @@ def test_an_annotator_sees_statistics_and_exports_of_their_own_labels_only(
         with pytest.raises(gr.Error, match="only adjudicators and admins"):
             actions.on_export(ctx, DATASET, choice, as_user("bea"))
     file, status = actions.on_export(ctx, DATASET, "mine-csv", as_user("bea"))
-    exported = pd.read_csv(file["value"])
+    exported = pd.read_csv(_offered(ctx, file, "bea"))
     assert set(exported["annotator"]) == {"bea"} and list(exported["label_original"]) == ["incorrect"]
     assert status.startswith("Exported 1 row of prmbench-step-review: My labels (CSV)")
+
+
+def _offered(ctx: AppContext, update: dict, owner: str) -> Path:
+    """The file behind the offered link, found as the download route finds it; bound to `owner`."""
+    token = re.search(r'href="/stepgate/download/([^"]+)"', update["value"]).group(1)
+    path, _, bound_to = find_download(ctx, token)
+    assert bound_to == owner
+    return path
 
 
 def test_an_admin_sees_and_exports_every_annotators_labels(ctx: AppContext) -> None:
@@ -340,7 +349,7 @@ def test_an_admin_sees_and_exports_every_annotators_labels(ctx: AppContext) -> N
     table = original["value"].set_index("Original steps")
     assert table.loc["all annotators", "Correct"] == 1 and table.loc["all annotators", "Incorrect"] == 1
     file, _ = actions.on_export(ctx, DATASET, "log-jsonl", as_user("lead"))
-    rows = pd.read_json(file["value"], lines=True)
+    rows = pd.read_json(_offered(ctx, file, "lead"), lines=True)
     assert sorted(rows["annotator"]) == ["ann", "bea"]
     _, status = actions.on_export(ctx, DATASET, None, as_user("lead"))
     assert status == "Choose what to export first."

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import re
 import uuid
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -165,6 +165,7 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
     import pandas as pd
 
     from ui.context import AppContext
+    from ui.kit.downloads import find_download
     from ui.panels import dashboard
 
     ctx = AppContext(demo_store)
@@ -185,9 +186,10 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
         dashboard.on_draw_study(ctx, DATASET, "t", 5, "error_type", 2, 0, SimpleNamespace(username="judge"))
 
     shown = dashboard.on_show(ctx, DATASET, 200, SimpleNamespace(username="judge"))
-    assert "Observed agreement" in shown[5] and Path(shown[16]).read_text(encoding="utf-8").startswith(
-        "# QC report"
-    )
+    token = re.search(r'href="/stepgate/download/([^"]+)"', shown[16]).group(1)
+    report, _, owner = find_download(ctx, token)  # the link the judge got is bound to the judge
+    assert "Observed agreement" in shown[5] and owner == "judge"
+    assert report.read_text(encoding="utf-8").startswith("# QC report")
     empty = dashboard.on_show(ctx, "mathvista-quality-gate", 200, SimpleNamespace(username="judge"))
     assert "No field has two labels" in empty[5]
     summary = dashboard.on_study_report(ctx, "s", 200, SimpleNamespace(username="judge"))[0]

@@ -25,11 +25,13 @@ DEMO_CREDIT = (
 
 
 def whoami(ctx: AppContext, request: gr.Request) -> str:
+    """The header line; logging out is a POST from this page (ui/web checks its origin)."""
     user = require_user(ctx, request)
     mode = "local mode" if ctx.mode == LOCAL else "team mode"
     return (
-        f"Signed in as **{escape_text(user.name)}** · role: **{user.role}** · {mode} · "
-        '<a href="/logout" id="logout-link">log out</a>'
+        f"Signed in as <b>{escape_text(user.name)}</b> · role: <b>{escape_text(user.role)}</b> · {mode} · "
+        '<form method="post" action="/logout" id="logout-form" style="display:inline">'
+        '<button type="submit" id="logout-link" class="stepgate-logout">log out</button></form>'
     )
 
 
@@ -37,7 +39,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
     with gr.Blocks(title="stepgate") as app:
         with gr.Row(elem_id="stepgate-header"):
             gr.Markdown("## stepgate", elem_id="stepgate-title")
-            user_line = gr.Markdown("", elem_id="whoami")
+            user_line = gr.HTML("", elem_id="whoami")
         with gr.Tabs(elem_id="panels"):
             for title, module in panels.PANELS:
                 key = module.__name__.rsplit(".", 1)[-1]
@@ -54,13 +56,17 @@ def build_app(ctx: AppContext) -> gr.Blocks:
 
 
 def launch_kwargs(ctx: AppContext) -> dict:
-    """What Gradio's launch() needs: theme, each panel's CSS and keyboard script, the image folder."""
+    """What Gradio needs: theme, each panel's CSS and keyboard script, the image folder.
+
+    Only the images are served from disk (named by their SHA-256); files made for a user go through
+    ui.kit.downloads, never through a served folder.
+    """
     scripts = "".join(
         f"<script>{p.read_text(encoding='utf-8')}</script>" for p in sorted((ASSETS / "js").glob("*.js"))
     )
     return {
         "css_paths": sorted((ASSETS / "css").glob("*.css")),
         "head": scripts or None,
-        "allowed_paths": [str(ctx.store.data_dir / "images"), str(ctx.export_dir)],
+        "allowed_paths": [str(ctx.store.data_dir / "images")],
         "theme": gr.themes.Soft(),
     }

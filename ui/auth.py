@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from services import access
+from services.errors import ServiceError
 from store import users
 from store.users import Annotator, UserError
 from ui.context import LOCAL, AppContext
@@ -43,14 +45,18 @@ def require_user(ctx: AppContext, request: gr.Request | None) -> Annotator:
 
 
 def require_reviewer(ctx: AppContext, request: gr.Request | None) -> Annotator:
+    """The session user, when their role may see labels (the rule lives in services.access)."""
     user = require_user(ctx, request)
-    if not user.can_see_labels:
-        raise gr.Error("Only adjudicators and admins can see other annotators' labels.")
-    return user
+    try:
+        return access.require_reviewer(user)
+    except ServiceError as exc:
+        raise gr.Error(str(exc)) from exc
 
 
 def require_admin(ctx: AppContext, request: gr.Request | None) -> Annotator:
+    """The session user, when they are an admin (the rule lives in services.access)."""
     user = require_user(ctx, request)
-    if not user.is_admin:
-        raise gr.Error(f"{user.name} is an {user.role}: only an admin can do this.")
-    return user
+    try:
+        return access.require_admin(user)
+    except ServiceError as exc:
+        raise gr.Error(str(exc)) from exc

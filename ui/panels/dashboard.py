@@ -10,6 +10,8 @@ shows comes from services.reports and services.studies.
 from __future__ import annotations
 
 import html
+import secrets
+import shutil
 from typing import Any
 
 import gradio as gr
@@ -19,9 +21,11 @@ from gradio.context import Context
 from services import reports
 from services import studies as study_service
 from services.errors import ServiceError
+from store.users import Annotator
 from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.render import escape_text
 
 __all__ = ["build", "on_draw_study", "on_open", "on_show", "on_study_report"]
@@ -167,6 +171,19 @@ def _choices(ctx: AppContext, picked: str | None) -> tuple[dict, str | None]:
 SHOW_OUTPUTS = 19
 
 
+def _offer_report(ctx: AppContext, user: Annotator, report: reports.Report) -> tuple[str, ...]:
+    """The report as three links for this reviewer only (ui.kit.downloads), never in a served folder."""
+    folder = private_dir(ctx) / secrets.token_hex(16)
+    try:
+        files = reports.write_files(report, folder)
+        return tuple(
+            download_link_html(offer_download(ctx, user, path, path.name))
+            for path in (files.markdown, files.csv, files.json)
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _refused() -> tuple:
     """For annotators: the message, and nothing computed from anyone's labels."""
     empty = pd.DataFrame()
@@ -210,7 +227,7 @@ def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: g
     n_boot = int(n_boot) if n_boot in BOOT_CHOICES else 1000
     try:
         report = reports.dataset_report(ctx.store, user, dataset, n_boot=n_boot)
-        files = reports.write_files(report, ctx.export_dir / "qc" / user.name)
+        links = _offer_report(ctx, user, report)
     except ServiceError as exc:
         return (
             gr.update(visible=False),
@@ -237,9 +254,7 @@ def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: g
         _table(tables.states_by_dataset),
         gr.update(value=report.table2, visible=not report.table2.empty),
         _table(tables.gating),
-        str(files.markdown),
-        str(files.csv),
-        str(files.json),
+        *links,
     )
 
 
@@ -317,7 +332,7 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
         return "Pick a study first.", "", gr.skip(), gr.update(visible=False), None, None, None
     try:
         report = reports.study_report(ctx.store, user, study, n_boot=int(n_boot or 1000))
-        files = reports.write_files(report, ctx.export_dir / "qc" / user.name)
+        links = _offer_report(ctx, user, report)
     except ServiceError as exc:
         return escape_text(str(exc)), "", gr.skip(), gr.update(visible=False), None, None, None
     progress = report.progress or {}
@@ -339,9 +354,7 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
         _agreement_view(report),
         _studies_view(listed),
         gr.update(visible=True),
-        str(files.markdown),
-        str(files.csv),
-        str(files.json),
+        *links,
     )
 
 
@@ -400,9 +413,9 @@ def build(ctx: AppContext) -> None:
         table2 = _frame("qc-table2", label=TABLE2_LABEL, visible=False)
         gr.Markdown("### Download the report", elem_classes=["qc-heading"])
         with gr.Row(elem_id="qc-downloads"):
-            dl_md = gr.DownloadButton("Markdown report", elem_id="qc-download-md", size="md")
-            dl_csv = gr.DownloadButton("CSV report", elem_id="qc-download-csv", size="md")
-            dl_json = gr.DownloadButton("JSON report", elem_id="qc-download-json", size="md")
+            dl_md = gr.HTML("", elem_id="qc-download-md")
+            dl_csv = gr.HTML("", elem_id="qc-download-csv")
+            dl_json = gr.HTML("", elem_id="qc-download-json")
         with gr.Accordion("Agreement studies", open=True, elem_id="qc-studies"):
             with gr.Column(visible=False, elem_id="qc-study-admin") as study_admin:
                 gr.Markdown(STUDY_HELP, elem_classes=["qc-note"])
@@ -434,15 +447,9 @@ def build(ctx: AppContext) -> None:
             study_summary = gr.Markdown("", elem_id="qc-study-summary")
             study_agreement = gr.HTML("", elem_id="qc-study-agreement")
             with gr.Row(visible=False, elem_id="qc-study-downloads") as study_downloads:
-                study_md = gr.DownloadButton(
-                    "Study report (Markdown)", elem_id="qc-study-download-md", size="sm"
-                )
-                study_csv = gr.DownloadButton(
-                    "Study report (CSV)", elem_id="qc-study-download-csv", size="sm"
-                )
-                study_json = gr.DownloadButton(
-                    "Study report (JSON)", elem_id="qc-study-download-json", size="sm"
-                )
+                study_md = gr.HTML("", elem_id="qc-study-download-md")
+                study_csv = gr.HTML("", elem_id="qc-study-download-csv")
+                study_json = gr.HTML("", elem_id="qc-study-download-json")
 
     private = {"api_visibility": "private"}
     show_outputs = [

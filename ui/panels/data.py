@@ -11,6 +11,7 @@ import html
 import json
 import re
 import secrets
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,14 +19,16 @@ import gradio as gr
 import pandas as pd
 
 from services import data
+from services import users as user_service
 from services.data import FORMATS
-from services.errors import ServiceError
+from services.errors import NotAllowed, ServiceError
 from services.exports import EXPORT_FORMATS, export
-from store import users
+from store.users import ROLES
 from tasks import EARLIEST_ERROR, TASKS
 from ui.auth import require_admin, require_user
 from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.downloads import download_link_html, offer_download, private_dir
 
 __all__ = [
     "build",
@@ -61,7 +64,6 @@ DATASET_COLUMNS = [
 USER_COLUMNS = ["annotator", "role", "password"]
 _EXTENSION = {"log-parquet": "parquet", "log-csv": "csv"}  # every other export is JSON lines
 _MARKDOWN = re.compile(r"([\\`*_\[\]()#|~!])")  # characters Markdown would act on
-_MIN_PASSWORD = 8  # the same floor as store.users.set_password and `app.py users add`
 
 HELP = """\
 Formats: PRMBench, ProcessBench, QwQ, CRYSTAL and step pairs are detected; a plain JSONL / CSV / Parquet
@@ -97,7 +99,9 @@ def _datasets_frame(ctx: AppContext) -> pd.DataFrame:
 
 def _users_frame(ctx: AppContext) -> pd.DataFrame:
     # Never the hash: only whether a password is set.
-    rows = [[u.name, u.role, "set" if u.has_password else "none"] for u in users.list_users(ctx.store)]
+    rows = [
+        [u.name, u.role, "set" if u.has_password else "none"] for u in user_service.list_all(ctx.store, None)
+    ]
     return pd.DataFrame(rows, columns=USER_COLUMNS)
 
 
@@ -112,7 +116,7 @@ def _dataset_choices(ctx: AppContext, keep: str | None) -> tuple[dict, dict]:
 
 
 def _user_choices(ctx: AppContext, keep: str | None = None) -> dict:
-    names = [u.name for u in users.list_users(ctx.store)]
+    names = [u.name for u in user_service.list_all(ctx.store, None)]
     return gr.update(choices=names, value=keep if keep in names else None)
 
 
@@ -230,13 +234,12 @@ def _rejection(file_name: str, exc: data.ImportRefused) -> str:
 
 
 def on_add_user(ctx: AppContext, name: str, role: str, password: str, request: gr.Request) -> tuple:
-    require_admin(ctx, request)
-    name = (name or "").strip()
-    if password and len(password) < _MIN_PASSWORD:
-        return (_refused(f"a password needs at least {_MIN_PASSWORD} characters"), gr.skip(), gr.skip())
+    acting = require_user(ctx, request)
     try:
-        added = users.add_user(ctx.store, name, role, password or None)
-    except users.UserError as exc:
+        added = user_service.add(ctx.store, acting, name, role, password or None)
+    except NotAllowed as exc:
+        raise gr.Error(str(exc)) from exc
+    except ServiceError as exc:
         return (_refused(str(exc)), gr.skip(), gr.skip())
     note = "" if added.has_password else " without a password: they can log in only in local mode"
     return (
@@ -247,26 +250,27 @@ def on_add_user(ctx: AppContext, name: str, role: str, password: str, request: g
 
 
 def on_change_role(ctx: AppContext, name: str | None, role: str, request: gr.Request) -> tuple:
-    admin = require_admin(ctx, request)
+    acting = require_user(ctx, request)
     if not name:
         return (_refused("pick an annotator first"), gr.skip())
-    if name == admin.name and role != "admin":
-        # An admin who demotes themselves cannot undo it here; another admin can.
-        return (_refused("you cannot take away your own admin role; another admin can"), gr.skip())
     try:
-        users.set_role(ctx.store, name, role)
-    except users.UserError as exc:
+        user_service.set_role(ctx.store, acting, name, role)
+    except NotAllowed as exc:
+        raise gr.Error(str(exc)) from exc
+    except ServiceError as exc:
         return (_refused(str(exc)), gr.skip())
     return (_done(f"{name} is now {role}"), _users_frame(ctx))
 
 
 def on_set_password(ctx: AppContext, name: str | None, password: str, request: gr.Request) -> tuple:
-    require_admin(ctx, request)
+    acting = require_user(ctx, request)
     if not name:
         return (_refused("pick an annotator first"), gr.skip(), gr.skip())
     try:
-        users.set_password(ctx.store, name, password or "")
-    except users.UserError as exc:
+        user_service.set_password(ctx.store, acting, name, password or "")
+    except NotAllowed as exc:
+        raise gr.Error(str(exc)) from exc
+    except ServiceError as exc:
         return (_refused(str(exc)), gr.skip(), gr.skip())
     return (_done(f"password of {name} changed"), _users_frame(ctx), "")
 
@@ -315,12 +319,11 @@ def on_save_settings(
 
 
 def on_export(ctx: AppContext, fmt: str, dataset: str | None, request: gr.Request) -> tuple:
-    """Write the export under the export folder and offer it for download."""
-    require_admin(ctx, request)
+    """Write the export out of every served folder and offer it as a link for this admin only."""
+    admin = require_admin(ctx, request)
     if fmt not in EXPORT_FORMATS:  # checked before it becomes part of a file name
         return (f"**Nothing exported.** {_plain(f'unknown export format {fmt!r}')}", gr.update(visible=False))
-    # A fresh unguessable folder per export: the file is only reachable through this answer.
-    folder = ctx.export_dir / secrets.token_urlsafe(12)
+    folder = private_dir(ctx) / secrets.token_hex(16)
     folder.mkdir()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", dataset or "all-datasets").strip("-.") or "dataset"
@@ -328,11 +331,13 @@ def on_export(ctx: AppContext, fmt: str, dataset: str | None, request: gr.Reques
     try:
         written = export(ctx.store, fmt, out, dataset=dataset or None)
     except ServiceError as exc:
-        folder.rmdir()
-        return (f"**Nothing exported.** {_plain(str(exc))}", gr.update(value=None, visible=False))
+        shutil.rmtree(folder, ignore_errors=True)
+        return (f"**Nothing exported.** {_plain(str(exc))}", gr.update(value="", visible=False))
+    link = offer_download(ctx, admin, written.path, written.path.name)
+    folder.rmdir()
     return (
         _done(f"wrote {written.rows} row(s) to {written.path.name}"),
-        gr.update(value=str(written.path), visible=True),
+        gr.update(value=download_link_html(link), visible=True),
     )
 
 
@@ -403,7 +408,7 @@ def build(ctx: AppContext) -> None:
                 with gr.Row(equal_height=True):
                     new_name = gr.Textbox(label="Name", elem_id="data-user-name")
                     new_role = gr.Dropdown(
-                        list(users.ROLES), value="annotator", label="Role", elem_id="data-user-role"
+                        list(ROLES), value="annotator", label="Role", elem_id="data-user-role"
                     )
                     new_password = gr.Textbox(
                         label="Password",
@@ -418,7 +423,7 @@ def build(ctx: AppContext) -> None:
                 with gr.Row(equal_height=True):
                     who = gr.Dropdown([], label="Annotator", elem_id="data-user-pick")
                     role = gr.Dropdown(
-                        list(users.ROLES), value="annotator", label="New role", elem_id="data-user-new-role"
+                        list(ROLES), value="annotator", label="New role", elem_id="data-user-new-role"
                     )
                     change_role = gr.Button(
                         "Change role", elem_classes=["data-action"], elem_id="data-user-role-save"
@@ -467,9 +472,7 @@ def build(ctx: AppContext) -> None:
                     "Export", variant="primary", elem_classes=["data-action"], elem_id="data-export-run"
                 )
             export_status = gr.Markdown("", elem_id="data-export-status", latex_delimiters=[])
-            download = gr.File(
-                label="Download", interactive=False, visible=False, height=90, elem_id="data-export-file"
-            )
+            download = gr.HTML("", visible=False, elem_id="data-export-file")
 
     private = {"api_visibility": "private"}
     gr.on(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 import re
+import secrets
+import shutil
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +24,7 @@ from tasks import STEP_REVIEW
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.render import escape_text
 
 __all__ = [
@@ -127,7 +130,7 @@ def _safe_name(text: str) -> str:
 
 
 def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, request: gr.Request) -> tuple:
-    """Write the chosen export into the downloads folder and offer it; reviewers-only files need the role."""
+    """Write the chosen export and offer it as a link for this user only; reviewers-only files need the role."""
     user = require_user(ctx, request)
     if choice not in EXPORTS:
         gr.Warning("Choose what to export first.")
@@ -145,14 +148,19 @@ def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, req
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     mine = choice.startswith("mine-")
     who = f"-{user.name}" if mine else ""
-    out = ctx.export_dir / _safe_name(f"{dataset.name}-{choice}{who}-{stamp}.{suffix}")
+    folder = private_dir(ctx) / secrets.token_hex(16)
+    folder.mkdir()
+    out = folder / _safe_name(f"{dataset.name}-{choice}{who}-{stamp}.{suffix}")
     try:
         rows = export(ctx.store, fmt, out, dataset=dataset.name, annotator=user.name if mine else None).rows
+        link = offer_download(ctx, user, out, out.name)
     except (ServiceError, OSError) as exc:
         gr.Warning(html.escape(f"Nothing exported: {exc}"))
         return gr.skip(), f"Nothing exported ({label}): {escape_text(str(exc))}"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     said = f"Exported {rows} row{'s' if rows != 1 else ''} of {escape_text(dataset.name)}: {label}, {escape_text(out.name)}."
-    return gr.update(value=str(out), visible=True), said
+    return gr.update(value=download_link_html(link), visible=True), said
 
 
 def _distribution(field: str, title: str, _order: list[str]) -> gr.Dataframe:
@@ -174,9 +182,7 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Dropdown:
             )
             go = gr.Button("Export data", elem_id="step-review-export", scale=1, min_width=150)
         status = gr.Markdown(elem_id="step-review-stats-status")
-        download = gr.File(
-            label="Exported file", visible=False, elem_id="step-review-export-file", interactive=False
-        )
+        download = gr.HTML("", visible=False, elem_id="step-review-export-file")
         with gr.Row():  # two tables a row, so their columns stay readable
             summary = gr.Dataframe(
                 label="Per annotator", visible=False, interactive=False, elem_id="step-review-summary"

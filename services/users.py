@@ -1,0 +1,76 @@
+"""Managing annotators: add, list, set a password or role, remove. Only admins do it from the UI.
+
+`acting` is the session user when the request comes from the app; the command line, run by whoever
+owns the database file, passes None. Every change that touches a password, a role or an account
+also ends that annotator's open sessions (store.users moves their session epoch).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from services.access import require_admin
+from services.errors import InvalidInput, NotFound
+from store import users
+from store.users import Annotator, UserError
+
+if TYPE_CHECKING:
+    from store import Store
+
+__all__ = ["add", "list_all", "remove", "set_password", "set_role"]
+
+MIN_PASSWORD = 8  # the same floor as store.users
+
+
+def _check(acting: Annotator | None) -> None:
+    if acting is not None:
+        require_admin(acting)
+
+
+def _as_service_error(exc: UserError) -> InvalidInput | NotFound:
+    text = str(exc)
+    return NotFound(text) if text.startswith("no annotator") else InvalidInput(text)
+
+
+def add(store: Store, acting: Annotator | None, name: str, role: str, password: str | None) -> Annotator:
+    _check(acting)
+    try:
+        return users.add_user(store, (name or "").strip(), role, password or None)
+    except UserError as exc:
+        raise _as_service_error(exc) from exc
+
+
+def list_all(store: Store, acting: Annotator | None) -> list[Annotator]:
+    _check(acting)
+    return users.list_users(store)
+
+
+def set_password(store: Store, acting: Annotator | None, name: str, password: str) -> None:
+    _check(acting)
+    try:
+        users.set_password(store, name, password or "")
+    except UserError as exc:
+        raise _as_service_error(exc) from exc
+
+
+def set_role(store: Store, acting: Annotator | None, name: str, role: str) -> None:
+    _check(acting)
+    if acting is not None and acting.name == name and role != "admin":
+        raise InvalidInput("You cannot take away your own admin role; ask another admin.")
+    try:
+        users.set_role(store, name, role)
+    except UserError as exc:
+        raise _as_service_error(exc) from exc
+
+
+def remove(store: Store, acting: Annotator | None, name: str) -> None:
+    _check(acting)
+    if acting is not None and acting.name == name:
+        raise InvalidInput("You cannot remove yourself; ask another admin.")
+    target = users.get_user(store, name)
+    if target is not None and target.is_admin and sum(u.is_admin for u in users.list_users(store)) == 1:
+        raise InvalidInput(f"{name} is the last admin; make someone else admin first.")
+    try:
+        users.remove_user(store, name)
+    except UserError as exc:
+        raise _as_service_error(exc) from exc

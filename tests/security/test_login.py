@@ -1,0 +1,117 @@
+"""Finding 8: login is throttled, does the same work for unknown names, and never stalls others.
+
+Timing and load are bounded: a few dozen logins, a few hundred API calls, on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+import uuid
+
+import numpy as np
+import pytest
+import requests
+
+from tests.security.support import login, run_api, team_server
+
+pytestmark = pytest.mark.slow
+
+
+def _attempt(url: str, name: str, password: str) -> requests.Response:
+    return requests.post(f"{url}/login", data={"username": name, "password": password}, timeout=60)
+
+
+def test_wrong_logins_are_throttled_per_name_and_per_address(tmp_path) -> None:
+    with team_server(
+        tmp_path / "throttle.duckdb", "--login-failures-per-name", "5", "--login-failures-per-address", "12"
+    ) as server:
+        for _ in range(5):
+            assert _attempt(server.url, "ann", "guess-guess").status_code == 401
+        blocked = _attempt(server.url, "ann", "ann-secret-password-1")  # even the right password waits now
+        assert blocked.status_code == 429 and "Too many failed logins" in blocked.text
+        assert "stepgate-session" not in blocked.cookies
+        # Other names from the same address go on until the address's own limit.
+        for k in range(7):
+            assert _attempt(server.url, f"nobody{k}", "guess-guess").status_code == 401
+        assert _attempt(server.url, "bob", "bob-secret-password-1").status_code == 429
+
+
+def test_a_wrong_password_takes_as_long_for_an_unknown_name_as_for_a_known_one(tmp_path) -> None:
+    with team_server(
+        tmp_path / "timing.duckdb",
+        "--login-failures-per-name",
+        "1000",
+        "--login-failures-per-address",
+        "1000",
+    ) as server:
+        known, unknown = [], []
+        for k in range(40):
+            for name, into in (("ann", known), (f"ghost{k}", unknown)):
+                started = time.perf_counter()
+                assert _attempt(server.url, name, "wrong-password").status_code == 401
+                into.append(time.perf_counter() - started)
+        difference = abs(statistics.median(known) - statistics.median(unknown)) * 1000
+        print(
+            f"login median: known {statistics.median(known) * 1000:.1f} ms, unknown "
+            f"{statistics.median(unknown) * 1000:.1f} ms, difference {difference:.2f} ms"
+        )
+        assert difference < 5
+
+
+def _next_item_times(http, url: str, session: str, calls: int) -> list[float]:
+    times = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        reply = run_api(http, url, "next_item", "qwq-earliest-error", session_hash=session)
+        times.append(time.perf_counter() - started)
+        assert reply.status_code == 200
+    return times
+
+
+def test_twenty_concurrent_wrong_logins_leave_other_users_next_item_fast(tmp_path) -> None:
+    """Unloaded and loaded windows alternate, so the machine's other work weighs on both alike."""
+    with team_server(
+        tmp_path / "stall.duckdb",
+        "--login-failures-per-name",
+        "1000",
+        "--login-failures-per-address",
+        "1000",
+        demo=True,
+    ) as server:
+        ann, session = login(server.url, "ann"), uuid.uuid4().hex
+        _next_item_times(ann, server.url, session, 20)  # warm up
+        attacking, stop = threading.Event(), threading.Event()
+        logins = []
+
+        def hammer(k: int) -> None:
+            while not stop.is_set():
+                if not attacking.wait(0.05):
+                    continue
+                _attempt(server.url, f"attacker{k}", "wrong-password")
+                logins.append(1)
+
+        attackers = [threading.Thread(target=hammer, args=(k,), daemon=True) for k in range(20)]
+        for t in attackers:
+            t.start()
+        unloaded, loaded = [], []
+        try:
+            for _ in range(3):
+                unloaded += _next_item_times(ann, server.url, session, 40)
+                attacking.set()
+                time.sleep(0.3)  # all 20 logins in flight
+                loaded += _next_item_times(ann, server.url, session, 40)
+                attacking.clear()
+                time.sleep(0.5)  # the queued hashes drain
+        finally:
+            stop.set()
+            for t in attackers:
+                t.join(timeout=60)
+        p95 = {k: float(np.percentile(v, 95)) * 1000 for k, v in (("unloaded", unloaded), ("loaded", loaded))}
+        print(
+            f"next_item p95: unloaded {p95['unloaded']:.1f} ms, under 20 concurrent wrong logins "
+            f"{p95['loaded']:.1f} ms ({len(logins)} wrong logins answered meanwhile)"
+        )
+        assert len(logins) >= 20
+        assert p95["loaded"] <= 2 * p95["unloaded"]

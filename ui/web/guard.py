@@ -1,0 +1,186 @@
+"""The check every request meets before Gradio sees it (a plain ASGI middleware, streaming intact).
+
+- Before login nothing but the login page answers: the page, /config, the API schema and the queue
+  routes get a redirect (the page) or 401 (everything else).
+- A request that changes state and comes from another origin (Origin/Referer) is refused: 403.
+- Gradio's session_hash (queue join and stream, run, call, cancel, heartbeat) is bound to the
+  login that first used it; another login gets 403.
+- Request bodies are bounded: 413 over WebSettings.max_body_bytes (max_file_size for uploads).
+- Uploads are for admins only (services.access.require_uploader): others get 403.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from services.access import require_uploader
+from services.errors import NotAllowed
+from store.users import Annotator
+from ui.context import AppContext
+from ui.web.sessions import COOKIE, Sessions
+
+__all__ = ["USER_KEY", "Guard"]
+
+USER_KEY = "stepgate.user"  # where the guard leaves the session user in the ASGI scope
+PUBLIC = {("GET", "/login"), ("POST", "/login"), ("HEAD", "/login")}
+API = "/gradio_api"
+_LOGIN_BODY = 16 * 1024
+_SAFE = {"GET", "HEAD", "OPTIONS"}
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict]]
+Send = Callable[[dict], Awaitable[None]]
+
+
+async def _reply(send: Send, status: int, body: dict | None, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    payload = json.dumps(body).encode() if body is not None else b""
+    head = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": head + list(headers)})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def _cookie(headers: dict[str, str], name: str) -> str | None:
+    for part in headers.get("cookie", "").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
+
+def same_origin(headers: dict[str, str]) -> bool | None:
+    """True/False when the request says where it comes from (Origin, else Referer); None when silent."""
+    source = headers.get("origin") or headers.get("referer")
+    if not source or source == "null":
+        return None if not source else False
+    # The Host header as the browser sent it (a proxy must pass it on: nginx `Host $http_host`).
+    return urlsplit(source).netloc.lower() == headers.get("host", "").strip().lower()
+
+
+class Guard:
+    def __init__(self, app: Callable, ctx: AppContext, sessions: Sessions, blocks: Any) -> None:
+        self.app = app
+        self.ctx = ctx
+        self.sessions = sessions
+        self.blocks = blocks
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method, path = scope["method"], scope["path"]
+        headers = _headers(scope)
+        if method not in _SAFE and same_origin(headers) is False:
+            await _reply(send, 403, {"error": "This request came from another site; it was refused."})
+            return
+        if (method, path) in PUBLIC:
+            if method == "POST":
+                receive = await self._bounded(scope, receive, send, _LOGIN_BODY)
+                if receive is None:
+                    return
+            await self.app(scope, receive, send)
+            return
+        user = self.sessions.user(_cookie(headers, COOKIE))
+        if user is None:
+            page = path == "/" or ("text/html" in headers.get("accept", "") and not path.startswith(API))
+            if method in ("GET", "HEAD") and page:
+                await _reply(send, 303, None, [(b"location", b"/login")])
+            else:
+                await _reply(send, 401, {"error": "Not logged in: log in at /login first."})
+            return
+        scope[USER_KEY] = user
+        if path.startswith(API):
+            receive = await self._gradio(scope, receive, send, user, method, path)
+            if receive is None:
+                return
+        await self.app(scope, receive, send)
+
+    async def _gradio(
+        self, scope: Scope, receive: Receive, send: Send, user: Annotator, method: str, path: str
+    ) -> Receive | None:
+        """Checks on Gradio's own routes; returns the receive to go on with, None when answered."""
+        route = path[len(API) :]
+        if route.startswith("/upload") and method == "POST":
+            try:
+                require_uploader(user)
+            except NotAllowed as exc:
+                await _reply(send, 403, {"error": str(exc)})
+                return None
+            return await self._bounded(scope, receive, send, self.ctx.web.max_file_size + 64 * 1024)
+        hashes: list[str] = []
+        if method == "POST":
+            receive = await self._bounded(scope, receive, send, self.ctx.web.max_body_bytes)
+            if receive is None:
+                return None
+            body = scope.get("stepgate.body", b"")
+            try:
+                parsed = json.loads(body) if body else None
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict) and isinstance(parsed.get("session_hash"), str):
+                hashes.append(parsed["session_hash"])
+        elif route.startswith("/queue/data"):
+            hashes += parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [])
+        elif route.startswith("/heartbeat/"):
+            hashes.append(route[len("/heartbeat/") :])
+        elif route.startswith("/call/"):
+            found = self._event_session(route.rsplit("/", 1)[-1])
+            if found:
+                hashes.append(found)
+        for session_hash in hashes:
+            if not self.sessions.claim(session_hash, user.name):
+                await _reply(send, 403, {"error": "This Gradio session belongs to another login."})
+                return None
+        return receive
+
+    def _event_session(self, event_id: str) -> str | None:
+        queue = getattr(self.blocks, "_queue", None)
+        if queue is None:
+            return None
+        event = queue.event_ids_to_events.get(event_id)
+        if event is not None:
+            return event.session_hash
+        return next((s for s, ids in queue.pending_event_ids_session.items() if event_id in ids), None)
+
+    async def _bounded(self, scope: Scope, receive: Receive, send: Send, limit: int) -> Receive | None:
+        """Read the body (at most `limit` bytes) and hand back a receive that replays it; 413 past it."""
+        declared = _headers(scope).get("content-length", "")
+        too_big = {
+            "error": f"The request is larger than this server accepts here ({limit:,} bytes); nothing was "
+            "stored. Send less (the limit is the serve option --max-body-bytes, or --max-file-size "
+            "for uploads)."
+        }
+        if declared.isdigit() and int(declared) > limit:
+            await _reply(send, 413, too_big)
+            return None
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _reply(send, 413, too_big)
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        scope["stepgate.body"] = body
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay

@@ -1,0 +1,134 @@
+"""Our FastAPI app with Gradio mounted inside: login, logout, downloads, the guard; run by uvicorn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fastapi
+import gradio as gr
+import uvicorn
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+
+from services.access import may_fetch_file
+from ui.context import AppContext
+from ui.kit.downloads import ROUTE, find_download
+from ui.web.guard import USER_KEY, Guard, same_origin
+from ui.web.login import LoginOutcome, Logins, login_page
+from ui.web.sessions import COOKIE, Sessions
+
+__all__ = ["build_server", "serve"]
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _client(request: fastapi.Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwargs: Any) -> fastapi.FastAPI:
+    """The ASGI app: our routes first, Gradio mounted at "/", the guard in front of both."""
+    sessions = Sessions(ctx)
+    logins = Logins(ctx)
+    app = fastapi.FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.get("/login")
+    def show_login() -> HTMLResponse:
+        return HTMLResponse(login_page(message), headers=_NO_STORE)
+
+    @app.post("/login")
+    async def do_login(request: fastapi.Request) -> Any:
+        form = await request.form()
+        name, password = str(form.get("username") or ""), str(form.get("password") or "")
+        outcome, text = await logins.attempt(name, password, _client(request))
+        if outcome != LoginOutcome.OK:
+            status = 429 if outcome == LoginOutcome.THROTTLED else 401
+            return HTMLResponse(login_page(message, text), status_code=status, headers=_NO_STORE)
+        sessions.close(request.cookies.get(COOKIE))  # a fresh token at each login (no fixation)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            COOKIE,
+            sessions.open(name.strip()),
+            max_age=ctx.web.session_max_seconds,
+            httponly=True,
+            samesite="lax",
+            secure=ctx.web.secure_cookies,
+            path="/",
+        )
+        return response
+
+    @app.get("/logout")
+    def logout_needs_post() -> JSONResponse:
+        return JSONResponse(
+            {"error": "Log out with the page's 'log out' button (a POST from this site)."}, status_code=405
+        )
+
+    @app.post("/logout")
+    def do_logout(request: fastapi.Request) -> Any:
+        if same_origin({k.lower(): v for k, v in request.headers.items()}) is not True:
+            return JSONResponse({"error": "Log out from the app's own page."}, status_code=403)
+        name = sessions.close(request.cookies.get(COOKIE))
+        if name:
+            for hook in ctx.logout_hooks:
+                hook(name)
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    @app.get(ROUTE + "/{token}")
+    def download(token: str, request: fastapi.Request) -> Any:
+        user = request.scope.get(USER_KEY)
+        found = find_download(ctx, token)
+        if user is None or found is None or not may_fetch_file(user, found[2]):
+            # The same answer for an unknown, expired and someone else's link.
+            return JSONResponse(
+                {"error": "No such download (links expire)."}, status_code=404, headers=_NO_STORE
+            )
+        path, filename, _ = found
+        return FileResponse(
+            path,
+            filename=filename,
+            content_disposition_type="attachment",
+            headers=_NO_STORE,
+            media_type="application/octet-stream",
+        )
+
+    def auth_dependency(request: fastapi.Request) -> str | None:
+        user = request.scope.get(USER_KEY) or sessions.user(request.cookies.get(COOKIE))
+        return user.name if user is not None else None
+
+    app = gr.mount_gradio_app(
+        app,
+        blocks,
+        path="/",
+        auth_dependency=auth_dependency,
+        auth_message=message,
+        footer_links=[],
+        run_history=False,
+        max_file_size=ctx.web.max_file_size,
+        **gradio_kwargs,
+    )
+    app.add_middleware(Guard, ctx=ctx, sessions=sessions, blocks=blocks)
+    return app
+
+
+def serve(
+    ctx: AppContext,
+    blocks: gr.Blocks,
+    host: str,
+    port: int,
+    message: str,
+    proxy_ips: str | None = None,
+    **gradio_kwargs: Any,
+) -> None:
+    """Serve until stopped (Ctrl-C, SIGTERM)."""
+    app = build_server(ctx, blocks, message, **gradio_kwargs)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        proxy_headers=proxy_ips is not None,
+        forwarded_allow_ips=proxy_ips or "",
+        timeout_graceful_shutdown=5,
+    )
+    uvicorn.Server(config).run()
