@@ -6,7 +6,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-__all__ = ["MISS", "Bypass", "LruCache", "ReadCache"]
+__all__ = ["MISS", "Bypass", "LruCache", "ReadCache", "ReadOnly"]
 
 
 class LruCache:
@@ -37,7 +37,8 @@ class ReadCache:
     """Small read caches of committed rows (datasets, users, current versions, item order), owned by Store.
 
     Filled only from reads outside a transaction and dropped after commits that change what they hold
-    (Tx.after_commit(store.forget)), so a rolled-back write never leaves a cached row behind.
+    (Tx.forget_after_commit), so a rolled-back write never leaves a cached row behind. A transaction
+    reads through it (committed rows) until it writes rows the cache holds; from then on it bypasses it.
     """
 
     def __init__(self) -> None:
@@ -55,6 +56,22 @@ class ReadCache:
     def forget(self) -> None:
         with self._lock:
             self._data.clear()
+
+
+class ReadOnly(ReadCache):
+    """What a transaction sees before it changes cached rows: committed entries, nothing new kept."""
+
+    def __init__(self, cache: ReadCache) -> None:
+        self._cache = cache
+
+    def get(self, key: Any) -> Any:
+        return self._cache.get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        return None
+
+    def forget(self) -> None:
+        return None
 
 
 class Bypass(ReadCache):

@@ -103,7 +103,7 @@ def get_or_create_dataset(tx: Tx, name: str, task: str, source_format: str | Non
         "INSERT INTO datasets (name, task, source_format, settings) VALUES (?, ?, ?, ?)",
         [name, task, source_format, json.dumps({})],
     )
-    tx.after_commit(tx.store.forget)
+    tx.forget_after_commit()
     created = written(get_dataset(tx, name), f"dataset {name!r}")
     return created
 
@@ -138,7 +138,7 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
         merged = {**dataset.settings, **changes}
         _validate({**{k: dataset.setting(k) for k in DEFAULT_SETTINGS}, **merged})
         tx.execute("UPDATE datasets SET settings = ? WHERE id = ?", [json.dumps(merged), dataset.id])
-        tx.after_commit(tx.store.forget)
+        tx.forget_after_commit()
         updated = written(get_dataset(tx, dataset.id), f"dataset {name!r}")
         tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
         # Open items take the new rule; an item never drops below the labels it already has, and

@@ -18,7 +18,7 @@ import duckdb
 import pandas as pd
 
 from store.assignments import Scheduler
-from store.cache import Bypass, LruCache, ReadCache
+from store.cache import Bypass, LruCache, ReadCache, ReadOnly
 from store.errors import StoreClosedError, StoreError, StoreLockedError, StoreOpenError, StoreUnavailableError
 from store.migrations import migrate
 
@@ -98,10 +98,17 @@ class Tx(_Reader):
         self._cur = cursor
         self.store = store
         self.on_commit: list[Callable[[], None]] = []
+        self._cache: ReadCache = ReadOnly(store.cache)
 
     @property
     def cache(self) -> ReadCache:
-        return _BYPASS
+        return self._cache
+
+    def forget_after_commit(self) -> None:
+        """This transaction changes rows the read cache holds: it reads them from the database from
+        now on, and the cache is dropped once the change is committed."""
+        self._cache = _BYPASS
+        self.after_commit(self.store.forget)
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run callback once the transaction is committed (in-memory state follows the disk, never leads)."""

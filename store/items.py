@@ -280,7 +280,7 @@ def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int]) -> None:
     if not item_ids:
         return
     tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
-    tx.after_commit(tx.store.forget)
+    tx.forget_after_commit()
     frame = pd.DataFrame({"item_id": item_ids})
     tx.register("_reset", frame)
     try:

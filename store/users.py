@@ -110,7 +110,7 @@ def get_user(db: Store | Tx, name: str) -> Annotator | None:
 
 
 def _changed(tx: Tx) -> None:
-    tx.after_commit(tx.store.forget)
+    tx.forget_after_commit()
 
 
 def get_user_by_id(db: Store | Tx, annotator_id: int) -> Annotator | None:

@@ -176,21 +176,21 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
     _label_next(demo_store, bea, 6)
 
     refused = dashboard.on_show(ctx, DATASET, 200, SimpleNamespace(username="ann"))
-    assert len(refused) == dashboard.SHOW_OUTPUTS
-    assert not any(isinstance(v, pd.DataFrame) and len(v) for v in refused)
-    assert not any(isinstance(v, str) and ("0." in v or ".md" in v) for v in refused)
-    assert refused[0]["visible"] is True and refused[1]["visible"] is False
+    assert set(refused) <= set(dashboard.SHOW)
+    assert not any(isinstance(v, pd.DataFrame) and len(v) for v in refused.values())
+    assert not any(isinstance(v, str) and ("0." in v or ".md" in v) for v in refused.values())
+    assert refused["refusal"]["visible"] is True and refused["content"]["visible"] is False
     with pytest.raises(gr.Error):
         dashboard.on_study_report(ctx, "s", 200, SimpleNamespace(username="ann"))
     with pytest.raises(gr.Error):
         dashboard.on_draw_study(ctx, DATASET, "t", 5, "error_type", 2, 0, SimpleNamespace(username="judge"))
 
     shown = dashboard.on_show(ctx, DATASET, 200, SimpleNamespace(username="judge"))
-    token = re.search(r'href="/stepgate/download/([^"]+)"', shown[16]).group(1)
+    token = re.search(r'href="/stepgate/download/([^"]+)"', shown["dl_md"]).group(1)
     report, _, owner = find_download(ctx, token)  # the link the judge got is bound to the judge
-    assert "Observed agreement" in shown[5] and owner == "judge"
+    assert "Observed agreement" in shown["agreement"] and owner == "judge"
     assert report.read_text(encoding="utf-8").startswith("# QC report")
     empty = dashboard.on_show(ctx, "mathvista-quality-gate", 200, SimpleNamespace(username="judge"))
-    assert "No field has two labels" in empty[5]
+    assert "No field has two labels" in empty["agreement"]
     summary = dashboard.on_study_report(ctx, "s", 200, SimpleNamespace(username="judge"))[0]
     assert "6 of 6 items" in summary and "complete" in summary

@@ -26,6 +26,7 @@ from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
+from ui.kit.outputs import Outputs
 from ui.render import escape_text
 
 __all__ = ["build", "on_draw_study", "on_open", "on_show", "on_study_report"]
@@ -168,7 +169,28 @@ def _choices(ctx: AppContext, picked: str | None) -> tuple[dict, str | None]:
 
 # ----- handlers
 
-SHOW_OUTPUTS = 19
+# What showing a dataset's figures fills, by name (ui.kit.outputs).
+SHOW = (
+    "refusal",
+    "content",
+    "dataset",
+    "status",
+    "warning",
+    "agreement",
+    "position_box",
+    "position",
+    "by_type_plot",
+    "by_type",
+    "heatmap",
+    "time_plot",
+    "quality",
+    "states_dataset",
+    "table2",
+    "gating",
+    "dl_md",
+    "dl_csv",
+    "dl_json",
+)
 
 
 def _offer_report(ctx: AppContext, user: Annotator, report: reports.Report) -> tuple[str, ...]:
@@ -184,78 +206,79 @@ def _offer_report(ctx: AppContext, user: Annotator, report: reports.Report) -> t
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _refused() -> tuple:
+def _refused() -> dict[str, Any]:
     """For annotators: the message, and nothing computed from anyone's labels."""
     empty = pd.DataFrame()
-    return (
-        gr.update(visible=True),
-        gr.update(visible=False),
-        gr.skip(),
-        "",
-        gr.update(value="", visible=False),
-        "",
-        gr.update(visible=False),
-        empty,
-        None,
-        empty,
-        None,
-        None,
-        empty,
-        empty,
-        empty,
-        empty,
-        None,
-        None,
-        None,
-    )
+    return {
+        "refusal": gr.update(visible=True),
+        "content": gr.update(visible=False),
+        "status": "",
+        "warning": gr.update(value="", visible=False),
+        "agreement": "",
+        "position_box": gr.update(visible=False),
+        "position": empty,
+        "by_type_plot": None,
+        "by_type": empty,
+        "heatmap": None,
+        "time_plot": None,
+        "quality": empty,
+        "states_dataset": empty,
+        "table2": empty,
+        "gating": empty,
+        "dl_md": None,
+        "dl_csv": None,
+        "dl_json": None,
+    }
 
 
-def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: gr.Request) -> tuple:
+def _empty_with(picker: dict, message: str) -> dict[str, Any]:
+    """The content area with a message instead of figures (no dataset, or the report failed)."""
+    return {
+        **_refused(),
+        "refusal": gr.update(visible=False),
+        "content": gr.update(visible=True),
+        "dataset": picker,
+        "status": message,
+    }
+
+
+def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: gr.Request) -> dict[str, Any]:
     """Compute every dashboard figure for the dataset and write the report files for download."""
     user = require_user(ctx, request)
     if not user.can_see_labels:
         return _refused()
     picker, dataset = _choices(ctx, dataset)
     if dataset is None:
-        return (
-            gr.update(visible=False),
-            gr.update(visible=True),
-            picker,
-            "No datasets yet: import one in Data.",
-            *_refused()[4:],
-        )
+        return _empty_with(picker, "No datasets yet: import one in Data.")
     n_boot = int(n_boot) if n_boot in BOOT_CHOICES else 1000
     try:
         report = reports.dataset_report(ctx.store, user, dataset, n_boot=n_boot)
         links = _offer_report(ctx, user, report)
     except ServiceError as exc:
-        return (
-            gr.update(visible=False),
-            gr.update(visible=True),
-            picker,
-            escape_text(str(exc)),
-            *_refused()[4:],
-        )
+        return _empty_with(picker, escape_text(str(exc)))
     figures, tables = reports.figures(report), report.tables
-    return (
-        gr.update(visible=False),
-        gr.update(visible=True),
-        picker,
-        _status_line(report),
-        _warning(report),
-        _agreement_view(report),
-        gr.update(visible=len(tables.by_position) > 0),
-        _table(tables.by_position, _POSITION) if len(tables.by_position) else pd.DataFrame(),
-        figures.by_error_type,
-        _table(tables.by_error_type, _BY_TYPE),
-        figures.heatmap,
-        figures.time_per_item,
-        _table(tables.quality, _QUALITY),
-        _table(tables.states_by_dataset),
-        gr.update(value=report.table2, visible=not report.table2.empty),
-        _table(tables.gating),
-        *links,
-    )
+    md, csv, json_link = links
+    return {
+        "refusal": gr.update(visible=False),
+        "content": gr.update(visible=True),
+        "dataset": picker,
+        "status": _status_line(report),
+        "warning": _warning(report),
+        "agreement": _agreement_view(report),
+        "position_box": gr.update(visible=len(tables.by_position) > 0),
+        "position": _table(tables.by_position, _POSITION) if len(tables.by_position) else pd.DataFrame(),
+        "by_type_plot": figures.by_error_type,
+        "by_type": _table(tables.by_error_type, _BY_TYPE),
+        "heatmap": figures.heatmap,
+        "time_plot": figures.time_per_item,
+        "quality": _table(tables.quality, _QUALITY),
+        "states_dataset": _table(tables.states_by_dataset),
+        "table2": gr.update(value=report.table2, visible=not report.table2.empty),
+        "gating": _table(tables.gating),
+        "dl_md": md,
+        "dl_csv": csv,
+        "dl_json": json_link,
+    }
 
 
 def on_open(ctx: AppContext, request: gr.Request) -> tuple:
@@ -452,31 +475,27 @@ def build(ctx: AppContext) -> None:
                 study_json = gr.HTML("", elem_id="qc-study-download-json")
 
     private = {"api_visibility": "private"}
-    show_outputs = [
-        refusal,
-        content,
-        dataset,
-        status,
-        warning,
-        agreement,
-        position_box,
-        position,
-        by_type_plot,
-        by_type,
-        heatmap,
-        time_plot,
-        quality,
-        states_dataset,
-        table2,
-        gating,
-        dl_md,
-        dl_csv,
-        dl_json,
-    ]
-    if len(show_outputs) != SHOW_OUTPUTS:
-        raise RuntimeError(
-            f"the dashboard wires {len(show_outputs)} outputs, its handlers return {SHOW_OUTPUTS}"
-        )
+    shown = Outputs(
+        refusal=refusal,
+        content=content,
+        dataset=dataset,
+        status=status,
+        warning=warning,
+        agreement=agreement,
+        position_box=position_box,
+        position=position,
+        by_type_plot=by_type_plot,
+        by_type=by_type,
+        heatmap=heatmap,
+        time_plot=time_plot,
+        quality=quality,
+        states_dataset=states_dataset,
+        table2=table2,
+        gating=gating,
+        dl_md=dl_md,
+        dl_csv=dl_csv,
+        dl_json=dl_json,
+    )
     gr.on(
         None,
         bind(on_open, ctx),
@@ -486,9 +505,9 @@ def build(ctx: AppContext) -> None:
     )
     gr.on(
         [opened, refresh.click, dataset.input, n_boot.input],
-        bind(on_show, ctx),
+        shown.bind(on_show, ctx),
         [dataset, n_boot],
-        show_outputs,
+        list(shown),
         show_progress="minimal",
         **private,
     )
