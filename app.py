@@ -11,9 +11,7 @@ python app.py datasets list | set NAME KEY=VALUE ...
 from __future__ import annotations
 
 import argparse
-import getpass
-import json
-import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -184,11 +182,13 @@ def _open_store(db: str):
 def cmd_serve(args: argparse.Namespace) -> int:
     from functools import partial
 
+    from commands import run_captured
     from services import drafts
     from store import users
     from store.demo import populate_demo
     from ui.app import build_app, launch_kwargs
     from ui.context import LOCAL, TEAM, AppContext, WebSettings
+    from ui.web.control import new_token, remove_control_file, write_control_file
     from ui.web.server import serve
 
     # Handlers hand the GIL to DuckDB and back several times per label; at the default 5 ms switch
@@ -215,7 +215,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         download_seconds=int(args.download_minutes * 60),
         secure_cookies=args.secure_cookies,
     )
-    ctx = AppContext(store=store, mode=mode, web=web)
+    ctx = AppContext(store=store, mode=mode, web=web, control_token=new_token())
+    ctx.run_command = partial(run_captured, store, build_parser())
     ctx.logout_hooks.append(partial(drafts.clear_at_logout, store))
     app = build_app(ctx)
     app.queue(default_concurrency_limit=8)
@@ -226,6 +227,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         else "Log in with your stepgate annotator name and password."
     )
     print(f"stepgate: serving {args.db} on http://{args.host}:{args.port} ({mode} mode)", flush=True)
+    write_control_file(Path(args.db), args.port, ctx.control_token or "")
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again: let that end in
+    # SystemExit, so the control file goes and the store closes instead of the process just dying.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         serve(
             ctx,
@@ -238,138 +243,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
             **launch_kwargs(ctx),
         )
     finally:
+        remove_control_file(Path(args.db))
         store.close()
     return 0
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+def _forward(args: argparse.Namespace, argv: list[str], locked: Exception) -> int:
+    """The app serves this database: hand the command to it and show what it printed."""
+    from commands import client_side_argv
+    from ui.web.control import ControlError, send_command
 
-    from services import data
-    from services.errors import ServiceError
-
-    mapping = None
-    if args.mapping:
-        try:
-            mapping = json.loads(args.mapping)
-        except json.JSONDecodeError as exc:
-            sys.exit(f"error: --mapping is not valid JSON ({exc.msg} at character {exc.pos})")
-    store = _open_store(args.db)
     try:
-        with tqdm(desc=f"importing {Path(args.path).name}", unit=" items", disable=None) as bar:
-            outcome = data.import_file(
-                store,
-                None,
-                args.path,
-                format=args.format,
-                dataset=args.dataset,
-                task=args.task,
-                mapping=mapping,
-                skip_bad=args.skip_bad,
-                report_path=args.report,
-                progress=bar.update,
-            )
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
-    print(outcome.summary())
-    return 0
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from services.errors import ServiceError
-    from services.exports import export
-
-    store = _open_store(args.db)
-    try:
-        written = export(store, args.format, Path(args.out), dataset=args.dataset)
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
-    print(f"wrote {written.rows} row(s) to {written.path}")
-    return 0
-
-
-def _password(given: str | None, name: str) -> str:
-    if given:
-        return given
-    if os.environ.get("STEPGATE_PASSWORD"):
-        return os.environ["STEPGATE_PASSWORD"]
-    if not sys.stdin.isatty():
-        sys.exit("error: give --password, set STEPGATE_PASSWORD, or run in a terminal to be asked")
-    first = getpass.getpass(f"password for {name}: ")
-    if first != getpass.getpass("again: "):
-        sys.exit("error: the two passwords differ; nothing was changed")
-    return first
-
-
-def cmd_users(args: argparse.Namespace) -> int:
-    # The command line is run by whoever owns the database file: it acts without a session user.
-    from services import users
-    from services.errors import ServiceError
-
-    store = _open_store(args.db)
-    try:
-        if args.users_verb == "add":
-            password = None if args.no_password else _password(args.password, args.name)
-            if password is not None and len(password) < users.MIN_PASSWORD:
-                sys.exit("error: a password needs at least 8 characters; nothing was changed")
-            user = users.add(store, None, args.name, args.role, password)
-            print(f"added {user.name} ({user.role}{', no password' if password is None else ''})")
-        elif args.users_verb == "list":
-            for user in users.list_all(store, None):
-                print(f"{user.name}\t{user.role}\t{'password set' if user.has_password else 'no password'}")
-        elif args.users_verb == "passwd":
-            users.set_password(store, None, args.name, _password(args.password, args.name))
-            print(f"password of {args.name} changed; their open sessions ended")
-        elif args.users_verb == "role":
-            users.set_role(store, None, args.name, args.role)
-            print(f"{args.name} is now {args.role}; their open sessions ended")
-        elif args.users_verb == "remove":
-            users.remove(store, None, args.name)
-            print(f"removed {args.name}: they can no longer log in; their labels stay in the log")
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
-    return 0
-
-
-def cmd_datasets(args: argparse.Namespace) -> int:
-    from services import data
-    from services.errors import ServiceError
-    from store.datasets import DEFAULT_SETTINGS
-
-    store = _open_store(args.db)
-    try:
-        if args.datasets_verb == "list":
-            for row in data.dataset_rows(store, None):
-                d, p = row.dataset, row.counts
-                settings = {k: d.setting(k) for k in DEFAULT_SETTINGS}
-                print(
-                    f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}"
-                )
-        else:
-            changes = {}
-            for pair in args.settings:
-                key, _, value = pair.partition("=")
-                if not value.strip().lstrip("-").isdigit():
-                    print(f"error: {pair!r}: write KEY=NUMBER, e.g. quorum=3", file=sys.stderr)
-                    return 1
-                changes[key.strip()] = int(value)
-            d = data.update_settings(store, None, args.name, changes)
-            print(f"{d.name}: {json.dumps(d.settings)}")
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
-    return 0
+        code, out, err = send_command(Path(args.db), client_side_argv(args, argv))
+    except ControlError as exc:
+        sys.exit(f"error: {locked}\n({exc})")
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -378,14 +268,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0].startswith("--") and argv[0] not in ("--help", "-h")):
         argv = ["serve", *argv]
     args = parser.parse_args(argv)
-    handlers = {
-        "serve": cmd_serve,
-        "import": cmd_import,
-        "export": cmd_export,
-        "users": cmd_users,
-        "datasets": cmd_datasets,
-    }
-    return handlers[args.verb](args)
+    if args.verb == "serve":
+        return cmd_serve(args)
+    from commands import VERBS
+    from store import Store, StoreLockedError, StoreUnavailableError
+
+    try:
+        store = Store(args.db)
+    except StoreLockedError as exc:
+        return _forward(args, argv, exc)
+    except StoreUnavailableError as exc:
+        sys.exit(f"error: {exc}")
+    try:
+        return VERBS[args.verb](args, store)
+    finally:
+        store.close()
 
 
 if __name__ == "__main__":

@@ -43,6 +43,9 @@ class AppContext:
     logout_hooks: list[Callable[[str], None]] = field(default_factory=list)
     # The download links handed out (ui.kit.downloads.DownloadRegistry), made on first use.
     downloads: Any = None
+    # The command line beside the app (ui/web/control.py): its token and what runs a command's argv.
+    control_token: str | None = None
+    run_command: Callable[[list[str]], tuple[int, str, str]] | None = None
 
     @property
     def export_dir(self) -> Path:

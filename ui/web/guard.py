@@ -25,7 +25,8 @@ from ui.web.sessions import COOKIE, Sessions
 __all__ = ["USER_KEY", "Guard"]
 
 USER_KEY = "stepgate.user"  # where the guard leaves the session user in the ASGI scope
-PUBLIC = {("GET", "/login"), ("POST", "/login"), ("HEAD", "/login")}
+# The control route checks its own token (ui/web/control.py): the command line has no session.
+PUBLIC = {("GET", "/login"), ("POST", "/login"), ("HEAD", "/login"), ("POST", "/stepgate/control")}
 API = "/gradio_api"
 _LOGIN_BODY = 16 * 1024
 _SAFE = {"GET", "HEAD", "OPTIONS"}

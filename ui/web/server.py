@@ -12,6 +12,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from services.access import may_fetch_file
 from ui.context import AppContext
 from ui.kit.downloads import ROUTE, find_download
+from ui.web.control import add_control_route
 from ui.web.guard import USER_KEY, Guard, same_origin
 from ui.web.login import LoginOutcome, Logins, login_page
 from ui.web.sessions import COOKIE, Sessions
@@ -91,6 +92,9 @@ def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwar
             headers=_NO_STORE,
             media_type="application/octet-stream",
         )
+
+    if ctx.control_token and ctx.run_command is not None:
+        add_control_route(app, ctx.control_token, ctx.run_command)
 
     def auth_dependency(request: fastapi.Request) -> str | None:
         user = request.scope.get(USER_KEY) or sessions.user(request.cookies.get(COOKIE))

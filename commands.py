@@ -1,0 +1,183 @@
+"""The command line's data verbs (import, export, users, datasets), run on an open store.
+
+They run in the command's own process when it can open the database. While the app serves that
+database (one process owns a DuckDB file), the command hands the same arguments to the app over a
+local, token-guarded route (ui/web/control.py) and the app runs them here, so a team adds an
+annotator or imports a file without stopping annotation, and sees the same messages and reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import getpass
+import io
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+from store import Store
+
+__all__ = ["VERBS", "client_side_argv", "run_captured"]
+
+
+def cmd_import(args: argparse.Namespace, store: Store) -> int:
+    from tqdm import tqdm
+
+    from services import data
+    from services.errors import ServiceError
+
+    mapping = None
+    if args.mapping:
+        try:
+            mapping = json.loads(args.mapping)
+        except json.JSONDecodeError as exc:
+            sys.exit(f"error: --mapping is not valid JSON ({exc.msg} at character {exc.pos})")
+    try:
+        with tqdm(desc=f"importing {Path(args.path).name}", unit=" items", disable=None) as bar:
+            outcome = data.import_file(
+                store,
+                None,
+                args.path,
+                format=args.format,
+                dataset=args.dataset,
+                task=args.task,
+                mapping=mapping,
+                skip_bad=args.skip_bad,
+                report_path=args.report,
+                progress=bar.update,
+            )
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(outcome.summary())
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, store: Store) -> int:
+    from services.errors import ServiceError
+    from services.exports import export
+
+    try:
+        written = export(store, args.format, Path(args.out), dataset=args.dataset)
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {written.rows} row(s) to {written.path}")
+    return 0
+
+
+def _password(given: str | None, name: str) -> str:
+    if given:
+        return given
+    if os.environ.get("STEPGATE_PASSWORD"):
+        return os.environ["STEPGATE_PASSWORD"]
+    if not sys.stdin.isatty():
+        sys.exit("error: give --password, set STEPGATE_PASSWORD, or run in a terminal to be asked")
+    first = getpass.getpass(f"password for {name}: ")
+    if first != getpass.getpass("again: "):
+        sys.exit("error: the two passwords differ; nothing was changed")
+    return first
+
+
+def cmd_users(args: argparse.Namespace, store: Store) -> int:
+    # The command line is run by whoever owns the database file: it acts without a session user.
+    from services import users
+    from services.errors import ServiceError
+
+    try:
+        if args.users_verb == "add":
+            password = None if args.no_password else _password(args.password, args.name)
+            if password is not None and len(password) < users.MIN_PASSWORD:
+                sys.exit("error: a password needs at least 8 characters; nothing was changed")
+            user = users.add(store, None, args.name, args.role, password)
+            print(f"added {user.name} ({user.role}{', no password' if password is None else ''})")
+        elif args.users_verb == "list":
+            for user in users.list_all(store, None):
+                print(f"{user.name}\t{user.role}\t{'password set' if user.has_password else 'no password'}")
+        elif args.users_verb == "passwd":
+            users.set_password(store, None, args.name, _password(args.password, args.name))
+            print(f"password of {args.name} changed; their open sessions ended")
+        elif args.users_verb == "role":
+            users.set_role(store, None, args.name, args.role)
+            print(f"{args.name} is now {args.role}; their open sessions ended")
+        elif args.users_verb == "remove":
+            users.remove(store, None, args.name)
+            print(f"removed {args.name}: they can no longer log in; their labels stay in the log")
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_datasets(args: argparse.Namespace, store: Store) -> int:
+    from services import data
+    from services.errors import ServiceError
+    from store.datasets import DEFAULT_SETTINGS
+
+    try:
+        if args.datasets_verb == "list":
+            for row in data.dataset_rows(store, None):
+                d, p = row.dataset, row.counts
+                settings = {k: d.setting(k) for k in DEFAULT_SETTINGS}
+                print(
+                    f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}"
+                )
+        else:
+            changes = {}
+            for pair in args.settings:
+                key, _, value = pair.partition("=")
+                if not value.strip().lstrip("-").isdigit():
+                    print(f"error: {pair!r}: write KEY=NUMBER, e.g. quorum=3", file=sys.stderr)
+                    return 1
+                changes[key.strip()] = int(value)
+            d = data.update_settings(store, None, args.name, changes)
+            print(f"{d.name}: {json.dumps(d.settings)}")
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+VERBS = {"import": cmd_import, "export": cmd_export, "users": cmd_users, "datasets": cmd_datasets}
+_CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
+
+
+def run_captured(store: Store, parser: argparse.ArgumentParser, argv: list[str]) -> tuple[int, str, str]:
+    """Run a forwarded command in the app's process: (exit code, what it printed, what it warned)."""
+    out, err = io.StringIO(), io.StringIO()
+    with _CAPTURE, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            args = parser.parse_args(argv)
+            verb = VERBS.get(args.verb)
+            if verb is None:
+                print(f"error: {args.verb!r} cannot run while the app serves", file=sys.stderr)
+                code = 2
+            else:
+                code = verb(args, store)
+        except SystemExit as exc:
+            if isinstance(exc.code, str):
+                print(exc.code, file=sys.stderr)
+                code = 1
+            else:
+                code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def client_side_argv(args: argparse.Namespace, argv: list[str]) -> list[str]:
+    """The arguments as the app must see them: files as absolute paths (the app's working folder is
+    not this one) and a password asked for here, at this terminal, not by the app."""
+    fixed: list[str] = []
+    positional_path = getattr(args, "path", None) if args.verb == "import" else None
+    for k, token in enumerate(argv):
+        previous = argv[k - 1] if k else ""
+        if previous in ("--out", "--report") or (positional_path is not None and token == positional_path):
+            fixed.append(str(Path(token).resolve()))
+        else:
+            fixed.append(token)
+    needs_password = args.verb == "users" and args.users_verb in ("add", "passwd")
+    if needs_password and not getattr(args, "no_password", False) and not args.password:
+        fixed += ["--password", _password(None, args.name)]
+    return fixed
