@@ -10,7 +10,14 @@ from __future__ import annotations
 from services.errors import NotAllowed
 from store.users import Annotator
 
-__all__ = ["may_fetch_file", "require_admin", "require_reviewer", "require_uploader"]
+__all__ = [
+    "AUDIENCES",
+    "may_fetch_file",
+    "may_open_panel",
+    "require_admin",
+    "require_reviewer",
+    "require_uploader",
+]
 
 
 def require_reviewer(user: Annotator) -> Annotator:
@@ -38,3 +45,15 @@ def require_uploader(user: Annotator) -> Annotator:
 def may_fetch_file(user: Annotator, owner: str) -> bool:
     """A file made for a user (export, report) goes to that user and to admins only."""
     return user.name == owner or user.is_admin
+
+
+AUDIENCES = ("everyone", "reviewers", "admins")
+
+
+def may_open_panel(user: Annotator, audience: str) -> bool:
+    """Which tabs a user sees: the ones whose work their role may do (the handlers check again)."""
+    if audience == "admins":
+        return user.is_admin
+    if audience == "reviewers":
+        return user.can_see_labels
+    return True

@@ -27,11 +27,13 @@ from tasks import PayloadError, spec_for
 from tasks.base import check_seconds
 
 __all__ = [
+    "DatasetWork",
     "Receipt",
     "WorkItem",
     "annotators_per_item",
     "dataset_for",
     "jump_to",
+    "my_work",
     "next_in_history",
     "next_item",
     "now_utc",
@@ -71,6 +73,17 @@ def saved_attempt(store: Store, user: Annotator, request_id: str) -> bool:
     """This user's attempt is stored already: a choice event that arrives after its save is stale."""
     found = annotation_log.annotation_by_request(store, request_id) if request_id else None
     return found is not None and found.annotator_id == user.id
+
+
+@dataclass(frozen=True)
+class DatasetWork:
+    dataset: Dataset
+    counts: dict[str, int]  # what progress() lets this user see
+
+
+def my_work(store: Store, user: Annotator) -> list[DatasetWork]:
+    """Every dataset with the user's own progress (and, for reviewers, its settled counts)."""
+    return [DatasetWork(d, progress(store, user, d)) for d in datasets.list_datasets(store)]
 
 
 def annotators_per_item(dataset: Dataset) -> int | None:

@@ -158,7 +158,7 @@ def test_an_annotator_labels_by_mouse_and_keyboard_and_resumes_after_a_reload(
     page.keyboard.press("Enter")
     expect_chosen(page, 1)
     saved.append(save_and_expect_next(page, press(page, "Control+Enter"), "Step 2"))
-    page.keyboard.press("0")
+    page.keyboard.press("a")
     expect_chosen(page, -1)
     saved.append(save_and_expect_next(page, press(page, "s"), "All steps are correct"))
     assert len(set(saved)) == 6
@@ -302,3 +302,23 @@ def test_a_second_annotator_sees_no_trace_of_the_first_ones_label(server: Server
     expect(second.locator("#ee-stats")).not_to_contain_text("ann-a")
     first.context.close()
     second.context.close()
+
+
+def test_question_mark_opens_one_help_with_the_shared_keys_and_the_error_guidance(
+    server: Server, page: Page
+) -> None:
+    open_panel(page, server.url, "hana", "qwq-sample")
+    help_box = page.locator("#stepgate-help")
+    expect(help_box).to_be_hidden()
+    page.keyboard.press("?")
+    expect(help_box).to_be_visible()
+    for text in ("next item", "skip", "jump to an item", "all steps are correct", "Completeness error"):
+        expect(help_box).to_contain_text(text)
+    page.keyboard.press("a")  # while the help is open, keys do not act on the panel behind it
+    page.keyboard.press("Escape")
+    expect(help_box).to_be_hidden()
+    expect(page.locator("#ee-choice input:checked")).to_have_count(0)
+    page.keyboard.press("0")  # no step 0: a lone 0 chooses nothing ("all correct" is a)
+    expect(page.locator("#ee-choice input:checked")).to_have_count(0)
+    page.keyboard.press("a")
+    expect_chosen(page, -1)

@@ -8,8 +8,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from services import annotate
+from services import access, annotate
 from store import Store, users, work
 from store.datasets import update_settings
 from store.demo import populate_demo
@@ -110,7 +111,15 @@ def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_se
             page.set_default_timeout(30_000)
             login(page, server.url, name, PASSWORD)
             page.get_by_text("Signed in as").wait_for()
-            for title, module in PANELS:
+            user = users.Annotator(0, name, role, True)
+            shown = [(t, m) for t, m, audience in PANELS if access.may_open_panel(user, audience)]
+            hidden = [t for t, _, audience in PANELS if not access.may_open_panel(user, audience)]
+            expect(page.get_by_role("tab", name=shown[-1][0])).to_be_visible()
+            for title in hidden:  # a role sees only the tabs it can use
+                expect(page.get_by_role("tab", name=title, exact=True)).to_have_count(0)
+            if role == "annotator":
+                assert [t for t, _ in shown] == ["Home", "Step review", "Earliest error"]
+            for title, module in shown:
                 page.get_by_role("tab", name=title).click()
                 page.locator(f"#tab-{module.__name__.rsplit('.', 1)[-1]}").wait_for()
                 if title == "QC dashboard":

@@ -27,7 +27,7 @@ def test_team_mode_login_shows_every_tab_and_the_user(tmp_path: Path, page) -> N
         login(page, server.url, "lead", "lead-password-1")
         page.get_by_text("Signed in as").wait_for()
         assert "role: admin" in page.locator("#whoami").inner_text()
-        for title, _ in PANELS:
+        for title, _, _ in PANELS:  # an admin sees every tab
             page.get_by_role("tab", name=title).click()
         assert "CC BY-SA 4.0" in page.locator("#credits").inner_text()
         screenshot(page, "shell-team-mode")

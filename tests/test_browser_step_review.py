@@ -111,10 +111,16 @@ def _status(page: Page):
     return page.locator("#step-review-status")
 
 
-def open_panel(page: Page, url: str, name: str, dataset: str, password: str = "") -> None:
-    """Log in; the Step review tab opens first and claims a sample of its first dataset; pick `dataset`."""
-    login(page, url, name, password or f"{name}-password")
+def to_step_review(page: Page) -> None:
+    """The app opens on Home (which claims nothing); opening the Step review tab claims a sample."""
+    page.get_by_role("tab", name="Step review").click()
     expect(_progress(page)).to_contain_text("Sample")
+
+
+def open_panel(page: Page, url: str, name: str, dataset: str, password: str = "") -> None:
+    """Log in, open Step review (it claims a sample of the remembered or first dataset); pick `dataset`."""
+    login(page, url, name, password or f"{name}-password")
+    to_step_review(page)
     if page.locator("#step-review-dataset input").input_value() != dataset:
         page.locator("#step-review-dataset input").click()
         page.get_by_role("option", name=dataset, exact=True).click()
@@ -212,6 +218,7 @@ def test_a_new_annotator_labels_by_mouse_and_keyboard_and_a_reload_resumes_with_
         "2/3 assessments (66%) · not saved yet"
     )
     page.reload()
+    to_step_review(page)
     expect(_progress(page)).to_contain_text("Sample 7 / 12")
     expect(page.locator("#step-review-dataset input")).to_have_value(
         "review"
@@ -254,7 +261,7 @@ def test_a_draft_survives_a_server_restart(tmp_path: Path, page: Page) -> None:
         import_file(store, tmp_path / "three.jsonl", format="prmbench", dataset="three")
     finally:
         store.close()
-    port = free_port()  # the same address after the restart: the browser keeps drafts per site
+    port = free_port()
     server = start_server(db, "--no-demo", port=port)
     try:
         open_panel(page, server.url, "rio", "three")
@@ -262,7 +269,7 @@ def test_a_draft_survives_a_server_restart(tmp_path: Path, page: Page) -> None:
         expect(page.locator("#step-review-sample-progress")).to_contain_text("1/3 assessments")
     finally:
         server.stop()
-    server = start_server(db, "--no-demo", port=port)  # the key that signs drafts is kept beside the database
+    server = start_server(db, "--no-demo", port=port)  # drafts are kept in the database, per annotator
     try:
         open_panel(page, server.url, "rio", "three")
         expect(_progress(page)).to_contain_text("Sample 1 / 3")
@@ -300,7 +307,7 @@ def test_an_annotator_corrects_navigates_and_is_told_what_is_missing_with_the_ke
     page.keyboard.press("Escape")  # out of the note: keys are shortcuts again
     page.keyboard.press("p")  # the note counts as an unsaved change
     expect(_status(page)).to_contain_text("has unsaved choices")
-    page.keyboard.press("k")  # skip leaves without saving
+    page.keyboard.press("x")  # skip leaves without saving (the one keymap: x in every panel)
     expect(_progress(page)).to_contain_text("Sample 3 / 12")
     expect(_status(page)).to_contain_text("Skipped sample 2")
 
@@ -316,7 +323,7 @@ def test_an_annotator_corrects_navigates_and_is_told_what_is_missing_with_the_ke
     expect(_status(page)).to_contain_text("Saved sample 1")
     expect(_progress(page)).not_to_contain_text("Sample 1 /")
 
-    page.keyboard.press("/")
+    page.keyboard.press("g")  # jump: g, or / as below
     page.keyboard.type("prm_test_p1_2:confidence")
     page.keyboard.press("Enter")
     expect(_progress(page)).to_contain_text("Sample 2 / 12")
@@ -438,3 +445,28 @@ def test_two_blind_annotators_share_a_sample_and_statistics_and_exports_follow_t
     expect(page.locator("#step-review-stats-status")).to_contain_text("every annotator's labels")
     expect(page.locator("#step-review-summary")).to_contain_text("ann")
     screenshot(page, "step-review-admin-statistics")
+
+
+def test_opening_the_app_claims_nothing_an_item_is_leased_when_its_panel_opens(
+    tmp_path: Path, browser
+) -> None:
+    db = tmp_path / "claims.duckdb"
+    (tmp_path / "three.jsonl").write_text(
+        "".join(PRMBENCH_FILE.read_text(encoding="utf-8").splitlines(True)[:3])
+    )
+    store = Store(db)
+    try:
+        import_file(store, tmp_path / "three.jsonl", format="prmbench", dataset="three")
+    finally:
+        store.close()
+    with running(db, "--no-demo") as server:
+        first = browser.new_page(viewport={"width": 1366, "height": 768})
+        login(first, server.url, "uma", "uma-password")  # lands on Home and stays there
+        expect(first.locator("#home-work")).to_contain_text("three")
+        second = browser.new_page(viewport={"width": 1366, "height": 768})
+        open_panel(second, server.url, "vic", "three")
+        expect(_progress(second)).to_contain_text("Sample 1 / 3")  # uma's landing held nothing
+        to_step_review(first)
+        expect(_progress(first)).to_contain_text("Sample 2 / 3")
+        first.close()
+        second.close()

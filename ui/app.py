@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
+from services import access
 from ui import panels
 from ui.api import build_api
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import LOCAL, AppContext
+from ui.kit.keymap import help_html
 from ui.render import escape_text
 
 __all__ = ["build_app", "launch_kwargs"]
@@ -35,22 +38,36 @@ def whoami(ctx: AppContext, request: gr.Request) -> str:
     )
 
 
+def tab_visibility(ctx: AppContext, request: gr.Request) -> list[Any]:
+    """Each tab shown to the roles that can use it; an annotator sees Home and the annotation panels."""
+    user = require_user(ctx, request)
+    # Gradio 6.31 keeps a tab's button on an update to visible=False; "hidden" removes it.
+    return [
+        gr.Tab(visible=True if access.may_open_panel(user, audience) else "hidden")
+        for _, _, audience in panels.PANELS
+    ]
+
+
 def build_app(ctx: AppContext) -> gr.Blocks:
     with gr.Blocks(title="stepgate") as app:
         with gr.Row(elem_id="stepgate-header"):
             gr.Markdown("## stepgate", elem_id="stepgate-title")
             user_line = gr.HTML("", elem_id="whoami")
+        tabs: list[tuple[gr.Tab, str]] = []
         with gr.Tabs(elem_id="panels"):
-            for title, module in panels.PANELS:
+            for title, module, audience in panels.PANELS:
                 key = module.__name__.rsplit(".", 1)[-1]
                 with gr.Tab(title, id=key, elem_id=f"tab-{key}") as tab:
+                    tabs.append((tab, audience))
                     # A panel that takes `tab` wires tab.select (open work when the tab is opened).
                     if "tab" in inspect.signature(module.build).parameters:
                         module.build(ctx, tab=tab)
                     else:
                         module.build(ctx)
         gr.Markdown(DEMO_CREDIT, elem_id="credits")
+        gr.HTML(help_html(), elem_id="stepgate-help")
         app.load(bind(whoami, ctx), None, user_line, api_visibility="private")
+        app.load(bind(tab_visibility, ctx), None, [tab for tab, _ in tabs], api_visibility="private")
         build_api(ctx)
     return app
 

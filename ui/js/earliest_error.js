@@ -94,10 +94,7 @@
     const now = Date.now();
     if (now - lastDigitAt > DIGIT_PAUSE_MS) digits = "";
     lastDigitAt = now;
-    if (digits === "" && key === "0") {
-      mark(-1);
-      return;
-    }
+    if (digits === "" && key === "0") return; // no step 0: "all steps are correct" is a, never a digit
     let number = digits + key;
     if (Number(number) > stepCount()) number = key === "0" ? "" : key;
     digits = number;
@@ -136,6 +133,7 @@
       j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1),
       a: () => mark(-1), s: () => press("ee-save"), n: () => press("ee-next"), p: () => press("ee-previous"),
       x: () => press("ee-skip"), r: () => toggleAccordion("ee-reference"), v: () => toggleAccordion("ee-stats"),
+      "/": () => actions.g(),
       g: () => {
         const box = document.querySelector("#ee-jump textarea, #ee-jump input");
         if (box) { box.focus(); box.select(); }

@@ -7,7 +7,7 @@
     r: ["step-review-modification", "reasonable"], u: ["step-review-modification", "unreasonable"],
     e: ["step-review-difficulty", "easy"], m: ["step-review-difficulty", "medium"], h: ["step-review-difficulty", "hard"],
   };
-  const BUTTONS = { s: "step-review-save", n: "step-review-next", p: "step-review-previous", k: "step-review-skip" };
+  const BUTTONS = { s: "step-review-save", n: "step-review-next", p: "step-review-previous", x: "step-review-skip" };
   const visible = (el) => !!el && el.getClientRects().length > 0;
   const typing = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
     (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
@@ -57,7 +57,7 @@
     }
     if (event.ctrlKey || event.metaKey || event.altKey || event.repeat || typing(event.target)) return;
     const key = event.key.toLowerCase();
-    if (key === "/") {
+    if (key === "/" || key === "g") {
       const box = document.querySelector("#step-review-jump input, #step-review-jump textarea");
       if (box) { event.preventDefault(); box.focus(); box.select(); }
       return;

@@ -1,18 +1,24 @@
-"""The panels, in tab order: one module per panel, each with a build(ctx)."""
+"""The panels, in tab order: one module per panel, each with a build(ctx), and who sees its tab.
+
+A tab is shown to the roles that can use it (services.access.may_open_panel); every handler
+checks the role again, since Gradio exposes each event over HTTP.
+"""
 
 from __future__ import annotations
 
-from ui.panels import dashboard, data, earliest_error, planned, step_review
+from ui.panels import dashboard, data, earliest_error, home, planned, step_review
 
 __all__ = ["PANELS"]
 
+# (title, module, audience): "everyone", "reviewers" (adjudicators and admins) or "admins".
 PANELS = [
-    ("Step review", step_review),
-    ("Earliest error", earliest_error),
-    ("Quality gate", planned.quality_gate),
-    ("Perturbation check", planned.perturbation_check),
-    ("Step-match study", planned.step_match),
-    ("QC dashboard", dashboard),
-    ("Browse", planned.browse),
-    ("Data", data),
+    ("Home", home, "everyone"),
+    ("Step review", step_review, "everyone"),
+    ("Earliest error", earliest_error, "everyone"),
+    ("Quality gate", planned.quality_gate, "admins"),
+    ("Perturbation check", planned.perturbation_check, "admins"),
+    ("Step-match study", planned.step_match, "admins"),
+    ("QC dashboard", dashboard, "reviewers"),
+    ("Browse", planned.browse, "reviewers"),
+    ("Data", data, "admins"),
 ]

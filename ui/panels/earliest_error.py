@@ -25,6 +25,7 @@ from tasks import EARLIEST_ERROR
 from ui import step_list
 from ui.auth import require_user
 from ui.context import AppContext
+from ui.kit.keymap import keys_line
 from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
@@ -44,10 +45,8 @@ __all__ = [
 ]
 
 PANEL = EARLIEST_ERROR  # drafts are kept per user and panel
-SHORTCUTS = (
-    "**Keys:** click a step, or type its number (1 2 for step 12) · **j / k** or **↓ / ↑** move, "
-    "**Enter** marks · **0** or **a** all correct · **s** or **Ctrl+Enter** save · **n** next · "
-    "**p** previous · **x** skip · **r** reference · **g** go to item · **v** statistics"
+SHORTCUTS = "**Keys:** click a step, or (**?** shows them all, with what counts as an error): " + keys_line(
+    "Earliest error"
 )
 NO_DATASET = (
     "No earliest-error dataset yet: an admin imports one (python app.py import FILE --format processbench)."
@@ -253,7 +252,7 @@ def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> 
     if label is None:
         message = (
             "Nothing saved: click the earliest wrong step (or type its number), or choose "
-            "'All steps are correct' (0), then save."
+            "'All steps are correct' (a), then save."
         )
         return _status_only(_say(message, warn=True))
     try:
@@ -425,7 +424,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 steps = gr.Markdown(elem_id="ee-steps", **math)
             with gr.Column(scale=1, min_width=300, elem_id="ee-side"):
                 choice = gr.Radio(label="Earliest error: click a step", choices=[], elem_id="ee-choice")
-                all_correct = gr.Button("✓ All steps are correct (0)", elem_id="ee-all-correct", size="sm")
+                all_correct = gr.Button("✓ All steps are correct (a)", elem_id="ee-all-correct", size="sm")
                 save = gr.Button("Save (s)", variant="primary", elem_id="ee-save")
                 with gr.Row(elem_id="ee-nav"):
                     previous = gr.Button("◀ Prev (p)", size="sm", elem_id="ee-previous", min_width=60)

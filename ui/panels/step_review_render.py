@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ui.kit.keymap import keys_line
 from ui.render import StepRow, align_steps, escape_text, safe_markdown, step_body, word_diff
 
 __all__ = [
@@ -91,10 +92,7 @@ _ALIASES = {
     "multi_solution": "multi_solutions",
 }
 
-KEYS = (
-    "**Keys** (outside text boxes): **C**/**I** · **R**/**U** · **E**/**M**/**H** choose · **S** or **Ctrl+Enter** "
-    "save · **N** next · **P** previous · **K** skip · **/** jump · **Z** enlarge image · **Esc** leaves a text box"
-)
+KEYS = "**Keys** (outside text boxes; **?** shows them all): " + keys_line("Step review")
 INSTRUCTIONS = f"""\
 Please read the original steps and the modified steps carefully, and evaluate them.
 

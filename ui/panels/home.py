@@ -1,0 +1,42 @@
+"""Home: where the app opens. It shows the user's own work per dataset and claims nothing.
+
+Opening the app used to land on Step review, whose opening leased a sample for 15 minutes even when
+the annotator went elsewhere; an item is now leased only when its panel is opened.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+import pandas as pd
+
+from services import annotate
+from tasks import SPECS
+from ui.auth import require_user
+from ui.binding import bind
+from ui.context import AppContext
+from ui.render import escape_text
+
+__all__ = ["build", "on_open"]
+
+COLUMNS = ["dataset", "panel", "items", "you labelled"]
+WELCOME = (
+    "Pick a panel above to start: an item is handed to you when you open its panel. "
+    "Press **?** for the keys and for what counts as an error."
+)
+
+
+def on_open(ctx: AppContext, request: gr.Request) -> tuple[str, pd.DataFrame]:
+    """The user's own counts per dataset (never the others': annotators work blind)."""
+    user = require_user(ctx, request)
+    rows = [
+        [row.dataset.name, SPECS[row.dataset.task].title, row.counts["total"], row.counts["mine"]]
+        for row in annotate.my_work(ctx.store, user)
+    ]
+    hello = f"Hello **{escape_text(user.name)}** ({escape_text(user.role)}). {WELCOME}"
+    return hello, pd.DataFrame(rows, columns=COLUMNS)
+
+
+def build(ctx: AppContext) -> None:
+    hello = gr.Markdown(WELCOME, elem_id="home-hello")
+    work = gr.Dataframe(headers=COLUMNS, interactive=False, label="Your work", elem_id="home-work", wrap=True)
+    gr.on(None, bind(on_open, ctx), None, [hello, work], api_visibility="private")
