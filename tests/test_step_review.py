@@ -84,12 +84,13 @@ def save(
     choices=("correct", "reasonable", "easy"),
     note="",
 ):
-    out = panel.on_save(ctx, work, *choices, note, as_user(who))
+    out = panel.on_save(ctx, work, *choices, note, False, as_user(who))
     return plain(out["status"]), out.get("sample"), out.get("work"), out["saved"]
 
 
 def after_save(ctx: AppContext, work: dict, saved, who: str = "ann") -> dict:
-    return view(panel.on_after_save(ctx, work, saved, True, as_user(who)))
+    """What "Next sample after saving" shows once a save is stored (the same reply as the save)."""
+    return view(panel.next_after_save(ctx, users.get_user(ctx.store, who), work, saved))
 
 
 def test_opening_the_tab_shows_the_first_sample_with_its_steps_side_by_side(ctx: AppContext) -> None:
@@ -159,6 +160,10 @@ def test_save_stores_the_three_choices_and_a_retry_is_counted_once(ctx: AppConte
     }
     moved = after_save(ctx, after, saved)
     assert "Sample 2 / 394" in moved["progress"] and plain(moved["status"]).startswith("Saved sample 1")
+    # With "Next sample after saving" on, one event stores the label and shows the next sample.
+    one = panel.on_save(ctx, moved["work"], "correct", "reasonable", "easy", "", True, as_user("ann"))
+    assert "Sample 3 / 394" in one["progress"] and plain(one["status"]).startswith("Saved sample 2")
+    assert count_annotations(ctx.store) == 2
 
 
 def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> None:
@@ -169,8 +174,8 @@ def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> Non
         == "⚠ Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
     )
     assert saved is None and count_annotations(ctx.store) == 0
-    untouched = panel.on_after_save(ctx, work, saved, True, as_user("ann"))
-    assert untouched == {}  # nothing moves after a refused save
+    refused = panel.on_save(ctx, work, "correct", None, None, "", True, as_user("ann"))
+    assert set(refused) == {"status", "saved"}  # nothing moves after a refused save
 
 
 def test_a_sample_changed_since_it_was_opened_is_not_saved(ctx: AppContext) -> None:
@@ -210,7 +215,7 @@ def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx:
     panel.on_choice(ctx, "correct", None, None, "", other["work"], as_user("bea"))
     assert draft_of(ctx, "bea", work) == {"original": "correct"}
     assert draft_of(ctx, "ann", work)["original"] == "incorrect"  # each keeps their own
-    panel.on_save(ctx, back["work"], "incorrect", "reasonable", "hard", "", as_user("ann"))
+    panel.on_save(ctx, back["work"], "incorrect", "reasonable", "hard", "", False, as_user("ann"))
     assert draft_of(ctx, "ann", work) is None
     panel.on_choice(ctx, None, None, None, "", work, as_user("ann"))
     assert draft_of(ctx, "ann", work) is None  # choices taken back: no draft left to restore

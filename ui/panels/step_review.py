@@ -33,7 +33,7 @@ from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
 
 __all__ = [
     "build",
-    "on_after_save",
+    "next_after_save",
     "on_choice",
     "on_dataset_change",
     "on_jump",
@@ -396,9 +396,11 @@ def on_save(
     modification: str | None,
     difficulty: str | None,
     note: str,
+    move_on: bool,
     request: gr.Request,
 ) -> dict[str, Any]:
-    """Store the three assessments through the gate; say exactly what was saved, or why not.
+    """Store the three assessments; say exactly what was saved, or why not; with "Next sample after
+    saving" on, show the next sample in the same reply (one event per action, no second round trip).
 
     Saving a label already stored, untouched, adds no row: the log stays one row per decision.
     """
@@ -411,6 +413,8 @@ def on_save(
     if payload == work.get("saved_label"):
         message = escape_text(f"Nothing changed on {_where(work)}: your saved label stays.")
         actions.keep_draft(ctx, user, work, None)
+        if move_on:
+            return {**next_after_save(ctx, user, work, UNCHANGED), "saved": UNCHANGED}
         return {"status": message, "sample": view.sample_progress(3, "saved"), "saved": UNCHANGED}
     try:
         result = annotate.submit(
@@ -436,6 +440,8 @@ def on_save(
         " (already stored; counted once)" if result.duplicate else ""
     )
     actions.keep_draft(ctx, user, work, None)
+    if move_on:
+        return {**next_after_save(ctx, user, fresh, result.annotation_id), "saved": result.annotation_id}
     return {
         "status": message,
         "sample": view.sample_progress(3, "saved"),
@@ -444,18 +450,10 @@ def on_save(
     }
 
 
-def on_after_save(
-    ctx: AppContext,
-    work: dict[str, Any],
-    saved: int | str | None,
-    move_on: bool,
-    request: gr.Request,
+def next_after_save(
+    ctx: AppContext, user: Annotator, work: dict[str, Any], saved: int | str
 ) -> dict[str, Any]:
-    """With "Next sample after saving" on, open the next sample once the save is stored."""
-    user = require_user(ctx, request)
-    work = work or {}
-    if not saved or not move_on or not work.get("item_id"):
-        return {}
+    """The view after a save with "Next sample after saving" on: the next sample, or why there is none."""
     try:
         dataset = _dataset(ctx, work.get("dataset"))
     except ServiceError as exc:
@@ -596,8 +594,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     view_outputs = list(sample)
     opening = Outputs(dataset=dataset, exports=export_choice, **sample.components)
     jumping = Outputs(jump_box=jump_box, **sample.components)
-    saving = sample.only("status", "sample", "work")
-    saving.components["saved"] = saved
+    saving = Outputs(saved=saved, **sample.components)
     private = {"api_visibility": "private"}
     tab.select(opening.bind(on_tab_open, ctx), [dataset, work], list(opening), **private)
     dataset.select(sample.bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
@@ -621,5 +618,4 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         show_progress="hidden",
         **private,
     )
-    stored = save.click(saving.bind(on_save, ctx), [work, *shown], list(saving), **private)
-    stored.then(sample.bind(on_after_save, ctx), [work, saved, move_on], view_outputs, **private)
+    save.click(saving.bind(on_save, ctx), [work, *shown, move_on], list(saving), **private)
