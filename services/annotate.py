@@ -42,6 +42,7 @@ __all__ = [
     "saved_attempt",
     "skip_item",
     "submit",
+    "why_nothing_left",
 ]
 
 _MAX_REQUEST_ID = 128
@@ -84,6 +85,22 @@ class DatasetWork:
 def my_work(store: Store, user: Annotator) -> list[DatasetWork]:
     """Every dataset with the user's own progress (and, for reviewers, its settled counts)."""
     return [DatasetWork(d, progress(store, user, d)) for d in datasets.list_datasets(store)]
+
+
+def why_nothing_left(store: Store, user: Annotator, dataset: Dataset, now: datetime | None = None) -> str:
+    """Why next_item found nothing, and when to look again: items held by others return when their
+    leases run out (it says how many and when, never whose or with what label)."""
+    now = now or now_utc()
+    held, first = store.scheduler.held_by_others(store, dataset.id, user.id, now)
+    if held and first is not None:
+        minutes = max(1, round((first - now).total_seconds() / 60))
+        items = "item is" if held == 1 else "items are"
+        return (
+            f"{held} {items} being labelled by others right now; if one is left unfinished it comes back "
+            f"to the pool in about {minutes} minute(s) (at {first:%H:%M} UTC). Everything else here is "
+            "labelled by you or has all the annotators it needs."
+        )
+    return "Every item here is labelled by you or has all the annotators it needs."
 
 
 def annotators_per_item(dataset: Dataset) -> int | None:

@@ -161,6 +161,26 @@ class Scheduler:
                 return "leased"
             return "lapsed"
 
+    def held_by_others(
+        self, db: Store | Tx, dataset_id: int, annotator_id: int, now: datetime
+    ) -> tuple[int, datetime | None]:
+        """Open items this annotator could take but for others' live leases: how many, and when the
+        first lease runs out (the item returns to the pool then, unless it is labelled first)."""
+        with self.lock:
+            pool = self.pool(db, dataset_id)
+            count, first = 0, None
+            for item_id, target in pool.target.items():
+                if annotator_id in pool.done.get(item_id, ()):
+                    continue
+                live = pool.live_leases(item_id, now)
+                others = {w: t for w, t in live.items() if w != annotator_id}
+                if not others or len(pool.done.get(item_id, set()) - {annotator_id}) >= target:
+                    continue
+                count += 1
+                soonest = min(others.values())
+                first = soonest if first is None or soonest < first else first
+            return count, first
+
     def record_done(
         self, dataset_id: int, item_id: int, annotator_id: int, *, target: int, open_: bool, first_label: bool
     ) -> None:

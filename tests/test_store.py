@@ -420,3 +420,17 @@ def test_step_review_keeps_only_correct_originals_with_reasonable_modifications(
     assert store.scalar("SELECT status FROM item_state WHERE item_id = 1") == status
     decision = json.loads(store.scalar("SELECT decision FROM item_state WHERE item_id = 1"))
     assert decision["keep"] == keep
+
+
+def test_nothing_left_says_how_many_items_others_hold_and_when_the_first_comes_back(store: Store) -> None:
+    from services import annotate
+
+    dataset = _dataset(store, 1)
+    ann, bob = users.add_user(store, "ann"), users.add_user(store, "bob")
+    assert annotate.next_item(store, ann, dataset, T0) is not None  # ann holds the one item (15 min lease)
+    assert annotate.next_item(store, bob, dataset, T0) is None
+    said = annotate.why_nothing_left(store, bob, dataset, T0 + timedelta(minutes=5))
+    assert "1 item is being labelled by others" in said and "about 10 minute(s)" in said and "12:15" in said
+    later = T0 + timedelta(minutes=16)  # ann's lease ran out: the item is bob's to take
+    assert annotate.next_item(store, bob, dataset, later) is not None
+    assert annotate.why_nothing_left(store, ann, dataset, later).startswith("1 item is")

@@ -196,7 +196,7 @@ def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
         return _status_only(_say(str(exc), warn=bool(name)))
     shown = annotate.next_item(ctx.store, user, dataset)
     if shown is None:
-        message = "Every item you could label here is done or taken: thank you."
+        message = said(annotate.why_nothing_left(ctx.store, user, dataset))
         return _show(ctx, user, dataset, None, message, annotate.progress(ctx.store, user, dataset))
     return _show(ctx, user, dataset, shown, "")
 

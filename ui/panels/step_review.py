@@ -181,7 +181,7 @@ def _after(
     if work is None:
         counts = annotate.progress(ctx.store, user, dataset)
         done = escape_text(
-            f"Nothing left for you in {dataset.name}: every sample is labelled or taken by others. "
+            f"Nothing left for you in {dataset.name}. {annotate.why_nothing_left(ctx.store, user, dataset)} "
             "Previous (P) goes back through your labels."
         )
         return _show(ctx, user, None, f"{message} {done}".strip(), counts, dataset.name)
