@@ -65,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="output format")
     exp.add_argument("--out", required=True, help="output file")
     exp.add_argument("--dataset", help="only this dataset (default: all)")
+    exp.add_argument(
+        "--images",
+        choices=("embedded", "paths"),
+        default="embedded",
+        help="stepgate-jsonl: images as base64 in the file, or copied beside it (default: embedded)",
+    )
+    exp.add_argument("--no-log", action="store_true", help="stepgate-jsonl: leave the annotation log out")
 
     usr = verbs.add_parser("users", help="manage annotators: add, list, passwd, role, remove")
     uverbs = usr.add_subparsers(dest="users_verb", metavar="ACTION", required=True)
@@ -284,13 +291,20 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     store = _open_store(args.db)
     try:
-        written = export(store, args.format, Path(args.out), dataset=args.dataset)
+        written = export(
+            store,
+            args.format,
+            Path(args.out),
+            dataset=args.dataset,
+            images=args.images,
+            with_log=not args.no_log,
+        )
     except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:
         store.close()
-    print(f"wrote {written.rows} row(s) to {written.path}")
+    print(f"wrote {written.rows} row(s) to {written.path} (manifest: {written.manifest})")
     return 0
 
 

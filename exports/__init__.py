@@ -35,6 +35,7 @@ def _formats() -> dict[str, Format]:
         ("log-jsonl", "log", log.write_jsonl, "jsonl"),
         ("prmbench", "items", gated.write_prmbench, "jsonl"),
         ("processbench", "items", gated.write_processbench, "jsonl"),
+        ("processbench-all", "items", gated.write_processbench_all, "jsonl"),
         ("items-jsonl", "items", gated.write_items_jsonl, "jsonl"),
         ("report-md", "report", report.write_report_md, "md"),
         ("report-csv", "report", report.write_report_csv, "csv"),
