@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.panels import dashboard, data, earliest_error, planned, step_review
+from ui.panels import browse, dashboard, data, earliest_error, planned, step_review
 
 __all__ = ["PANELS"]
 
@@ -13,6 +13,6 @@ PANELS = [
     ("Perturbation check", planned.perturbation_check),
     ("Step-match study", planned.step_match),
     ("QC dashboard", dashboard),
-    ("Browse", planned.browse),
+    ("Browse", browse),
     ("Data", data),
 ]
