@@ -148,7 +148,7 @@ def test_the_panel_handlers_for_an_adjudicator_and_for_an_annotator(prm: Store) 
     opened = panel.on_tab_open(ctx, "?tab=browse&error_type=confidence&item=1", _as("adj"))
     assert opened["body"]["visible"] is True and "394" not in opened["page_line"]
     assert "Versions (lineage)" in opened["lineage"] and "edited" in opened["lineage"]
-    assert "🟥 **error**" in opened["item_view"]
+    assert opened["item_view"].count('<b class="br-error-tag">error</b>') == 2
     shown = panel.on_filter(ctx, "prm", "", "", "circular", "", None, "", "", "id", _as("adj"))
     assert set(shown["results"]["error_type"]) == {"circular"} and "error_type=circular" in shown["link"]
     nxt = panel.on_next(ctx, shown["page"], "prm", "", "", "circular", "", None, "", "", "id", _as("adj"))
@@ -181,4 +181,4 @@ def test_hostile_dataset_text_is_shown_as_text(store: Store, tmp_path) -> None:
     add_user(store, "adj", "adjudicator")
     view = panel.on_open(AppContext(store=store), 1, *NO_FILTER, _as("adj"))["item_view"]
     assert "<script" not in view and "<img" not in view and "&lt;script&gt;" in view
-    assert "🟥 **error** <b>Step 1.</b>" in view
+    assert '<div class="br-error-step"><b class="br-error-tag">error</b> <b>Step 1.</b>' in view

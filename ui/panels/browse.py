@@ -48,7 +48,8 @@ def _filter(*values: Any) -> BrowseFilter:
 
 
 def _link(query: str) -> str:
-    return f"[Link to this view]({query}) · `{escape_text(query)}`"
+    """The query is URL-encoded (no spaces, brackets, backticks or markup left): safe as it is."""
+    return f"[Link to this view]({query}) · `{query}`"
 
 
 def _results(ctx: AppContext, user: Any, f: BrowseFilter, page: int) -> dict[str, Any]:
@@ -280,7 +281,7 @@ def _item_markdown(detail: ItemDetail) -> str:
     if role is not None:
         lines += ["", f"**Steps ({escape_text(role)})**", ""]
         for i, text in enumerate(item.steps[role]):
-            mark = "🟥 **error** " if i in errors else ""
+            mark = '<b class="br-error-tag">error</b> ' if i in errors else ""
             cls = "br-error-step" if i in errors else "br-step"
             lines.append(
                 f'<div class="{cls}">{mark}<b>Step {i + 1}.</b> {safe_markdown(step_body(text))}</div>'
@@ -367,8 +368,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         annotator=annotator,
         text=text,
         sort=sort,
-        **shown.components,
-        **item.components,
+        **{**shown.components, **item.components},
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
     tab.select(
