@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 import pandas as pd
 from matplotlib.figure import Figure
 
-from qc.plots import error_position_figure
+from qc.plots import error_position_figure, step_counts_figure
 from services.access import require_reviewer
 from services.errors import InvalidInput, NotFound
 from store.browse import (
@@ -29,6 +29,7 @@ from store.browse import (
     error_position_counts,
     filter_choices,
     lineage_rows,
+    step_count_rows,
 )
 from store.items import ItemView, get_item
 from store.state import ItemState, get_item_state
@@ -50,6 +51,7 @@ __all__ = [
     "open_item",
     "query_for",
     "search",
+    "step_counts",
 ]
 
 _MAX_TEXT = 200
@@ -70,7 +72,10 @@ class ItemDetail:
     dataset: str
     state: ItemState | None
     lineage: list[dict[str, Any]]
-    annotations: pd.DataFrame  # version, annotator, payload fields, seconds_spent, created_at
+    annotations: pd.DataFrame
+    versions: list[
+        ItemView
+    ]  # every version, oldest first (for diffs between them)  # version, annotator, payload fields, seconds_spent, created_at
 
 
 def _checked(f: BrowseFilter) -> BrowseFilter:
@@ -117,6 +122,13 @@ def distribution(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.Dat
     return counts, error_position_figure(counts)
 
 
+def step_counts(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
+    """Steps per chain by error type for the filter (original vs modified), and PRMBench-V's Figure 8."""
+    require_reviewer(user)
+    rows = step_count_rows(store, _checked(f))
+    return rows, step_counts_figure(rows)
+
+
 def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:
     """An item's current version, its versions as a lineage and every label on it (discarded too)."""
     require_reviewer(user)
@@ -135,12 +147,15 @@ def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:
     from store.datasets import get_dataset
 
     dataset = get_dataset(store, item.dataset_id)
+    lineage = lineage_rows(store, number)
+    versions = [v for v in (get_item(store, number, row["version_id"]) for row in lineage) if v is not None]
     return ItemDetail(
         item=item,
         dataset=dataset.name if dataset else "",
         state=get_item_state(store, number),
-        lineage=lineage_rows(store, number),
+        lineage=lineage,
         annotations=frame,
+        versions=versions,
     )
 
 

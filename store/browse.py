@@ -25,6 +25,7 @@ __all__ = [
     "error_position_counts",
     "filter_choices",
     "lineage_rows",
+    "step_count_rows",
 ]
 
 STATES = ("open", "consensus", "complete", "discarded", "disputed", "rejected")
@@ -123,6 +124,19 @@ def error_position_counts(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
         f"{_FROM}{where}) "
         "SELECT error_type, position + 1 AS position, count(*) AS error_steps FROM pos "
         "GROUP BY ALL ORDER BY error_type, position",
+        params,
+    )
+
+
+def step_count_rows(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
+    """PRMBench-V Fig. 8's data: per matching item, its error type and the steps of each chain
+    (original, modified; solution for ProcessBench-style items)."""
+    where, params = _where(f)
+    return db.df(
+        "SELECT coalesce(v.error_type, '(none)') AS error_type, s.role, count(*) AS n_steps "
+        f"{_FROM}JOIN steps s ON s.version_id = v.id {where} "
+        f"{'AND' if where else 'WHERE'} s.role IN ('original', 'modified', 'solution') "
+        "GROUP BY i.id, v.error_type, s.role ORDER BY error_type, s.role",
         params,
     )
 

@@ -116,6 +116,16 @@ def test_figure_7_counts_error_steps_per_position_and_type(prm: Store) -> None:
     assert figure.axes
 
 
+def test_figure_8_counts_steps_of_both_chains_per_item(prm: Store) -> None:
+    rows, figure = browse.step_counts(prm, store_user(prm, "adj"), BrowseFilter(error_type="circular"))
+    n_items = browse.search(prm, store_user(prm, "adj"), BrowseFilter(error_type="circular")).total
+    assert set(rows["role"]) == {"original", "modified"} and len(rows) == 2 * n_items
+    # Every query appears under each type: the original chains are the same whatever the type.
+    deception = browse.step_counts(prm, store_user(prm, "adj"), BrowseFilter(error_type="deception"))[0]
+    assert rows["n_steps"].min() >= 1 and deception["n_steps"].min() >= 1
+    assert figure.axes
+
+
 def test_a_link_reopens_the_filter_and_the_item() -> None:
     f = BrowseFilter(dataset="prm", error_type="circular", error_position=3, text="a b&c", sort="state")
     query = browse.query_for(f, item_id=7, page=2)
@@ -133,6 +143,7 @@ def test_annotators_are_refused_by_every_use_case(prm: Store) -> None:
         lambda: browse.search(prm, ann, BrowseFilter()),
         lambda: browse.open_item(prm, ann, 1),
         lambda: browse.distribution(prm, ann, BrowseFilter()),
+        lambda: browse.step_counts(prm, ann, BrowseFilter()),
         lambda: browse.choices(prm, ann),
     ):
         with pytest.raises(NotAllowed):
@@ -148,6 +159,7 @@ def test_the_panel_handlers_for_an_adjudicator_and_for_an_annotator(prm: Store) 
     opened = panel.on_tab_open(ctx, "?tab=browse&error_type=confidence&item=1", _as("adj"))
     assert opened["body"]["visible"] is True and "394" not in opened["page_line"]
     assert "Versions (lineage)" in opened["lineage"] and "edited" in opened["lineage"]
+    assert "**Version 2 from 1** (edited)" in opened["lineage"] and "<ins>Edited.</ins>" in opened["lineage"]
     assert opened["item_view"].count('<b class="br-error-tag">error</b>') == 2
     shown = panel.on_filter(ctx, "prm", "", "", "circular", "", None, "", "", "id", _as("adj"))
     assert set(shown["results"]["error_type"]) == {"circular"} and "error_type=circular" in shown["link"]

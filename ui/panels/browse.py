@@ -21,13 +21,13 @@ from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
-from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown, step_body
+from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown, step_body, word_diff
 
 __all__ = ["build", "on_filter", "on_next", "on_open", "on_page", "on_previous", "on_select", "on_tab_open"]
 
 FOR_REVIEWERS = "Browse is for adjudicators and admins: it shows every annotator's labels."
 ANY = ""
-RESULTS = ("results", "page_line", "page", "plot", "link", "status")
+RESULTS = ("results", "page_line", "page", "plot", "plot_steps", "link", "status")
 ITEM = ("item_view", "lineage", "annotations", "link", "status")
 _CHAIN_ROLES = ("modified", "solution", "candidate", "original", "predicted", "reference")
 
@@ -55,12 +55,14 @@ def _link(query: str) -> str:
 def _results(ctx: AppContext, user: Any, f: BrowseFilter, page: int) -> dict[str, Any]:
     found = browse.search(ctx.store, user, f, page)
     _, figure = browse.distribution(ctx.store, user, f)
+    _, steps_figure = browse.step_counts(ctx.store, user, f)
     rows = found.rows.rename(columns={"earliest_error": "first error step", "error_steps": "error steps"})
     return {
         "results": rows,
         "page_line": f"**{found.total}** item(s) · page {found.page + 1} of {found.pages}",
         "page": found.page,
         "plot": figure,
+        "plot_steps": steps_figure,
         "link": _link(browse.query_for(f, page=found.page)),
         "status": "",
     }
@@ -308,7 +310,38 @@ def _lineage_markdown(detail: ItemDetail) -> str:
             f"{changed} |"
         )
         previous = v["question"]
-    return "**Versions (lineage)**\n\n" + "\n".join(rows)
+    return "**Versions (lineage)**\n\n" + "\n".join(rows) + _diffs(detail)
+
+
+def _diffs(detail: ItemDetail) -> str:
+    """What each version changed from its parent: the question and every step that differs, word by word."""
+    by_number = {v.version: v for v in detail.versions}
+    parts = []
+    for row in detail.lineage:
+        before, after = by_number.get(row["parent"] or -1), by_number.get(row["version"])
+        if before is None or after is None:
+            continue
+        changes = []
+        if before.question != after.question:
+            old, new = word_diff(before.question, after.question)
+            changes.append(f"- question: {old} → {new}")
+        for role in sorted(set(before.steps) | set(after.steps)):
+            a, b = before.steps.get(role, []), after.steps.get(role, [])
+            for i in range(max(len(a), len(b))):
+                old_text = a[i] if i < len(a) else ""
+                new_text = b[i] if i < len(b) else ""
+                if old_text != new_text:
+                    old, new = word_diff(old_text, new_text)
+                    changes.append(f"- {escape_text(role)} step {i + 1}: {old} → {new}")
+        if before.error_steps != after.error_steps:
+            changes.append(
+                f"- error steps: {[i + 1 for i in before.error_steps]} → {[i + 1 for i in after.error_steps]}"
+            )
+        body = "\n".join(changes) if changes else "- no change in the question, steps or error steps"
+        parts.append(
+            f"\n\n**Version {row['version']} from {row['parent']}** ({escape_text(row['reason'])})\n\n{body}"
+        )
+    return "".join(parts)
 
 
 def build(ctx: AppContext, tab: gr.Tab) -> None:
@@ -352,9 +385,18 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 )
             with gr.Column(scale=2):
                 plot = gr.Plot(format="png", show_label=False, elem_id="br-plot")
+                plot_steps = gr.Plot(format="png", show_label=False, elem_id="br-plot-steps")
 
     filters = [dataset, task, source, error_type, state, position, annotator, text, sort]
-    shown = Outputs(results=results, page_line=page_line, page=page, plot=plot, link=link, status=status)
+    shown = Outputs(
+        results=results,
+        page_line=page_line,
+        page=page,
+        plot=plot,
+        plot_steps=plot_steps,
+        link=link,
+        status=status,
+    )
     item = Outputs(item_view=item_view, lineage=lineage, annotations=annotations, link=link, status=status)
     opened = Outputs(
         note=note,
