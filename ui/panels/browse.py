@@ -377,7 +377,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
                 item_view = gr.Markdown(elem_id="br-item", **math)
-                lineage = gr.Markdown(elem_id="br-lineage")
+                lineage = gr.Markdown(elem_id="br-lineage", **math)
                 annotations = gr.Dataframe(
                     label="Every label on this item (all versions, time spent)",
                     interactive=False,
