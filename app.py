@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="output format")
     exp.add_argument("--out", required=True, help="output file")
     exp.add_argument("--dataset", help="only this dataset (default: all)")
+    exp.add_argument(
+        "--images",
+        choices=("embedded", "paths"),
+        default="embedded",
+        help="stepgate-jsonl: images as base64 in the file, or copied beside it (default: embedded)",
+    )
+    exp.add_argument("--no-log", action="store_true", help="stepgate-jsonl: leave the annotation log out")
 
     usr = verbs.add_parser("users", help="manage annotators: add, list, passwd, role, remove")
     uverbs = usr.add_subparsers(dest="users_verb", metavar="ACTION", required=True)

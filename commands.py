@@ -61,11 +61,18 @@ def cmd_export(args: argparse.Namespace, store: Store) -> int:
     from services.exports import export
 
     try:
-        written = export(store, args.format, Path(args.out), dataset=args.dataset)
+        written = export(
+            store,
+            args.format,
+            Path(args.out),
+            dataset=args.dataset,
+            images=args.images,
+            with_log=not args.no_log,
+        )
     except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {written.rows} row(s) to {written.path}")
+    print(f"wrote {written.rows} row(s) to {written.path} (manifest: {written.manifest})")
     return 0
 
 

@@ -172,6 +172,38 @@ def timed_export(db: Path, out: Path) -> float:
         return time.perf_counter() - started
 
 
+def timed_browse(db: Path) -> dict[str, float]:
+    """The Browse panel's use cases in-process (ms): the first page, a filtered page, Figure 7's counts."""
+    from services import browse
+    from services.browse import BrowseFilter
+    from store import Store, users
+
+    with Store(db) as store:
+        admin = users.get_user(store, "bench-admin") or users.add_user(store, "bench-admin", "admin")
+        out = {}
+        for name, call in (
+            ("first page", lambda: browse.search(store, admin, BrowseFilter(dataset=DATASET))),
+            ("last page", lambda: browse.search(store, admin, BrowseFilter(dataset=DATASET), page=10**9)),
+            ("text search", lambda: browse.search(store, admin, BrowseFilter(text="divide by two and"))),
+            ("error position 3", lambda: browse.search(store, admin, BrowseFilter(error_position=3))),
+            ("Figure 7 counts", lambda: browse.distribution(store, admin, BrowseFilter(dataset=DATASET))),
+        ):
+            started = time.perf_counter()
+            call()
+            out[name] = (time.perf_counter() - started) * 1000
+        return out
+
+
+def timed_bundle_export(db: Path, out: Path) -> float:
+    from services.exports import export
+    from store import Store
+
+    with Store(db) as store:
+        started = time.perf_counter()
+        export(store, "stepgate-jsonl", out / "all.stepgate.jsonl")
+        return time.perf_counter() - started
+
+
 def timed_qc(items: int, annotators: int = 5) -> float:
     import pandas as pd
 
@@ -248,6 +280,14 @@ def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], la
         server.stop()
     rows.append((f"items over their quorum ({label})", str(over_assigned(db))))
     rows.append((f"export all {label} items + annotation log", f"{timed_export(db, workdir):.2f} s"))
+    rows.append(
+        (
+            f"stepgate-jsonl export of all {label} items with the log",
+            f"{timed_bundle_export(db, workdir):.2f} s",
+        )
+    )
+    for name, ms in timed_browse(db).items():
+        rows.append((f"Browse: {name} ({label})", f"{ms:.0f} ms"))
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 
 services.exports reads the frames from the store and picks the format here. A format says what
 it reads ("log": the annotation log, "items": every item's current version with its state,
-"report": a QC report) and how it writes it. Nothing here reads the store or computes QC.
+"report": a QC report, "bundle": everything stepgate's own format carries) and how it writes it. Nothing here reads the store or computes QC.
 """
 
 from __future__ import annotations
@@ -20,20 +20,22 @@ __all__ = ["EXPORT_FORMATS", "FORMATS", "ExportError", "Format", "write_whole"]
 @dataclass(frozen=True)
 class Format:
     name: str
-    reads: Literal["log", "items", "report"]
+    reads: Literal["log", "items", "report", "bundle"]
     write: Callable[[Any, Path], int]  # (what it reads, path) -> rows written
     suffix: str
 
 
 def _formats() -> dict[str, Format]:
-    from exports import gated, log, report
+    from exports import gated, log, report, stepgate
 
-    table: list[tuple[str, Literal["log", "items", "report"], Callable[[Any, Path], int], str]] = [
+    table: list[tuple[str, Literal["log", "items", "report", "bundle"], Callable[[Any, Path], int], str]] = [
+        ("stepgate-jsonl", "bundle", stepgate.write_stepgate, "jsonl"),
         ("log-parquet", "log", log.write_parquet, "parquet"),
         ("log-csv", "log", log.write_csv, "csv"),
         ("log-jsonl", "log", log.write_jsonl, "jsonl"),
         ("prmbench", "items", gated.write_prmbench, "jsonl"),
         ("processbench", "items", gated.write_processbench, "jsonl"),
+        ("processbench-all", "items", gated.write_processbench_all, "jsonl"),
         ("items-jsonl", "items", gated.write_items_jsonl, "jsonl"),
         ("report-md", "report", report.write_report_md, "md"),
         ("report-csv", "report", report.write_report_csv, "csv"),

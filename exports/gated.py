@@ -7,6 +7,7 @@ their state) and keeps the gated items itself.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = [
     "write_items_jsonl",
     "write_prmbench",
     "write_processbench",
+    "write_processbench_all",
 ]
 
 KEPT = ("complete", "consensus")  # states that pass the gate
@@ -27,35 +29,82 @@ def _json(value: Any, default: Any) -> Any:
     return json.loads(value) if isinstance(value, str) and value else default
 
 
-def prmbench_record(row: pd.Series) -> dict[str, Any]:
-    """Pure: one PRMBench line; step numbers go back to 1-based."""
+def _given(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and pd.isna(value))
+
+
+def _numbers(positions: Any, dropped: Any) -> list[int]:
+    """Stored 0-based positions back to the file's 1-based numbers, with any the importer set aside."""
+    return sorted({i + 1 for i in _json(positions, [])} | set(dropped or []))
+
+
+def prmbench_record(row: pd.Series, images: list[str] | None = None) -> dict[str, Any]:
+    """Pure: one PRMBench / PRMBench-V line with every field its source line had, 1-based steps.
+
+    Source fields come back as they were read (question variants, idx, ground truth, source, image,
+    original response, unknown fields); `stepgate` adds the gate's state, decision and each
+    annotator's latest step-review judgement. `images`: the image references to write.
+    """
     steps = row["steps"] or {}
+    meta = row["meta"] if isinstance(row["meta"], dict) else {}
+    dropped = meta.get("dropped_step_numbers", {})
+    record: dict[str, Any] = dict(meta.get("questions") or {"question": row["question"]})
+    record.update(
+        {
+            "idx": meta.get("idx", row["external_id"]),
+            "original_process": list(steps.get("original", [])),
+            "modified_process": list(steps.get("modified", [])),
+            "modified_steps": _numbers(row["modified_steps"], dropped.get("modified_steps")),
+            "error_steps": _numbers(row["error_steps"], dropped.get("error_steps")),
+            "reason": row["rationale"] or "",
+            "classification": row["error_type"],
+        }
+    )
+    if _given(row["reference_answer"]):
+        record["ground_truth"] = row["reference_answer"]
+    if _given(row["source"]):
+        record["source"] = row["source"]
+    if "original_response" in meta:
+        record["original_response"] = meta["original_response"]
+    if images:
+        record["image"] = images[0] if len(images) == 1 else images
+    for key, value in (meta.get("extra") or {}).items():
+        record.setdefault(key, value)
+    record["stepgate"] = _gate(row)
+    return record
+
+
+def _gate(row: pd.Series) -> dict[str, Any]:
+    """What the gate decided and who judged what (every annotator's latest label, time spent)."""
     return {
-        "idx": row["meta"].get("idx", row["external_id"])
-        if isinstance(row["meta"], dict)
-        else row["external_id"],
-        "question": row["question"],
-        "original_process": list(steps.get("original", [])),
-        "modified_process": list(steps.get("modified", [])),
-        "modified_steps": [i + 1 for i in _json(row["modified_steps"], [])],
-        "error_steps": [i + 1 for i in _json(row["error_steps"], [])],
-        "reason": row["rationale"] or "",
-        "classification": row["error_type"],
-        "stepgate": {
-            "status": row["status"],
-            "decision": _json(row["decision"], None),
-            "version": int(row["version"]),
-        },
+        "status": row["status"],
+        "decision": _json(row["decision"], None),
+        "version": int(row["version"]),
+        "version_reason": row["version_reason"],
+        "judgements": [
+            {
+                "annotator": label["annotator"],
+                **label["payload"],
+                "seconds_spent": label["seconds_spent"],
+                "at": label["created_at"],
+            }
+            for label in (row.get("labels") or [])
+        ],
     }
 
 
 def processbench_record(row: pd.Series) -> dict[str, Any]:
-    """Pure: one ProcessBench line; the label is the consensus earliest error (0-based, -1 = none)."""
+    """Pure: one ProcessBench line; `label` is the consensus earliest error (0-based, -1 = none).
+
+    The source's fields come back (`id, generator, problem, steps, final_answer_correct`, unknown
+    ones); `stepgate` carries the state, the source file's own label, and a discarded item's reason.
+    """
     steps = row["steps"] or {}
     decision = _json(row["decision"], None) or {}
-    return {
+    meta = row["meta"] if isinstance(row["meta"], dict) else {}
+    record: dict[str, Any] = {
         "id": row["external_id"],
-        "generator": (row["meta"] or {}).get("generator"),
+        "generator": meta.get("generator"),
         "problem": row["question"],
         "steps": list(steps.get("solution", [])),
         "final_answer_correct": None
@@ -63,12 +112,20 @@ def processbench_record(row: pd.Series) -> dict[str, Any]:
         else bool(row["final_answer_correct"]),
         "label": decision.get("label"),
     }
+    for key, value in (meta.get("extra") or {}).items():
+        record.setdefault(key, value)
+    gate = _gate(row)
+    gate["source_label"] = None if pd.isna(row["earliest_error"]) else int(row["earliest_error"])
+    if row["status"] == "discarded":
+        gate["discard_reason"] = decision.get("flag") or "no three annotators agreed within the quorum"
+    record["stepgate"] = gate
+    return record
 
 
-def _rows(items: pd.DataFrame, gated_only: bool) -> pd.DataFrame:
+def _rows(items: pd.DataFrame, kept: tuple[str, ...] | None) -> pd.DataFrame:
     frame = items.copy()
     frame["meta"] = [_json(m, {}) for m in frame["meta"]]
-    return frame[frame["status"].isin(KEPT)] if gated_only else frame
+    return frame[frame["status"].isin(kept)] if kept is not None else frame
 
 
 def _write_lines(path: Path, records: list[dict[str, Any]]) -> int:
@@ -78,20 +135,51 @@ def _write_lines(path: Path, records: list[dict[str, Any]]) -> int:
     return len(records)
 
 
+def _final(path: Path) -> Path:
+    """The name the file will have (write_whole hands the writers a hidden partial file)."""
+    return path.with_name(path.name.removeprefix(".").removesuffix(".partial"))
+
+
+def _copy_images(files: list[str], path: Path) -> list[str]:
+    """Copy an item's images beside the export; the references are relative to the export's folder,
+    which is where the importers look for them."""
+    folder = _final(path).with_name(_final(path).stem + "-images")
+    refs = []
+    for name in files:
+        source = Path(name)
+        folder.mkdir(exist_ok=True)
+        shutil.copyfile(source, folder / source.name)
+        refs.append(f"{folder.name}/{source.name}")
+    return refs
+
+
 def write_prmbench(items: pd.DataFrame, path: Path) -> int:
-    frame = _rows(items, gated_only=True)
-    return _write_lines(path, [prmbench_record(r) for _, r in frame.iterrows()])
+    frame = _rows(items, KEPT)
+    return _write_lines(
+        path,
+        [
+            prmbench_record(r, _copy_images(list(r.get("image_files") or []), path))
+            for _, r in frame.iterrows()
+        ],
+    )
 
 
 def write_processbench(items: pd.DataFrame, path: Path) -> int:
-    frame = _rows(items, gated_only=True)
+    """The consensus items only: the gated benchmark."""
+    frame = _rows(items, KEPT)
+    return _write_lines(path, [processbench_record(r) for _, r in frame.iterrows()])
+
+
+def write_processbench_all(items: pd.DataFrame, path: Path) -> int:
+    """Consensus and discarded items; a discarded one carries its reason under `stepgate`."""
+    frame = _rows(items, (*KEPT, "discarded"))
     return _write_lines(path, [processbench_record(r) for _, r in frame.iterrows()])
 
 
 def write_items_jsonl(items: pd.DataFrame, path: Path) -> int:
     """Every item with its state, gated or not: the full picture for analysis."""
-    frame = _rows(items, gated_only=False)
-    records = frame.drop(columns=["item_id"]).to_dict(orient="records")
+    frame = _rows(items, None)
+    records = frame.drop(columns=["item_id", "image_files"]).to_dict(orient="records")
     for record in records:
         record["steps"] = {k: list(v) for k, v in (record["steps"] or {}).items()}
     return _write_lines(path, records)

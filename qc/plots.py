@@ -17,7 +17,13 @@ from matplotlib.figure import Figure
 
 from qc.quality import FAST_RATIO
 
-__all__ = ["agreement_by_error_type_figure", "annotator_heatmap_figure", "time_per_item_figure"]
+__all__ = [
+    "agreement_by_error_type_figure",
+    "annotator_heatmap_figure",
+    "error_position_figure",
+    "step_counts_figure",
+    "time_per_item_figure",
+]
 
 _WIDTH, _HEIGHT = 6.4, 3.8  # inches at 100 dpi: two figures side by side fill a 1366-px window
 _LABELS_IN = 1.45  # room for error-type names left of the bars
@@ -141,4 +147,69 @@ def time_per_item_figure(item_seconds: pd.DataFrame) -> Figure:
     ax.set_xlabel("seconds per item")
     ax.set_title("Time per item", fontsize=11)
     ax.legend(fontsize=8, loc="best")
+    return fig
+
+
+def error_position_figure(counts: pd.DataFrame) -> Figure:
+    """PRMBench-V Fig. 7: one line per error type, x = 1-based error-step position, y = error steps there.
+
+    Counts, not normalised (the caption: the area under each curve varies); integer bins, no smoothing.
+    `counts`: error_type, position, error_steps.
+    """
+    if counts.empty:
+        return _empty("No error steps in the current filter.")
+    fig = Figure(figsize=(_WIDTH, _HEIGHT), dpi=100)
+    fig.subplots_adjust(left=0.1, right=0.72, bottom=0.14, top=0.9)
+    ax = fig.add_subplot()
+    top = int(counts["position"].max())
+    for k, (kind, part) in enumerate(counts.groupby("error_type", sort=True)):
+        series = part.set_index("position")["error_steps"].reindex(range(1, top + 1), fill_value=0)
+        colour = matplotlib.colormaps["tab10"](k % 10)
+        ax.plot(series.index, series.to_numpy(), marker="o", markersize=3, label=_text(kind), color=colour)
+    ax.set_xlabel("error step position (1-based, modified chain)")
+    ax.set_ylabel("error steps")
+    ax.set_xticks(range(1, top + 1, max(1, top // 12)))
+    ax.set_title("Error positions by error type (PRMBench-V Fig. 7)", fontsize=11)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return fig
+
+
+def step_counts_figure(rows: pd.DataFrame) -> Figure:
+    """PRMBench-V Fig. 8: steps per chain by error type, original beside modified, as box plots with
+    the means marked (the paper gives no plot type; PROTOCOLS.md A7's default). `rows`: error_type,
+    role, n_steps (one row per item and chain)."""
+    if rows.empty:
+        return _empty("No chains in the current filter.")
+    groups = sorted(rows["error_type"].unique())
+    roles = [r for r in ("original", "modified", "solution") if r in set(rows["role"])]
+    fig = Figure(figsize=(_WIDTH, _HEIGHT), dpi=100)
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.32, top=0.9)
+    ax = fig.add_subplot()
+    width = 0.8 / len(roles)
+    x = np.arange(len(groups))
+    for k, role in enumerate(roles):
+        data = [
+            rows[(rows["error_type"] == g) & (rows["role"] == role)]["n_steps"].to_numpy() for g in groups
+        ]
+        pos = x + (k - (len(roles) - 1) / 2) * width
+        kept = [(p, d) for p, d in zip(pos, data, strict=True) if len(d)]
+        if not kept:
+            continue
+        colour = _COLOURS[k % len(_COLOURS)]
+        parts = ax.boxplot(
+            [d for _, d in kept],
+            positions=[p for p, _ in kept],
+            widths=width * 0.9,
+            patch_artist=True,
+            showmeans=True,
+            manage_ticks=False,
+        )
+        for box in parts["boxes"]:
+            box.set_facecolor(colour)
+            box.set_alpha(0.6)
+        ax.plot([], [], color=colour, linewidth=6, alpha=0.6, label=role)
+    ax.set_xticks(x, [_text(g) for g in groups], rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("steps per chain")
+    ax.set_title("Step counts by error type (PRMBench-V Fig. 8)", fontsize=11)
+    ax.legend(fontsize=8, frameon=False)
     return fig

@@ -6,31 +6,61 @@ what is the caller's check today (admins in Data; annotators only their own log 
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
+import tomllib
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exports import EXPORT_FORMATS, FORMATS, ExportError, write_whole
+from exports.stepgate import IMAGE_MODES, BundleExport
 from services.errors import InvalidInput, NotAllowed, NotFound, ServiceError
 from services.reports import build_dataset_report
 from store.annotations import annotations_frame
+from store.bundles import database_counts, read_bundle
 from store.datasets import get_dataset
 from store.items import items_frame
 
 if TYPE_CHECKING:
     from store import Store
 
-__all__ = ["EXPORT_FORMATS", "Written", "export"]
+__all__ = ["EXPORT_FORMATS", "IMAGE_MODES", "Written", "export", "manifest_path", "stepgate_version"]
 
 
 @dataclass(frozen=True)
 class Written:
     path: Path
     rows: int
+    manifest: Path | None = None
+
+
+def stepgate_version() -> str:
+    """The installed version, or pyproject's when run from a checkout."""
+    try:
+        return importlib.metadata.version("stepgate")
+    except importlib.metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        if pyproject.exists():
+            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+            return str(project.get("version", "unknown"))
+        return "unknown"
+
+
+def manifest_path(out: Path) -> Path:
+    """Where an export's manifest goes: beside it, `<file>.manifest.json`."""
+    return out.with_name(out.name + ".manifest.json")
 
 
 def _data(
-    store: Store, reads: str, dataset_id: int | None, dataset: str | None, annotator: str | None
+    store: Store,
+    reads: str,
+    dataset_id: int | None,
+    dataset: str | None,
+    annotator: str | None,
+    images: str = "embedded",
+    with_log: bool = True,
 ) -> Any:
     if reads == "log":
         # The log is append-only: the export carries every row, not only the current versions.
@@ -40,15 +70,36 @@ def _data(
         return frame
     if reads == "items":
         return items_frame(store, dataset_id)
+    if reads == "bundle":
+        return BundleExport(
+            bundle=read_bundle(store, dataset_id, with_log=with_log),
+            images=images,
+            with_log=with_log,
+            filter={"dataset": dataset} if dataset is not None else {},
+            stepgate_version=stepgate_version(),
+        )
     if dataset is None:
         raise InvalidInput("the report covers one dataset: give --dataset NAME")
     return build_dataset_report(store, dataset)
 
 
 def export(
-    store: Store, fmt: str, out: Path, *, dataset: str | None = None, annotator: str | None = None
+    store: Store,
+    fmt: str,
+    out: Path,
+    *,
+    dataset: str | None = None,
+    annotator: str | None = None,
+    images: str = "embedded",
+    with_log: bool = True,
+    manifest: bool = True,
 ) -> Written:
-    """Write one export; the file appears whole or not at all.
+    """Write one export; the file appears whole or not at all, with a manifest beside it.
+
+    The manifest (`<file>.manifest.json`) names the format, the filter, the rows written and the
+    database state it came from (counts, time, stepgate version): what the file is, read apart from
+    it, since benchmark formats have no room for a header. `images` and `with_log` apply to
+    stepgate-jsonl (images embedded as base64 or copied beside the file; the annotation log or not).
 
     With `annotator`, only the annotation log can be written, holding that annotator's rows only:
     what an annotator may download on a blind task. Raises a ServiceError saying what to fix.
@@ -69,9 +120,26 @@ def export(
     out = Path(out)
     if not out.parent.exists():
         raise InvalidInput(f"the folder {out.parent} does not exist")
-    data = _data(store, spec.reads, dataset_id, dataset, annotator)
+    if images not in IMAGE_MODES:
+        raise InvalidInput(f"images must be one of {', '.join(IMAGE_MODES)}")
+    data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log)
     try:
         rows = write_whole(fmt, data, out)
     except ExportError as exc:
         raise ServiceError(str(exc)) from exc
-    return Written(out, rows)
+    if not manifest:
+        return Written(out, rows)
+    filters = {"dataset": dataset, "annotator": annotator}
+    state = {
+        "format": fmt,
+        "file": out.name,
+        "rows": rows,
+        "filter": {k: v for k, v in filters.items() if v is not None},
+        "options": {"images": images, "log": with_log} if spec.reads == "bundle" else {},
+        "database": database_counts(store, dataset_id),
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "stepgate_version": stepgate_version(),
+    }
+    side = manifest_path(out)
+    side.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return Written(out, rows, side)

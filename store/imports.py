@@ -8,8 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.bundles import write_bundle
 from store.errors import StoreRequestError
-from store.importers import ImportFormatError, parse_file
+from store.importers import BUNDLE, ImportFormatError, detect_format, parse_file
+from store.importers.stepgate import parse_bundle
 from store.items import write_records
 from store.records import ImportProblem
 from tasks import EARLIEST_ERROR, QUALITY_GATE, STEP_MATCH, STEP_REVIEW
@@ -53,6 +55,7 @@ class ImportOutcome:
     added: int = 0
     new_versions: int = 0
     unchanged: int = 0
+    annotations: int = 0  # annotation log rows brought in (stepgate exports only)
     skipped: list[ImportProblem] = field(default_factory=list)
     warnings: list[ImportProblem] = field(default_factory=list)
     report_path: Path | None = None
@@ -62,6 +65,8 @@ class ImportOutcome:
             f"{self.path.name} ({self.format}) -> dataset {self.dataset!r} [{self.task}]: "
             f"{self.added} new item(s), {self.new_versions} new version(s), {self.unchanged} unchanged"
         )
+        if self.annotations:
+            text += f", {self.annotations} annotation(s)"
         if self.skipped:
             text += f"; {len(self.skipped)} bad line(s) skipped, listed in {self.report_path}"
         if self.warnings:
@@ -99,6 +104,8 @@ def import_file(
 ) -> ImportOutcome:
     """All good lines or nothing, unless skip_bad: then the good lines and a report of the rest."""
     path = Path(path)
+    if format == BUNDLE or (format is None and not mapping and detect_format(path) == BUNDLE):
+        return _import_bundle(store, path, dataset, progress)
     try:
         parsed = parse_file(path, format=format, mapping=mapping)
     except OSError as exc:
@@ -129,3 +136,24 @@ def import_file(
             if progress:
                 progress(len(chunk))
     return outcome
+
+
+def _import_bundle(
+    store: Store, path: Path, dataset: str | None, progress: Callable[[int], None] | None
+) -> ImportOutcome:
+    """A stepgate export: every dataset in it, with versions, states and log, in one transaction."""
+    bundle = parse_bundle(path)
+    with store.writing() as tx:
+        written = write_bundle(tx, bundle, rename=dataset)
+    if progress:
+        progress(written.items)
+    tasks = sorted({d["task"] for d in bundle.datasets})
+    return ImportOutcome(
+        path=path,
+        format=BUNDLE,
+        dataset=", ".join(written.datasets),
+        task=", ".join(tasks),
+        added=written.items,
+        new_versions=written.versions - written.items,
+        annotations=written.annotations,
+    )

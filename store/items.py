@@ -445,21 +445,50 @@ def _view(rec: dict[str, Any], steps: dict[str, list[str]], paths: list[str]) ->
 
 
 def items_frame(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
-    """Every item's current version with its step lists and gating state, one row per item (for exports)."""
+    """Every item's current version with its step lists and gating state, one row per item (for exports).
+
+    Also its image files (`image_files`: paths in the store, in order) and `labels`: each annotator's
+    latest label on the current version (annotator, payload, seconds_spent, created_at), by arrival.
+    """
     where = "WHERE i.dataset_id = ?" if dataset_id is not None else ""
     frame = db.df(
         "WITH s AS (SELECT version_id, role, list(text ORDER BY position) AS texts FROM steps GROUP BY ALL), "
-        "sj AS (SELECT version_id, map(list(role), list(texts)) AS steps FROM s GROUP BY version_id) "
+        "sj AS (SELECT version_id, map(list(role), list(texts)) AS steps FROM s GROUP BY version_id), "
+        "im AS (SELECT version_id, list(image_hash ORDER BY position) AS images FROM version_images "
+        "GROUP BY version_id), "
+        "latest AS (SELECT max(id) AS id FROM annotations GROUP BY item_id, version_id, annotator_id), "
+        "lab AS (SELECT a.item_id, a.version_id, list({'annotator': u.name, 'payload': a.payload, "
+        "'seconds_spent': a.seconds_spent, 'created_at': a.created_at} ORDER BY a.id) AS labels "
+        "FROM annotations a JOIN latest USING (id) JOIN annotators u ON u.id = a.annotator_id "
+        "GROUP BY a.item_id, a.version_id) "
         "SELECT i.id AS item_id, d.name AS dataset, d.task, i.external_id, v.version, v.reason AS version_reason, "
         "v.question, v.reference_answer, v.reference_solution, v.error_type, v.rationale, v.source, "
         "v.final_answer_correct, v.earliest_error, v.error_steps, v.modified_steps, v.options, v.meta, "
-        "sj.steps, st.status, st.decision, st.target, st.settled_at "
+        "sj.steps, im.images, lab.labels, st.status, st.decision, st.target, st.settled_at "
         "FROM items i JOIN datasets d ON d.id = i.dataset_id JOIN item_versions v ON v.id = i.current_version_id "
-        "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
+        "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN im ON im.version_id = v.id "
+        "LEFT JOIN lab ON lab.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
         f"{where} ORDER BY i.id",
         [dataset_id] if dataset_id is not None else [],
     )
-    return frame
+    # DuckDB hands a missing list to pandas as NA: an item with no images or no labels has [].
+    frame["images"] = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"]]
+    frame["labels"] = [list(x) if isinstance(x, list | np.ndarray) else [] for x in frame["labels"]]
+    files: dict[str, str | None] = {}
+    for hashes in frame["images"]:
+        for digest in hashes:
+            if digest not in files:
+                found = image_path(db, digest)
+                files[digest] = str(found) if found is not None else None
+    frame["image_files"] = [[files[h] for h in hashes if files[h]] for hashes in frame["images"]]
+    frame["labels"] = [
+        [
+            {**entry, "payload": json.loads(entry["payload"]), "created_at": str(entry["created_at"])}
+            for entry in labels
+        ]
+        for labels in frame["labels"]
+    ]
+    return frame.drop(columns=["images"])
 
 
 def step_counts(db: Store | Tx, dataset_id: int | None = None, role: str = "solution") -> pd.DataFrame:

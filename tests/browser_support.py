@@ -70,6 +70,8 @@ def login(page, url: str, name: str, password: str = "") -> None:
     page.get_by_label("password").fill(password)
     page.get_by_role("button", name="Login").click()
     page.wait_for_selector("#panels", timeout=30_000)
+    # The header and the role's tabs arrive in one load event: once the header shows, the tabs are set.
+    page.wait_for_selector("#logout-link", timeout=30_000)
 
 
 def logout(page) -> None:

@@ -336,6 +336,7 @@ def test_whole_file_errors_name_the_file(tmp_path):
     with pytest.raises(ImportFormatError, match=r"array\.json: holds a JSON array"):
         parse_file(array)
     assert set(FORMATS) == {
+        "stepgate",
         "prmbench",
         "processbench",
         "crystal",

@@ -38,6 +38,11 @@ def whoami(ctx: AppContext, request: gr.Request) -> str:
     )
 
 
+def on_load(ctx: AppContext, request: gr.Request) -> list[Any]:
+    """The header line, then each tab's visibility for this user's role."""
+    return [whoami(ctx, request), *tab_visibility(ctx, request)]
+
+
 def tab_visibility(ctx: AppContext, request: gr.Request) -> list[Any]:
     """Each tab shown to the roles that can use it; an annotator sees Home and the annotation panels."""
     user = require_user(ctx, request)
@@ -66,8 +71,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                         module.build(ctx)
         gr.Markdown(DEMO_CREDIT, elem_id="credits")
         gr.HTML(help_html(), elem_id="stepgate-help")
-        app.load(bind(whoami, ctx), None, user_line, api_visibility="private")
-        app.load(bind(tab_visibility, ctx), None, [tab for tab, _ in tabs], api_visibility="private")
+        # One load event: the header and the role's tabs arrive together, so the tab bar changes once.
+        app.load(bind(on_load, ctx), None, [user_line, *(tab for tab, _ in tabs)], api_visibility="private")
         build_api(ctx)
     return app
 

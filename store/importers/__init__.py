@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-from store.importers import crystal, prmbench, processbench, qwq, steppairs, tabular
+from store.importers import crystal, prmbench, processbench, qwq, stepgate, steppairs, tabular
 from store.importers.common import (
     ImportFormatError,
     Row,
@@ -28,7 +28,7 @@ from store.importers.common import (
 from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
 from store.records import ParseResult
 
-__all__ = ["FORMATS", "ImportFormatError", "detect_format", "parse_file"]
+__all__ = ["BUNDLE", "FORMATS", "ImportFormatError", "detect_format", "parse_file"]
 
 _SCHEMAS: dict[str, ModuleType] = {
     "prmbench": prmbench,
@@ -38,7 +38,10 @@ _SCHEMAS: dict[str, ModuleType] = {
     "steppairs": steppairs,
 }
 TABULAR = ("jsonl", "csv", "parquet")  # plain tables read through a column mapping
-FORMATS = (*_SCHEMAS, *TABULAR)
+BUNDLE = "stepgate"  # stepgate's own export: read whole by store.importers.stepgate, not row by row
+FORMATS = (BUNDLE, *_SCHEMAS, *TABULAR)
+# items-jsonl is a flat view for analysis (current versions only): said so instead of asking for a mapping.
+_ITEMS_VIEW_KEYS = frozenset({"external_id", "version_reason", "steps", "status"})
 _DETECT_LINES = 50  # non-blank lines searched for a first JSON object
 
 
@@ -77,6 +80,8 @@ def parse_file(
         format = _container(path, None) if mapping else detect_format(path)
     if format not in FORMATS:
         raise ImportFormatError(name, f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
+    if format == BUNDLE:
+        raise ImportFormatError(name, "a stepgate export is imported whole (store.imports.import_file)")
     if mapping and format not in TABULAR:
         raise ImportFormatError(name, f"a column mapping applies to {', '.join(TABULAR)}, not to {format}")
     container = _container(path, format)
@@ -94,6 +99,13 @@ def parse_file(
             if container == "jsonl":
                 first, rows = _peek_object(rows)
                 columns = list(first) if first else []
+            if not mapping and set(columns) >= _ITEMS_VIEW_KEYS:
+                raise ImportFormatError(
+                    name,
+                    "is an items-jsonl export: a flat view for analysis (current versions only), not "
+                    "made to come back in. To move or copy a database, export with --format "
+                    "stepgate-jsonl and import that file",
+                )
             checked = tabular.check_mapping(name, mapping, columns)
             parse_row, id_field = tabular.make_row_parser(checked), tabular.id_label(checked)
         return collect(
@@ -142,6 +154,8 @@ def _delimiter(path: Path) -> str:
 
 def _schema_for(keys: set[str]) -> str | None:
     """The schema whose telltale fields these keys carry; None for a plain table."""
+    if stepgate.HEADER_KEY in keys:
+        return BUNDLE
     if "custom" in keys and ("evaluation" in keys or "data_id" in keys):
         return "qwq"
     if "original_process" in keys or "modified_process" in keys:

@@ -6,7 +6,7 @@ checks the role again, since Gradio exposes each event over HTTP.
 
 from __future__ import annotations
 
-from ui.panels import dashboard, data, earliest_error, home, planned, step_review
+from ui.panels import browse, dashboard, data, earliest_error, home, planned, step_review
 
 __all__ = ["PANELS"]
 
@@ -19,6 +19,6 @@ PANELS = [
     ("Perturbation check", planned.perturbation_check, "admins"),
     ("Step-match study", planned.step_match, "admins"),
     ("QC dashboard", dashboard, "reviewers"),
-    ("Browse", planned.browse, "reviewers"),
+    ("Browse", browse, "reviewers"),
     ("Data", data, "admins"),
 ]

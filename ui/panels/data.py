@@ -334,10 +334,14 @@ def on_export(ctx: AppContext, fmt: str, dataset: str | None, request: gr.Reques
         shutil.rmtree(folder, ignore_errors=True)
         return (f"**Nothing exported.** {_plain(str(exc))}", gr.update(value="", visible=False))
     link = offer_download(ctx, admin, written.path, written.path.name)
-    folder.rmdir()
+    links = download_link_html(link)
+    if written.manifest is not None:  # what the file holds: filter, counts, time, version
+        manifest = offer_download(ctx, admin, written.manifest, written.manifest.name)
+        links += " " + download_link_html(manifest)
+    shutil.rmtree(folder, ignore_errors=True)  # image files of a stepgate export with images beside it
     return (
         _done(f"wrote {written.rows} row(s) to {written.path.name}"),
-        gr.update(value=download_link_html(link), visible=True),
+        gr.update(value=links, visible=True),
     )
 
 

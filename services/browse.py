@@ -1,0 +1,195 @@
+"""Browse: filter, page, open an item with its history and every label on it, plot the filter.
+
+Every use case here shows other annotators' labels (or lets one infer them: a filter by annotator,
+a decision state), so each one checks the role first, through services.access: a panel event
+called over HTTP by a script meets the same rule as a click.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from qc.plots import error_position_figure, step_counts_figure
+from services.access import require_reviewer
+from services.errors import InvalidInput, NotFound
+from store.browse import (
+    PAGE,
+    SORTS,
+    STATES,
+    BrowseFilter,
+    annotation_rows,
+    browse_page,
+    error_position_counts,
+    filter_choices,
+    lineage_rows,
+    step_count_rows,
+)
+from store.items import ItemView, get_item
+from store.state import ItemState, get_item_state
+from store.users import Annotator
+
+if TYPE_CHECKING:
+    from store import Store
+
+__all__ = [
+    "PAGE",
+    "SORTS",
+    "STATES",
+    "BrowseFilter",
+    "ItemDetail",
+    "Page",
+    "choices",
+    "distribution",
+    "filter_from_query",
+    "open_item",
+    "query_for",
+    "search",
+    "step_counts",
+]
+
+_MAX_TEXT = 200
+_FIELDS = ("dataset", "task", "source", "error_type", "status", "annotator", "text")
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: pd.DataFrame
+    total: int
+    page: int  # 0-based
+    pages: int
+
+
+@dataclass(frozen=True)
+class ItemDetail:
+    item: ItemView
+    dataset: str
+    state: ItemState | None
+    lineage: list[dict[str, Any]]
+    annotations: pd.DataFrame
+    versions: list[
+        ItemView
+    ]  # every version, oldest first (for diffs between them)  # version, annotator, payload fields, seconds_spent, created_at
+
+
+def _checked(f: BrowseFilter) -> BrowseFilter:
+    """Bounded, known values only: the filter comes from a form or a URL anyone can edit."""
+    if f.status and f.status not in STATES:
+        raise InvalidInput(f"unknown state {f.status!r}: choose one of {', '.join(STATES)}")
+    if f.sort not in SORTS:
+        raise InvalidInput(f"unknown sort {f.sort!r}: choose one of {', '.join(SORTS)}")
+    if f.error_position is not None and not 1 <= f.error_position <= 10_000:
+        raise InvalidInput("error position: a step number from 1")
+    for name in _FIELDS:
+        value = getattr(f, name)
+        if value is not None and (not isinstance(value, str) or len(value) > _MAX_TEXT):
+            raise InvalidInput(f"{name}: at most {_MAX_TEXT} characters")
+    cleaned: dict[str, Any] = {n: (getattr(f, n) or "").strip() or None for n in _FIELDS}
+    return replace(f, **cleaned)
+
+
+def choices(store: Store, user: Annotator) -> dict[str, list[str]]:
+    require_reviewer(user)
+    return filter_choices(store)
+
+
+def search(store: Store, user: Annotator, f: BrowseFilter, page: int = 0) -> Page:
+    """One page of 25 matching items; a page past the end shows the last one."""
+    require_reviewer(user)
+    f = _checked(f)
+    rows, total = browse_page(store, f, page=max(int(page), 0))
+    pages = max(1, -(-total // PAGE))
+    if page >= pages and total:
+        page = pages - 1
+        rows, total = browse_page(store, f, page=page)
+    rows = rows.assign(
+        error_steps=[", ".join(str(i + 1) for i in json.loads(s)) for s in rows["error_steps"]],
+        earliest_error=[None if pd.isna(e) or e < 0 else int(e) + 1 for e in rows["earliest_error"]],
+    )
+    return Page(rows, total, max(int(page), 0), pages)
+
+
+def distribution(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
+    """Error-step positions by error type for the filter, and PRMBench-V's Figure 7 drawn from them."""
+    require_reviewer(user)
+    counts = error_position_counts(store, _checked(f))
+    return counts, error_position_figure(counts)
+
+
+def step_counts(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
+    """Steps per chain by error type for the filter (original vs modified), and PRMBench-V's Figure 8."""
+    require_reviewer(user)
+    rows = step_count_rows(store, _checked(f))
+    return rows, step_counts_figure(rows)
+
+
+def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:
+    """An item's current version, its versions as a lineage and every label on it (discarded too)."""
+    require_reviewer(user)
+    try:
+        number = int(item_id)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"item: {item_id!r} is not an item number") from None
+    item = get_item(store, number) if 0 < number < 2**62 else None
+    if item is None:
+        raise NotFound(f"no item {number}")
+    frame = annotation_rows(store, number)
+    if len(frame):
+        labels = pd.json_normalize([json.loads(p) for p in frame["payload"]])
+        labels.index = frame.index
+        frame = pd.concat([frame.drop(columns=["payload"]), labels], axis=1)
+    from store.datasets import get_dataset
+
+    dataset = get_dataset(store, item.dataset_id)
+    lineage = lineage_rows(store, number)
+    versions = [v for v in (get_item(store, number, row["version_id"]) for row in lineage) if v is not None]
+    return ItemDetail(
+        item=item,
+        dataset=dataset.name if dataset else "",
+        state=get_item_state(store, number),
+        lineage=lineage,
+        annotations=frame,
+        versions=versions,
+    )
+
+
+def query_for(f: BrowseFilter, item_id: int | None = None, page: int = 0) -> str:
+    """The URL query that reopens this filter (and item, and page) in the Browse tab."""
+    params: dict[str, Any] = {"tab": "browse"}
+    for name in (*_FIELDS, "error_position"):
+        value = getattr(f, name)
+        if value not in (None, ""):
+            params[name] = value
+    if f.sort != "id":
+        params["sort"] = f.sort
+    if page:
+        params["page"] = page + 1
+    if item_id is not None:
+        params["item"] = item_id
+    return "?" + urlencode(params)
+
+
+def filter_from_query(params: Mapping[str, str]) -> tuple[BrowseFilter, int | None, int]:
+    """A link's query back to (filter, item id or None, 0-based page); unknown keys are ignored."""
+
+    def number(name: str) -> int | None:
+        raw = params.get(name)
+        if raw in (None, ""):
+            return None
+        try:
+            return int(str(raw))
+        except ValueError:
+            raise InvalidInput(f"{name}: {raw!r} is not a number") from None
+
+    f = BrowseFilter(
+        **{n: params.get(n) or None for n in _FIELDS},
+        error_position=number("error_position"),
+        sort=params.get("sort") or "id",
+    )
+    return _checked(f), number("item"), max((number("page") or 1) - 1, 0)

@@ -1,0 +1,385 @@
+"""Whole databases (or one dataset) read out and written back: what stepgate's own format carries.
+
+Why a path beside `write_records`: an import of a source file makes version 1 of each item and starts
+its gating afresh; a bundle carries items that already have a history (every version with its
+parent, reason and time), a gating state and an annotation log, and must come back exactly so.
+Rows are named by what survives a move (dataset name, external id, version number, annotator
+name), never by this database's ids.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from store.datasets import get_dataset
+from store.errors import StoreRequestError
+from store.images import image_path
+from store.items import _ids, _insert_columns, _write_versions, content_hash
+from store.records import ItemRecord
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = [
+    "BundleConflict",
+    "BundleItem",
+    "BundleVersion",
+    "ParsedBundle",
+    "database_counts",
+    "read_bundle",
+    "write_bundle",
+]
+
+_VERSION_FIELDS = (
+    "question",
+    "reference_answer",
+    "reference_solution",
+    "error_type",
+    "rationale",
+    "source",
+    "final_answer_correct",
+    "earliest_error",
+    "error_steps",
+    "modified_steps",
+    "options",
+    "meta",
+)
+
+
+class BundleConflict(StoreRequestError):
+    """The bundle cannot go into this database as it is (a dataset of that name exists already)."""
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def read_bundle(db: Store | Tx, dataset_id: int | None = None, *, with_log: bool = True) -> dict[str, Any]:
+    """Everything about the chosen datasets as plain lists of dicts, in a canonical order.
+
+    Keys: datasets, versions (one per item version, with steps and image hashes), states, images
+    (hash -> mime, size, file path), annotators and annotations (empty without the log).
+    Order: datasets by name; items by dataset name then id (the order they were created in);
+    versions by number; annotations by id (arrival order).
+    """
+    where = "WHERE d.id = ?" if dataset_id is not None else ""
+    params = [dataset_id] if dataset_id is not None else []
+    datasets = db.records(
+        f"SELECT d.name, d.task, d.source_format, d.settings, d.created_at FROM datasets d {where} ORDER BY d.name",
+        params,
+    )
+    cols = ", ".join(f"v.{c}" for c in _VERSION_FIELDS)
+    versions = db.records(
+        "WITH s AS (SELECT version_id, role, list(text ORDER BY position) AS texts FROM steps GROUP BY ALL), "
+        "sj AS (SELECT version_id, map(list(role ORDER BY role), list(texts ORDER BY role)) AS steps "
+        "FROM s GROUP BY version_id), "
+        "im AS (SELECT version_id, list(image_hash ORDER BY position) AS images FROM version_images "
+        "GROUP BY version_id) "
+        "SELECT d.name AS dataset, i.external_id, i.id AS item_id, i.created_at AS item_created_at, "
+        "v.version, p.version AS parent_version, v.reason, v.created_at, "
+        f"{cols}, sj.steps, im.images FROM items i JOIN datasets d ON d.id = i.dataset_id "
+        "JOIN item_versions v ON v.item_id = i.id LEFT JOIN item_versions p ON p.id = v.parent_id "
+        "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN im ON im.version_id = v.id "
+        f"{where} ORDER BY d.name, i.id, v.version",
+        params,
+    )
+    states = db.records(
+        "SELECT d.name AS dataset, i.external_id, s.target, s.status, s.decision, s.settled_at, s.updated_at "
+        "FROM item_state s JOIN items i ON i.id = s.item_id JOIN datasets d ON d.id = i.dataset_id "
+        f"{where} ORDER BY d.name, i.id",
+        params,
+    )
+    hashes = sorted({h for v in versions for h in (v["images"] or [])})
+    images: dict[str, dict[str, Any]] = {}
+    for digest in hashes:
+        row = db.fetchone("SELECT mime, width, height FROM images WHERE hash = ?", [digest])
+        if row is not None:
+            images[digest] = {
+                "mime": row[0],
+                "width": row[1],
+                "height": row[2],
+                "file": image_path(db, digest),
+            }
+    annotations: list[dict[str, Any]] = []
+    annotators: list[dict[str, Any]] = []
+    if with_log:
+        annotations = db.records(
+            "SELECT d.name AS dataset, i.external_id, v.version, u.name AS annotator, a.request_id, a.task, "
+            "a.payload, a.seconds_spent, a.created_at FROM annotations a JOIN items i ON i.id = a.item_id "
+            "JOIN item_versions v ON v.id = a.version_id JOIN datasets d ON d.id = a.dataset_id "
+            f"JOIN annotators u ON u.id = a.annotator_id {where} ORDER BY a.id",
+            params,
+        )
+        annotators = db.records(
+            "SELECT u.name, u.role, u.removed_at IS NOT NULL AS removed FROM annotators u "
+            "WHERE u.id IN (SELECT a.annotator_id FROM annotations a JOIN datasets d ON d.id = a.dataset_id "
+            f"{where}) ORDER BY u.name",
+            params,
+        )
+    for group in (datasets, versions, states, annotations, annotators):
+        for entry in group:
+            for key, value in entry.items():
+                entry[key] = _iso(value)
+    return {
+        "datasets": datasets,
+        "versions": versions,
+        "states": states,
+        "images": images,
+        "annotators": annotators,
+        "annotations": annotations,
+    }
+
+
+@dataclass
+class BundleVersion:
+    record: ItemRecord
+    version: int
+    parent_version: int | None
+    reason: str
+    created_at: str | None
+
+
+@dataclass
+class BundleItem:
+    dataset: str
+    external_id: str
+    created_at: str | None
+    versions: list[BundleVersion]
+    state: dict[str, Any] | None
+
+
+@dataclass
+class ParsedBundle:
+    """What store.importers.stepgate read from a file, ready for write_bundle."""
+
+    datasets: list[dict[str, Any]] = field(default_factory=list)
+    items: list[BundleItem] = field(default_factory=list)
+    annotators: list[dict[str, Any]] = field(default_factory=list)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class BundleSummary:
+    datasets: list[str] = field(default_factory=list)
+    items: int = 0
+    versions: int = 0
+    annotations: int = 0
+
+
+def write_bundle(tx: Tx, bundle: ParsedBundle, rename: str | None = None) -> BundleSummary:
+    """Write a bundle into this database; a dataset that exists here already is refused, not merged."""
+    names = {d["name"]: d["name"] for d in bundle.datasets}
+    if rename is not None:
+        if len(names) != 1:
+            raise BundleConflict(f"--dataset renames one dataset; this file holds {len(names)}")
+        names = {next(iter(names)): rename}
+    dataset_ids: dict[str, int] = {}
+    for d in bundle.datasets:
+        name = names[d["name"]]
+        if get_dataset(tx, name) is not None:
+            raise BundleConflict(
+                f"dataset {name!r} already exists in this database; import the file into a database "
+                "without it, or under another name (--dataset)"
+            )
+        tx.execute(
+            "INSERT INTO datasets (name, task, source_format, settings, created_at) "
+            "VALUES (?, ?, ?, ?, coalesce(CAST(? AS TIMESTAMP), current_timestamp))",
+            [
+                name,
+                d["task"],
+                d.get("source_format"),
+                json.dumps(d.get("settings") or {}),
+                d.get("created_at"),
+            ],
+        )
+        tx.forget_after_commit()
+        dataset_ids[d["name"]] = int(tx.scalar("SELECT id FROM datasets WHERE name = ?", [name]))
+    summary = BundleSummary(datasets=list(names.values()))
+    for item in bundle.items:
+        if item.dataset not in dataset_ids:
+            raise BundleConflict(f"item {item.external_id!r} names dataset {item.dataset!r}, not in the file")
+    item_ids = _ids(tx, "item_ids", len(bundle.items))
+    _insert_columns(
+        tx,
+        "items",
+        {
+            "id": item_ids,
+            "dataset_id": [dataset_ids[i.dataset] for i in bundle.items],
+            "external_id": [i.external_id for i in bundle.items],
+        },
+        {},
+    )
+    pending: list[tuple[ItemRecord, int, int, int | None, str, str]] = []
+    keys: list[tuple[str, str, int]] = []
+    parents: list[int | None] = []
+    stamps: list[str | None] = []
+    for iid, item in zip(item_ids, bundle.items, strict=True):
+        for v in sorted(item.versions, key=lambda v: v.version):
+            pending.append((v.record, iid, v.version, None, v.reason, content_hash(v.record)))
+            keys.append((item.dataset, item.external_id, v.version))
+            parents.append(v.parent_version)
+            stamps.append(v.created_at)
+    vids = _write_versions(tx, pending)
+    version_ids = {key: (p[1], vid) for key, p, vid in zip(keys, pending, vids, strict=True)}
+    lineage = pd.DataFrame(
+        {
+            "id": vids,
+            "parent_id": [
+                version_ids[(k[0], k[1], p)][1] if p is not None and (k[0], k[1], p) in version_ids else None
+                for k, p in zip(keys, parents, strict=True)
+            ],
+            "created_at": pd.to_datetime(pd.Series(stamps, dtype="object")),
+        }
+    )
+    newest: dict[int, tuple[int, int]] = {}
+    for key, (iid, vid) in version_ids.items():
+        if iid not in newest or key[2] > newest[iid][0]:
+            newest[iid] = (key[2], vid)
+    heads = pd.DataFrame(
+        {
+            "item_id": list(newest),
+            "version_id": [v for _, v in newest.values()],
+        }
+    )
+    items_meta = pd.DataFrame(
+        {
+            "item_id": item_ids,
+            "dataset_id": [dataset_ids[i.dataset] for i in bundle.items],
+            "created_at": pd.to_datetime(pd.Series([i.created_at for i in bundle.items], dtype="object")),
+            "target": [int((i.state or {}).get("target") or 0) for i in bundle.items],
+            "status": [(i.state or {}).get("status") or "open" for i in bundle.items],
+            "decision": [_decision(i.state) for i in bundle.items],
+            "settled_at": pd.array([(i.state or {}).get("settled_at") for i in bundle.items], dtype="Int32"),
+            "updated_at": pd.to_datetime(
+                pd.Series([(i.state or {}).get("updated_at") for i in bundle.items], dtype="object")
+            ),
+        }
+    )
+    _with_frames(
+        tx,
+        {"_lineage": lineage, "_heads": heads, "_bitems": items_meta},
+        [
+            "UPDATE item_versions SET parent_id = l.parent_id, "
+            "created_at = coalesce(l.created_at, item_versions.created_at) FROM _lineage l "
+            "WHERE item_versions.id = l.id",
+            "UPDATE items SET current_version_id = h.version_id FROM _heads h WHERE items.id = h.item_id",
+            "UPDATE items SET created_at = coalesce(b.created_at, items.created_at) FROM _bitems b "
+            "WHERE items.id = b.item_id",
+            "INSERT INTO item_state (item_id, dataset_id, target, status, decision, settled_at, updated_at) "
+            "SELECT item_id, dataset_id, target, status, decision, settled_at, "
+            "coalesce(updated_at, current_timestamp) FROM _bitems",
+        ],
+    )
+    summary.versions = len(vids)
+    summary.items = len(item_ids)
+    summary.annotations = _write_log(tx, bundle, dataset_ids, version_ids)
+    scheduler = tx.store.scheduler
+    for dataset_id in dataset_ids.values():
+        tx.after_commit(functools.partial(scheduler.invalidate, dataset_id))
+    return summary
+
+
+def _write_log(
+    tx: Tx,
+    bundle: ParsedBundle,
+    dataset_ids: dict[str, int],
+    version_ids: dict[tuple[str, str, int], tuple[int, int]],
+) -> int:
+    """Annotators by name (an existing one is the same person; a new one comes without a password)."""
+    people: dict[str, int] = {}
+    for person in bundle.annotators:
+        found = tx.scalar("SELECT id FROM annotators WHERE name = ?", [person["name"]])
+        if found is None:
+            tx.execute(
+                "INSERT INTO annotators (name, role, removed_at) "
+                "VALUES (?, ?, CASE WHEN ? THEN current_timestamp END)",
+                [person["name"], person.get("role") or "annotator", bool(person.get("removed"))],
+            )
+            found = tx.scalar("SELECT id FROM annotators WHERE name = ?", [person["name"]])
+        people[person["name"]] = int(found)
+    rows: dict[str, list[Any]] = {
+        c: []
+        for c in ("request_id", "annotator_id", "item_id", "version_id", "dataset_id", "task", "payload")
+    }
+    spent, stamps = [], []
+    for a in bundle.annotations:
+        key = (a["dataset"], a["external_id"], int(a["version"]))
+        if key not in version_ids:
+            raise BundleConflict(f"an annotation names item {key[1]!r} version {key[2]}, not in the file")
+        if a["annotator"] not in people:
+            raise BundleConflict(f"an annotation names annotator {a['annotator']!r}, not in the file")
+        iid, vid = version_ids[key]
+        for name, value in (
+            ("request_id", a["request_id"]),
+            ("annotator_id", people[a["annotator"]]),
+            ("item_id", iid),
+            ("version_id", vid),
+            ("dataset_id", dataset_ids[a["dataset"]]),
+            ("task", a["task"]),
+            ("payload", json.dumps(a["payload"], sort_keys=True)),
+        ):
+            rows[name].append(value)
+        spent.append(a.get("seconds_spent"))
+        stamps.append(a["created_at"])
+    if stamps:
+        frame = pd.DataFrame({"id": _ids(tx, "annotation_ids", len(stamps)), **rows})
+        frame["seconds_spent"] = pd.array(spent, dtype="Float64")
+        frame["created_at"] = pd.to_datetime(pd.Series(stamps, dtype="object"))
+        _with_frames(
+            tx,
+            {"_blog": frame},
+            [
+                "INSERT INTO annotations (id, request_id, annotator_id, item_id, version_id, dataset_id, task, "
+                "payload, seconds_spent, created_at) SELECT id, request_id, annotator_id, "
+                "item_id, version_id, dataset_id, task, payload, seconds_spent, created_at FROM _blog"
+            ],
+        )
+    return len(stamps)
+
+
+def _decision(state: dict[str, Any] | None) -> str | None:
+    decision = (state or {}).get("decision")
+    return json.dumps(decision) if decision is not None else None
+
+
+def _with_frames(tx: Tx, frames: dict[str, pd.DataFrame], statements: list[str]) -> None:
+    for name, frame in frames.items():
+        tx.register(name, frame)
+    try:
+        for sql in statements:
+            tx.execute(sql)
+    finally:
+        for name in frames:
+            tx.unregister(name)
+
+
+def database_counts(db: Store | Tx, dataset_id: int | None = None) -> dict[str, Any]:
+    """What a database (or one dataset) holds, for an export's manifest: counts and states."""
+    where = "WHERE dataset_id = ?" if dataset_id is not None else ""
+    params = [dataset_id] if dataset_id is not None else []
+    items = int(db.scalar(f"SELECT count(*) FROM items {where}", params))
+    versions = int(
+        db.scalar(
+            f"SELECT count(*) FROM item_versions WHERE item_id IN (SELECT id FROM items {where})", params
+        )
+    )
+    annotations = int(db.scalar(f"SELECT count(*) FROM annotations {where}", params))
+    states = dict(
+        db.fetchall(f"SELECT status, count(*) FROM item_state {where} GROUP BY status ORDER BY 1", params)
+    )
+    return {
+        "datasets": int(
+            db.scalar("SELECT count(*) FROM datasets" + (" WHERE id = ?" if params else ""), params)
+        ),
+        "items": items,
+        "versions": versions,
+        "annotations": annotations,
+        "states": {str(k): int(v) for k, v in states.items()},
+        "schema_version": int(db.scalar("SELECT coalesce(max(version), 0) FROM schema_migrations")),
+    }

@@ -1,0 +1,116 @@
+"""stepgate's own format back in: the file exports/stepgate.py writes (`stepgate-jsonl`).
+
+Why all or nothing, unlike the source formats: a bundle's lines refer to each other (annotations
+to item versions, versions to images and parents), so a skipped line would silently break what
+refers to it. Any bad line refuses the file, naming the line. Images are verified as on every
+import (base64, or paths inside the file's folder) and must match the hash they are named by.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from store.bundles import BundleItem, BundleVersion, ParsedBundle
+from store.images import image_hash
+from store.importers.common import ImportFormatError
+from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, ImageError, load_image
+from store.records import ImageData, ItemRecord
+
+__all__ = ["FORMAT", "HEADER_KEY", "parse_bundle"]
+
+FORMAT = "stepgate"
+HEADER_KEY = "stepgate_format"
+SUPPORTED = (1,)
+
+
+def parse_bundle(path: Path) -> ParsedBundle:
+    name = path.name
+    bundle = ParsedBundle()
+    images: dict[str, ImageData] = {}
+    with path.open("r", encoding="utf-8") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+                if not isinstance(obj, dict):
+                    raise ValueError("not a JSON object")
+                _read_line(obj, number, bundle, images, path.parent)
+            except ImportFormatError:
+                raise
+            except (ValueError, KeyError, TypeError, ImageError) as exc:
+                what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+                raise ImportFormatError(name, f"line {number}: {what}; nothing was imported") from None
+    if not bundle.datasets:
+        raise ImportFormatError(name, "holds no dataset line: not a stepgate export")
+    return bundle
+
+
+def _read_line(
+    obj: dict[str, Any], number: int, bundle: ParsedBundle, images: dict[str, ImageData], folder: Path
+) -> None:
+    kind = obj.get("kind")
+    if number == 1 or kind == "header":
+        if kind != "header" or obj.get(HEADER_KEY) not in SUPPORTED:
+            raise ValueError(f"the first line must be a stepgate header of format {SUPPORTED}")
+        return
+    if kind == "image":
+        ref = obj["base64"] if "base64" in obj else obj["path"]
+        image = load_image(ref, folder, max_pixels=MAX_IMAGE_PIXELS, max_bytes=MAX_IMAGE_BYTES)
+        if image_hash(image.data) != obj["sha256"]:
+            raise ValueError(f"image {obj['sha256']}: its bytes do not match its sha256")
+        images[obj["sha256"]] = image
+    elif kind == "dataset":
+        bundle.datasets.append(obj)
+    elif kind == "item":
+        bundle.items.append(
+            BundleItem(
+                dataset=str(obj["dataset"]),
+                external_id=str(obj["external_id"]),
+                created_at=obj.get("created_at"),
+                versions=[_version(obj["external_id"], v, images) for v in obj["versions"]],
+                state=obj.get("state"),
+            )
+        )
+        if not obj["versions"]:
+            raise ValueError(f"item {obj['external_id']!r} has no version")
+    elif kind == "annotator":
+        bundle.annotators.append(obj)
+    elif kind == "annotation":
+        bundle.annotations.append(obj)
+    else:
+        raise ValueError(f"unknown line kind {kind!r}")
+
+
+def _version(external_id: str, v: dict[str, Any], images: dict[str, ImageData]) -> BundleVersion:
+    missing = [h for h in v.get("images", []) if h not in images]
+    if missing:
+        raise ValueError(
+            f"item {external_id!r} version {v['version']} names image {missing[0]}, not in the file"
+        )
+    record = ItemRecord(
+        external_id=str(external_id),
+        question=str(v["question"]),
+        steps={str(role): [str(t) for t in texts] for role, texts in (v.get("steps") or {}).items()},
+        reference_answer=v.get("reference_answer"),
+        reference_solution=v.get("reference_solution"),
+        error_steps=[int(i) for i in v.get("error_steps", [])],
+        modified_steps=[int(i) for i in v.get("modified_steps", [])],
+        earliest_error=v.get("earliest_error"),
+        error_type=v.get("error_type"),
+        rationale=v.get("rationale"),
+        source=v.get("source"),
+        final_answer_correct=v.get("final_answer_correct"),
+        options=list(v.get("options", [])),
+        images=[images[h] for h in v.get("images", [])],
+        meta=dict(v.get("meta") or {}),
+    )
+    return BundleVersion(
+        record=record,
+        version=int(v["version"]),
+        parent_version=None if v.get("parent_version") is None else int(v["parent_version"]),
+        reason=str(v["reason"]),
+        created_at=v.get("created_at"),
+    )

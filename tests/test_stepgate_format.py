@@ -1,0 +1,160 @@
+"""stepgate's own format: the real PRMBench file (and CRYSTAL's images) out and back into a new database.
+
+Export -> import into a new database -> export again is byte-identical, with versions, gating
+states and the annotation log present, images embedded or beside the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from services import annotate
+from services.exports import export, manifest_path
+from store import Store
+from store.bundles import BundleConflict
+from store.datasets import get_dataset
+from store.demo import DEMO_DIR
+from store.importers import ImportFormatError
+from store.imports import import_file
+from store.items import add_version, get_item
+from store.records import ItemRecord
+from store.users import add_user
+from tests.conftest import PRMBENCH_FILE
+
+
+def _label(store: Store, name: str, dataset: str, n: int, payload: dict) -> None:
+    user = add_user(store, name, "annotator")
+    ds = get_dataset(store, dataset)
+    assert ds is not None
+    for i in range(n):
+        work = annotate.next_item(store, user, ds)
+        assert work is not None
+        annotate.submit(
+            store,
+            annotator=user,
+            item_id=work.item.item_id,
+            version_id=work.item.version_id,
+            payload=payload,
+            request_id=f"{name}-{i}",
+            seconds_spent=12.5 + i,
+        )
+
+
+@pytest.fixture
+def full_store(store: Store) -> Store:
+    """PRMBench with labels from two annotators and an edited item; CRYSTAL with its images."""
+    import_file(store, PRMBENCH_FILE, dataset="prm")
+    import_file(store, DEMO_DIR / "crystal_demo.jsonl", dataset="crystal")
+    label = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
+    _label(store, "ann", "prm", 5, label)
+    _label(store, "bea", "prm", 3, {**label, "difficulty": "hard"})
+    item_id = store.scalar("SELECT min(id) FROM items")
+    old = get_item(store, item_id)
+    assert old is not None
+    edited = ItemRecord(
+        external_id=old.external_id,
+        question=old.question + " (edited)",
+        steps={k: list(v) for k, v in old.steps.items()},
+        error_steps=old.error_steps,
+        modified_steps=old.modified_steps,
+        error_type=old.error_type,
+        rationale=old.rationale,
+        meta=old.meta,
+    )
+    with store.writing() as tx:
+        add_version(tx, item_id, edited, "edited")
+    return store
+
+
+def _counts(store: Store) -> tuple:
+    return tuple(
+        store.scalar(f"SELECT count(*) FROM {t}")
+        for t in (
+            "datasets",
+            "items",
+            "item_versions",
+            "steps",
+            "version_images",
+            "annotations",
+            "item_state",
+        )
+    )
+
+
+@pytest.mark.parametrize("images", ["embedded", "paths"])
+def test_export_import_export_is_byte_identical(full_store: Store, tmp_path: Path, images: str) -> None:
+    first = tmp_path / "one" / "all.jsonl"
+    first.parent.mkdir()
+    written = export(full_store, "stepgate-jsonl", first, images=images)
+    assert written.rows == 394 + 10
+
+    with Store(tmp_path / "copy.duckdb", data_dir=tmp_path / "copy-data") as copy:
+        outcome = import_file(copy, first)
+        assert outcome.format == "stepgate" and outcome.annotations == 8
+        assert _counts(copy) == _counts(full_store)
+        second = tmp_path / "two" / "all.jsonl"
+        second.parent.mkdir()
+        export(copy, "stepgate-jsonl", second, images=images)
+    assert second.read_bytes() == first.read_bytes()
+
+
+def test_the_file_carries_lineage_states_and_the_log(full_store: Store, tmp_path: Path) -> None:
+    out = tmp_path / "prm.jsonl"
+    export(full_store, "stepgate-jsonl", out, dataset="prm")
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    header = lines[0]
+    assert (
+        header["kind"] == "header"
+        and header["stepgate_format"] == 1
+        and header["filter"] == {"dataset": "prm"}
+    )
+    assert header["counts"]["items"] == 394 and header["counts"]["annotations"] == 8
+    items = [x for x in lines if x["kind"] == "item"]
+    edited = items[0]
+    assert [(v["version"], v["parent_version"], v["reason"]) for v in edited["versions"]] == [
+        (1, None, "imported"),
+        (2, 1, "edited"),
+    ]
+    assert edited["versions"][1]["question"].endswith("(edited)")
+    annotations = [x for x in lines if x["kind"] == "annotation"]
+    assert {a["annotator"] for a in annotations} == {"ann", "bea"}
+    assert all(a["seconds_spent"] >= 12.5 and a["created_at"] for a in annotations)
+    assert {x["name"] for x in lines if x["kind"] == "annotator"} == {"ann", "bea"}
+    manifest = json.loads(manifest_path(out).read_text())
+    assert manifest["database"]["items"] == 394 and manifest["filter"] == {"dataset": "prm"}
+    assert manifest["stepgate_version"] and manifest["exported_at"]
+
+
+def test_without_the_log_and_into_a_database_that_has_the_dataset(full_store: Store, tmp_path: Path) -> None:
+    out = tmp_path / "nolog.jsonl"
+    export(full_store, "stepgate-jsonl", out, dataset="prm", with_log=False)
+    assert '"kind": "annotation"' not in out.read_text()
+    with pytest.raises(BundleConflict, match="already exists"):
+        import_file(full_store, out)
+    outcome = import_file(full_store, out, dataset="prm-copy")
+    assert outcome.added == 394 and outcome.new_versions == 1
+
+
+def test_items_jsonl_says_to_use_the_stepgate_format(full_store: Store, tmp_path: Path) -> None:
+    out = tmp_path / "items.jsonl"
+    export(full_store, "items-jsonl", out)
+    with Store(tmp_path / "other.duckdb") as other, pytest.raises(ImportFormatError, match="stepgate-jsonl"):
+        import_file(other, out)
+
+
+def test_a_tampered_image_refuses_the_whole_file(full_store: Store, tmp_path: Path) -> None:
+    out = tmp_path / "crystal.jsonl"
+    export(full_store, "stepgate-jsonl", out, dataset="crystal")
+    lines = out.read_text().splitlines()
+    image = next(i for i, x in enumerate(lines) if '"kind": "image"' in x)
+    obj = json.loads(lines[image])
+    obj["sha256"] = "0" * 64
+    lines[image] = json.dumps(obj)
+    out.write_text("\n".join(lines) + "\n")
+    with Store(tmp_path / "other.duckdb") as other:
+        with pytest.raises(ImportFormatError, match="do not match"):
+            import_file(other, out)
+        assert other.scalar("SELECT count(*) FROM items") == 0
