@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from services.decide import decide, label_limits, settings_of
-from services.errors import Conflict, InvalidInput, NotAllowed, NotFound
+from services.errors import AlreadyLabelled, Conflict, InvalidInput, NotAllowed, NotFound
 from store import annotations as annotation_log
 from store import assignments, datasets, items, state, work
 from store.datasets import Dataset
@@ -194,18 +194,24 @@ def submit(
     request_id: Any,
     seconds_spent: Any = None,
     now: datetime | None = None,
+    first_label: bool = False,
 ) -> Receipt:
     """Store one label and settle the item's state; a retried request id is stored once.
 
     Accepted only on an item leased to the annotator, or as a correction of their own earlier
-    label while the dataset allows corrections. Nothing is stored when an error is raised.
+    label while the dataset allows corrections. ``first_label``: the page showed the item as not yet
+    labelled; if a label of this annotator is there already (saved from another tab), nothing is
+    stored and they are told, rather than the save silently becoming a correction.
+    Nothing is stored when an error is raised.
     """
     now = now or now_utc()
     item_id, version_id = _whole(item_id, "item_id"), _whole(version_id, "version_id")
     if not isinstance(request_id, str) or not 1 <= len(request_id) <= _MAX_REQUEST_ID:
         raise InvalidInput(f"a submit needs a request id of 1-{_MAX_REQUEST_ID} characters")
     try:
-        return _submit(store, annotator, item_id, version_id, payload, request_id, seconds_spent, now)
+        return _submit(
+            store, annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label
+        )
     except annotation_log.AnnotationConflict:
         # The id is in the log already (the transaction was rolled back): a retry of a stored submit,
         # or an id reused for something else.
@@ -237,6 +243,7 @@ def _submit(
     request_id: str,
     seconds_spent: Any,
     now: datetime,
+    first_label: bool = False,
 ) -> Receipt:
     with store.writing() as tx:
         item = items.get_item(tx, item_id)
@@ -255,6 +262,11 @@ def _submit(
             raise Conflict(
                 f"item {item.external_id} changed (now version {item.version}) since you opened it; "
                 "your label was not saved: reload the item"
+            )
+        if first_label and any(r.annotator_id == annotator.id for r in rows):
+            raise AlreadyLabelled(
+                f"you already saved a label on item {item.external_id} (in another tab or window); this "
+                "one was not saved. Open the item again (p: previous) to see your label and correct it."
             )
         dataset = datasets.get_dataset(tx, item.dataset_id)
         if dataset is None:

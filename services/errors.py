@@ -6,7 +6,7 @@ Nothing was stored when one is raised.
 
 from __future__ import annotations
 
-__all__ = ["Conflict", "InvalidInput", "NotAllowed", "NotFound", "ServiceError"]
+__all__ = ["AlreadyLabelled", "Conflict", "InvalidInput", "NotAllowed", "NotFound", "ServiceError"]
 
 
 class ServiceError(Exception):
@@ -27,3 +27,7 @@ class InvalidInput(ServiceError):
 
 class Conflict(ServiceError):
     """The request clashes with the current state (an item changed, a request id reused)."""
+
+
+class AlreadyLabelled(Conflict):
+    """The page showed an item as new, but its annotator saved a label on it elsewhere (another tab)."""

@@ -167,7 +167,7 @@ def test_an_annotator_labels_by_mouse_and_keyboard_and_resumes_after_a_reload(
     # A choice not saved yet survives a reload, on the item the annotator still holds.
     waiting = header(page).inner_text()
     step(page, 2).click()
-    expect(page.locator("#ee-status")).to_contain_text("Your choice: Step 3")
+    expect(page.locator("#ee-chosen")).to_contain_text("Your choice: Step 3")
     page.reload()
     page.get_by_role("tab", name="Earliest error").click()
     expect(header(page)).to_have_text(waiting)
@@ -322,3 +322,26 @@ def test_question_mark_opens_one_help_with_the_shared_keys_and_the_error_guidanc
     expect(page.locator("#ee-choice input:checked")).to_have_count(0)
     page.keyboard.press("a")
     expect_chosen(page, -1)
+
+
+def test_a_second_tab_on_the_same_item_warns_and_keeps_the_first_label(
+    server: Server, browser: Browser
+) -> None:
+    first = new_page(browser)
+    open_panel(first, server.url, "tia", "blind")
+    second = first.context.new_page()  # the same login, another tab: the item tia holds
+    second.set_viewport_size({"width": 1366, "height": 768})
+    second.goto(server.url)
+    second.get_by_role("tab", name="Earliest error").click()
+    expect(header(second)).to_have_text(header(first).inner_text())
+    step(first, 0).click()
+    expect_chosen(first, 0)
+    first.keyboard.press("s")
+    expect(first.locator("#ee-status")).to_contain_text("Saved: Step 1")
+    step(second, 1).click()
+    expect_chosen(second, 1)
+    second.keyboard.press("s")
+    expect(second.locator("#ee-status")).to_contain_text("already saved a label")
+    # The second tab now shows the item as stored: the first tab's label, to correct if wanted.
+    expect(second.locator("#ee-header")).to_contain_text("you labelled it Step 1")
+    expect_chosen(second, 0)

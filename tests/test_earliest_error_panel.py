@@ -138,7 +138,7 @@ def test_saving_without_a_choice_says_so_and_stores_nothing(ctx: AppContext) -> 
 def test_a_save_stores_the_label_and_the_seconds_spent_then_shows_the_next_item(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     current = shown[CURRENT]
-    status = panel.on_choose(ctx, 2, current, as_user("ann"))["status"]
+    status = panel.on_choose(ctx, 2, current, as_user("ann"))["chosen"]
     assert draft_of(ctx, "ann", current) == 2 and "Step 3" in status
     after = panel.on_save(ctx, 2, current, as_user("ann"))
     assert draft_of(ctx, "ann", current) is None
@@ -249,7 +249,7 @@ def test_all_steps_correct_is_a_choice_of_its_own_and_switching_to_the_same_data
 ) -> None:
     _, shown = open_tab(ctx, "ann")
     chosen = panel.on_all_correct(ctx, shown[CURRENT], as_user("ann"))
-    radio, status = chosen["choice"], chosen["status"]
+    radio, status = chosen["choice"], chosen["chosen"]
     assert radio.value == step_list.ALL_CORRECT and draft_of(ctx, "ann", shown[CURRENT]) == -1
     assert "All steps are correct" in status
     assert panel.on_dataset_change(ctx, DEMO, shown[CURRENT], as_user("ann")) == {}
@@ -258,3 +258,18 @@ def test_all_steps_correct_is_a_choice_of_its_own_and_switching_to_the_same_data
 def test_a_request_without_a_known_user_is_refused(ctx: AppContext) -> None:
     with pytest.raises(gr.Error, match="not logged in"):
         panel.on_tab_open(ctx, None, None, as_user("nobody"))
+
+
+def test_a_second_tab_on_the_same_item_warns_instead_of_recording_a_correction(ctx: AppContext) -> None:
+    _, first_tab = open_tab(ctx, "ann")
+    _, second_tab = open_tab(ctx, "ann")  # the same user, another tab: the item they hold
+    assert first_tab[CURRENT]["item_id"] == second_tab[CURRENT]["item_id"]
+    assert "Saved" in panel.on_save(ctx, 2, first_tab[CURRENT], as_user("ann"))[STATUS]
+    with pytest.warns(UserWarning, match="another tab"):
+        late = panel.on_save(ctx, 4, second_tab[CURRENT], as_user("ann"))
+    assert "already saved a label" in late[STATUS]
+    assert late[CURRENT]["state"] == "done" and late[CHOICE].value == 2  # the stored label, shown again
+    assert annotations.count_annotations(ctx.store) == 1  # the first tab's label stands, unchanged
+    ann = users.get_user(ctx.store, "ann")
+    item, version = first_tab[CURRENT]["item_id"], first_tab[CURRENT]["version_id"]
+    assert annotations.my_label(ctx.store, ann.id, item, version) == {"earliest_error": 2}

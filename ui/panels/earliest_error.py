@@ -18,7 +18,7 @@ import pandas as pd
 
 from services import annotate, drafts, statistics
 from services.annotate import WorkItem
-from services.errors import ServiceError
+from services.errors import AlreadyLabelled, ServiceError
 from store.datasets import Dataset
 from store.users import Annotator
 from tasks import EARLIEST_ERROR
@@ -73,6 +73,10 @@ def _draft_key(current: dict[str, Any]) -> str:
 def _say(message: str, warn: bool = False) -> str:
     """A status line from text that may quote dataset ids or the user's input: always escaped."""
     return refusal(message) if warn else said(message)
+
+
+def _chosen_line(label: int | None) -> str:
+    return f"Your choice: **{step_list.label_title(label)}** (not saved yet: **s** or Save)"
 
 
 def _status_only(message: str) -> dict[str, Any]:
@@ -136,6 +140,7 @@ def _show(
             "steps": "",
             "choice": gr.Radio(choices=[], value=None),
             "status": message,
+            "chosen": "",
             "progress": _progress_line(counts or {}),
             "current": {"dataset": dataset.name, "item_id": None},
         }
@@ -145,6 +150,7 @@ def _show(
     current = {
         "dataset": dataset.name,
         "item_id": item.item_id,
+        "external_id": item.external_id,
         "version_id": item.version_id,
         "n_steps": len(solution),
         "state": shown.state,
@@ -166,6 +172,7 @@ def _show(
             choices=step_list.choice_options(len(solution)), value=draft if draft is not None else mine
         ),
         "status": message,
+        "chosen": _chosen_line(draft) if draft is not None else "",
         "progress": _progress_line(shown.progress),
         "current": current,
     }
@@ -205,7 +212,9 @@ def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.
     """Opening the tab claims the annotator's item (the one they hold first); coming back changes nothing."""
     user = require_user(ctx, request)
     names = statistics.dataset_names(ctx.store, EARLIEST_ERROR)
-    dataset = dataset if dataset in names else (names[0] if names else None)
+    shown = current.get("dataset") if _has_item(current) else None
+    wanted = [n for n in (shown, drafts.get(ctx.store, user, PANEL, "dataset"), dataset) if n in names]
+    dataset = wanted[0] if wanted else (names[0] if names else None)
     picker = gr.Dropdown(choices=names, value=dataset)
     if _has_item(current) and current["dataset"] == dataset:
         return {"dataset": picker}
@@ -213,8 +222,11 @@ def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.
 
 
 def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Another dataset: its next item for this annotator (the one already shown stays)."""
+    """Another dataset: its next item for this annotator (the one already shown stays); remembered for
+    this annotator, so a reload or another tab opens it again."""
     user = require_user(ctx, request)
+    if dataset in statistics.dataset_names(ctx.store, EARLIEST_ERROR):
+        drafts.put(ctx.store, user, PANEL, "dataset", dataset)
     if _has_item(current) and current["dataset"] == dataset:
         return {}
     return _open(ctx, user, dataset)
@@ -224,12 +236,12 @@ def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -
     """A click on a step (or a key): kept as this user's draft on the server until it is saved."""
     user = require_user(ctx, request)
     if not _has_item(current):
-        return {"status": _say("Open an item first.", warn=True)}
+        return {"chosen": _say("Open an item first.", warn=True)}
     if annotate.saved_attempt(ctx.store, user, str(current.get("request_id") or "")):
         return {}  # a click that reached the server after its item was saved: nothing to keep
     label = step_list.parse_choice(choice, int(current["n_steps"]))
     drafts.put(ctx.store, user, PANEL, _draft_key(current), label)
-    return {"status": f"Your choice: **{step_list.label_title(label)}** (not saved yet: **s** or Save)"}
+    return {"chosen": _chosen_line(label)}
 
 
 def on_all_correct(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
@@ -268,12 +280,17 @@ def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> 
                 payload={"earliest_error": label},
                 request_id=current["request_id"],
                 seconds_spent=round(time.time() - float(current["opened_at"]), 1),
+                first_label=current.get("state") in ("new", "resumed"),
             )
             saved = (
                 "Already saved"
                 if receipt.duplicate
                 else ("Saved your correction" if current.get("state") == "done" else "Saved")
             )
+    except AlreadyLabelled as exc:
+        # Saved from another tab: show the item as it is stored, with that label, to correct if wanted.
+        stored = annotate.jump_to(ctx.store, user, dataset, str(current.get("external_id") or ""))
+        return _show(ctx, user, dataset, stored, _say(f"Not saved: {exc}", warn=True))
     except ServiceError as exc:
         return _status_only(_say(f"Not saved: {exc} (n opens your next item)", warn=True))
     drafts.clear(ctx.store, user, PANEL, _draft_key(current))
@@ -430,6 +447,9 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                     previous = gr.Button("◀ Prev (p)", size="sm", elem_id="ee-previous", min_width=60)
                     skip = gr.Button("Skip (x)", size="sm", elem_id="ee-skip", min_width=60)
                     following = gr.Button("Next (n) ▶", size="sm", elem_id="ee-next", min_width=60)
+                # The choice line is apart from the status line: a click's answer that arrives after
+                # the save's never hides what the save said.
+                chosen = gr.Markdown(elem_id="ee-chosen")
                 status = gr.Markdown(elem_id="ee-status")
                 progress = gr.Markdown(elem_id="ee-progress-line")
                 with gr.Row(elem_id="ee-jump-row"):
@@ -455,6 +475,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         status=status,
         progress=progress,
         current=current,
+        chosen=chosen,
     )
     shown = Outputs(dataset=dataset, jump=jump, **item.components)
     stats_out = Outputs(stats_note=stats_note, summary=summary, distribution=distribution, shares=shares)
@@ -465,8 +486,8 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     heavy = {"api_visibility": "private", "show_progress": "minimal"}
     opened(shown.bind(on_tab_open, ctx), [dataset, current], [dataset, *item], **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
-    choice.input(item.bind(on_choose, ctx), [choice, current], [status], trigger_mode="always_last", **quiet)
-    all_correct.click(item.bind(on_all_correct, ctx), [current], [choice, status], **quiet)
+    choice.input(item.bind(on_choose, ctx), [choice, current], [chosen], trigger_mode="always_last", **quiet)
+    all_correct.click(item.bind(on_all_correct, ctx), [current], [choice, chosen], **quiet)
     save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
     skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
     previous.click(item.bind(on_previous, ctx), [current], list(item), **private)

@@ -425,6 +425,7 @@ def on_save(
             payload=payload,
             request_id=work["request_id"],
             seconds_spent=round(max(0.0, time.time() - float(work.get("opened_at") or time.time())), 1),
+            first_label=work.get("state") in ("new", "resumed"),
         )
     except ServiceError as exc:
         return {"status": refusal(f"Not saved ({_where(work)}): {exc}."), "saved": None}
