@@ -114,6 +114,12 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-demo", action="store_true", help="do not import the demo data into an empty database"
     )
+    parser.add_argument(
+        "--encoder",
+        metavar="FOLDER",
+        help="a local sentence-transformers model folder for step matching (default: the packaged "
+        "all-MiniLM-L6-v2; CRYSTAL used all-distilroberta-v1). Loaded on first use, not at start",
+    )
     from ui.context import WebSettings
 
     d = WebSettings()
@@ -181,6 +187,19 @@ def _open_store(db: str):
         sys.exit(f"error: {exc}")
 
 
+def _encoder(folder: str | None, store):
+    """The step-matching encoder: a cheap object here; the model loads on its first use."""
+    from pathlib import Path
+
+    from services.encoder import Encoder, EncoderSettings
+
+    if folder is not None and not (Path(folder) / "modules.json").is_file():
+        store.close()
+        sys.exit(f"error: --encoder {folder}: not a sentence-transformers model folder (no modules.json)")
+    path = Path(folder).resolve() if folder else None
+    return Encoder(EncoderSettings(folder=path, export_dir=store.data_dir / "encoders"))
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from functools import partial
 
@@ -215,7 +234,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         download_seconds=int(args.download_minutes * 60),
         secure_cookies=args.secure_cookies,
     )
-    ctx = AppContext(store=store, mode=mode, web=web)
+    ctx = AppContext(store=store, mode=mode, web=web, encoder=_encoder(args.encoder, store))
     ctx.logout_hooks.append(partial(drafts.clear_at_logout, store))
     app = build_app(ctx)
     app.queue(default_concurrency_limit=8)

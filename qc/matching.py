@@ -19,6 +19,7 @@ import pandas as pd
 from qc.agreement import cohen_kappa
 
 __all__ = [
+    "ALPHA",
     "DEFAULT_EDGES",
     "TAU",
     "ExampleScore",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.encoder import Encoder
 from store import Store
 
 __all__ = ["LOCAL", "TEAM", "AppContext", "WebSettings"]
@@ -43,6 +44,8 @@ class AppContext:
     logout_hooks: list[Callable[[str], None]] = field(default_factory=list)
     # The download links handed out (ui.kit.downloads.DownloadRegistry), made on first use.
     downloads: Any = None
+    # The step-matching encoder (app.py serve --encoder FOLDER); nothing loads until its first use.
+    encoder: Encoder = field(default_factory=Encoder)
 
     @property
     def export_dir(self) -> Path:
