@@ -99,6 +99,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(dset)
     dset.add_argument("name")
     dset.add_argument("settings", nargs="+", metavar="KEY=VALUE")
+
+    study = verbs.add_parser(
+        "study",
+        help="sample a step-match study (CRYSTAL S5) from examples of predicted and reference steps",
+        description="EXAMPLES is JSONL, one example a line: example (id), model, predicted (list of "
+        "steps), reference (list of steps), optional question. Pairs are drawn from all predicted x "
+        "reference pairs, stratified by the encoder's cosine similarity into bands.",
+    )
+    _add_db(study)
+    study.add_argument("examples", help="the examples file (JSONL)")
+    study.add_argument("--dataset", required=True, help="name of the new step-match dataset")
+    study.add_argument("--edges", default="0.20,0.50", help="band edges, half-open (default: %(default)s)")
+    study.add_argument(
+        "--counts", default="33,33,34", help="pairs per band, low to high (default: %(default)s)"
+    )
+    study.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    study.add_argument("--threshold", type=float, default=0.35, help="the encoder's tau (default: 0.35)")
+    study.add_argument(
+        "--decision",
+        choices=("assignment", "threshold"),
+        default="assignment",
+        help="the encoder's decision: in the greedy assignment (CRYSTAL's figures) or sim >= tau",
+    )
+    study.add_argument("--annotators", type=int, default=1, help="annotators per pair (default: 1)")
+    study.add_argument("--encoder", metavar="FOLDER", help="a local sentence-transformers model folder")
     return parser
 
 
@@ -391,6 +416,45 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_study(args: argparse.Namespace) -> int:
+    from services import step_match
+    from services.errors import ServiceError
+
+    try:
+        edges = [float(x) for x in args.edges.split(",")]
+        counts = [int(x) for x in args.counts.split(",")]
+        examples = [
+            json.loads(line)
+            for line in Path(args.examples).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    store = _open_store(args.db)
+    try:
+        created = step_match.create_study(
+            store,
+            _encoder(args.encoder, store),
+            examples,
+            args.dataset,
+            edges=edges,
+            counts=counts,
+            seed=args.seed,
+            threshold=args.threshold,
+            decision=args.decision,
+            annotators_per_item=args.annotators,
+        )
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    bands = ", ".join(f"{k}: {v}" for k, v in created.per_band.items())
+    print(f"{created.dataset}: {created.pairs} pairs from {created.candidates} ({bands}). {created.note}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -403,6 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export": cmd_export,
         "users": cmd_users,
         "datasets": cmd_datasets,
+        "study": cmd_study,
     }
     return handlers[args.verb](args)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.panels import dashboard, data, earliest_error, planned, step_review
+from ui.panels import dashboard, data, earliest_error, planned, step_match, step_review
 
 __all__ = ["PANELS"]
 
@@ -11,7 +11,7 @@ PANELS = [
     ("Earliest error", earliest_error),
     ("Quality gate", planned.quality_gate),
     ("Perturbation check", planned.perturbation_check),
-    ("Step-match study", planned.step_match),
+    ("Step-match study", step_match),
     ("QC dashboard", dashboard),
     ("Browse", planned.browse),
     ("Data", data),
