@@ -11,6 +11,7 @@ import pytest
 from services import step_match
 from services.encoder import Encoder, EncoderSettings
 from store import Store, users
+from ui.api import api_next_item
 from ui.context import AppContext
 from ui.panels import step_match as panel
 
@@ -49,6 +50,10 @@ def test_an_annotator_labels_pairs_blind_and_cannot_open_the_report(ctx: AppCont
     assert shown["current"]["item_id"] is not None and shown["predicted"] and shown["reference"]
     assert set(shown["current"]) == {"dataset", "item_id", "version_id", "state", "request_id", "opened_at"}
     _blind(shown)
+    api = api_next_item(ctx, "study", as_user("ann"))  # the HTTP API gives the same blind view
+    assert api["item_id"] == shown["current"]["item_id"]
+    assert set(api["steps"]) == {"predicted", "reference"} and "meta" not in api
+    _blind(api)
     refused = panel.on_save(ctx, None, shown["current"], as_user("ann"))
     assert "Nothing saved" in refused["status"]
     current, labelled = shown["current"], 0
