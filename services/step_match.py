@@ -159,6 +159,7 @@ class StudyReport:
     labelled: int  # pairs with a human majority (ties and unlabelled pairs are left out)
     table: pd.DataFrame  # Table S1's bands, with the mean similarity of false and missed matches
     sampling: pd.DataFrame  # the same per sampling band
+    models: pd.DataFrame  # the same per model that predicted the steps
     humans: HumanAgreement
     disagreements: pd.DataFrame  # false and missed matches, for reading
     calibration: Calibration | None
@@ -211,6 +212,7 @@ def study_report(
             "similarity": [float(m.get("similarity", math.nan)) for m in meta],
             "encoder_match": [bool(m.get("encoder_match")) for m in meta],
             "sampling_band": [str(m.get("band", "")) for m in meta],
+            "model": [str(m.get("model", "")) for m in meta],
             "meta": meta,
         }
     ).set_index("pair")
@@ -219,7 +221,8 @@ def study_report(
     table = table_s1(
         labelled["similarity"], labelled["encoder_match"], labelled["human_match"], edges, with_means=True
     )
-    sampling = _per_sampling_band(labelled)
+    sampling = _overall_by(labelled, "sampling_band", "sampling band")
+    models = _overall_by(labelled, "model", "model")
     disagreements = _disagreements(frame, labelled)
     stored_encoder = str(next((m.get("encoder") for m in meta if m.get("encoder")), "unknown"))
     note = _note(stored_encoder, encoder)
@@ -234,6 +237,7 @@ def study_report(
         labelled=len(labelled),
         table=table,
         sampling=sampling,
+        models=models,
         humans=human_agreement(_labels(store, dataset)),
         disagreements=disagreements,
         calibration=calibration,
@@ -253,16 +257,19 @@ def _note(stored: str, encoder: Encoder | None) -> str:
     )
 
 
-def _per_sampling_band(labelled: pd.DataFrame) -> pd.DataFrame:
+def _overall_by(labelled: pd.DataFrame, column: str, title: str) -> pd.DataFrame:
+    """Table S1's overall row for each value of a column (sampling band, model)."""
     rows = {}
-    for band, group in labelled.groupby("sampling_band", sort=False):
-        overall = table_s1(group["similarity"], group["encoder_match"], group["human_match"]).loc["Overall"]
-        rows[str(band)] = overall
+    for value, group in labelled.groupby(column, sort=True):
+        overall = table_s1(
+            group["similarity"], group["encoder_match"], group["human_match"], with_means=True
+        ).loc["Overall"]
+        rows[str(value)] = overall
     if not rows:
         return pd.DataFrame(columns=["pairs", "agreement", "kappa", "false_matches", "missed_matches"])
     out = pd.DataFrame.from_dict(rows, orient="index")
-    out.index.name = "sampling band"
-    return out
+    out.index.name = title
+    return out.astype({"pairs": int, "false_matches": int, "missed_matches": int})
 
 
 def _disagreements(frame: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataFrame:

@@ -86,3 +86,14 @@ def test_a_reviewer_sees_table_s1_and_the_calibrated_threshold(ctx: AppContext) 
     ]
     assert int(table.set_index("band").loc["Overall", "pairs"]) == 9
     assert "Calibrated threshold for all-MiniLM-L6-v2" in report["calibration"]
+    assert list(report["models"]["model"]) == ["prmbench-modified"]
+
+
+def test_an_unsaved_choice_is_kept_on_the_server(ctx: AppContext) -> None:
+    current = panel.on_tab_open(ctx, None, None, as_user("ann"))["current"]
+    assert panel.on_choose(ctx, "match", current, as_user("ann")) == {}
+    again = panel.on_tab_open(ctx, None, None, as_user("ann"))  # a reload: a fresh page
+    assert again["current"]["item_id"] == current["item_id"]
+    assert again["choice"].value == "match" and "unsaved choice" in again["header"]
+    saved = panel.on_save(ctx, "match", again["current"], as_user("ann"))
+    assert "Saved" in saved["status"] and saved["choice"].value is None

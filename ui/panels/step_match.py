@@ -16,7 +16,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from services import annotate, statistics, step_match
+from services import annotate, drafts, statistics, step_match
 from services.annotate import WorkItem
 from services.errors import ServiceError
 from store.datasets import Dataset
@@ -28,7 +28,9 @@ from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
-__all__ = ["build", "on_dataset_change", "on_report", "on_save", "on_skip", "on_tab_open"]
+__all__ = ["build", "on_choose", "on_dataset_change", "on_report", "on_save", "on_skip", "on_tab_open"]
+
+PANEL = STEP_MATCH  # drafts are kept per user and panel
 
 CHOICES = [("Match (m)", "match"), ("No match (n)", "no_match")]
 TITLES = dict((value, title.split(" (")[0]) for title, value in CHOICES)
@@ -38,7 +40,7 @@ NO_DATASET = (
     "(python app.py study demo_data/step_match_examples_demo.jsonl --dataset NAME)."
 )
 ITEM = ("header", "question", "predicted", "reference", "choice", "status", "progress", "current")
-REPORT = ("report_note", "table", "sampling", "humans", "calibration", "disagreements")
+REPORT = ("report_note", "table", "sampling", "models", "humans", "calibration", "disagreements")
 
 
 def _say(message: str, warn: bool = False) -> str:
@@ -57,10 +59,20 @@ def _progress_line(counts: dict[str, int]) -> str:
     return f"You labelled **{counts.get('mine', 0)}** of {counts.get('total', 0)} pairs."
 
 
+def _draft_key(current: dict[str, Any]) -> str:
+    return f"{current['dataset']}|{current['item_id']}|{current['version_id']}"
+
+
 def _show(
-    dataset: Dataset, shown: WorkItem | None, message: str, counts: dict[str, int] | None = None
+    ctx: AppContext,
+    user: Annotator,
+    dataset: Dataset,
+    shown: WorkItem | None,
+    message: str,
+    counts: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The pair's two texts and the user's own progress: nothing else of the item (blind)."""
+    """The pair's two texts and the user's own progress: nothing else of the item (blind). An unsaved
+    choice of this user's comes back from the server."""
     if shown is None:
         return {
             "header": f"**Nothing left for you in {escape_text(dataset.name)}.** Thank you.",
@@ -77,22 +89,26 @@ def _show(
     where = f"**Pair {escape_text(item.external_id)}** · {shown.position} of {shown.progress.get('total', 0)}"
     if shown.state == "done":
         where += f" · you labelled it **{TITLES.get(str(mine), mine)}**"
+    current = {
+        "dataset": dataset.name,
+        "item_id": item.item_id,
+        "version_id": item.version_id,
+        "state": shown.state,
+        "request_id": uuid.uuid4().hex,
+        "opened_at": time.time(),
+    }
+    draft = drafts.get(ctx.store, user, PANEL, _draft_key(current)) if shown.state != "done" else None
+    if draft in TITLES:
+        where += " · resumed with your unsaved choice"
     return {
         "header": where,
         "question": f"**Question:** {escape_text(item.question)}" if item.question else "",
         "predicted": _text((item.steps.get("predicted") or [""])[0]),
         "reference": _text((item.steps.get("reference") or [""])[0]),
-        "choice": gr.Radio(value=mine),
+        "choice": gr.Radio(value=draft if draft in TITLES else mine),
         "status": message,
         "progress": _progress_line(shown.progress),
-        "current": {
-            "dataset": dataset.name,
-            "item_id": item.item_id,
-            "version_id": item.version_id,
-            "state": shown.state,
-            "request_id": uuid.uuid4().hex,
-            "opened_at": time.time(),
-        },
+        "current": current,
     }
 
 
@@ -109,7 +125,7 @@ def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
     except ServiceError as exc:
         return {"status": _say(str(exc), warn=bool(name))}
     counts = None if shown else annotate.progress(ctx.store, user, dataset)
-    return _show(dataset, shown, "", counts)
+    return _show(ctx, user, dataset, shown, "", counts)
 
 
 def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
@@ -133,6 +149,18 @@ def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.R
     return _open(ctx, user, dataset)
 
 
+def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
+    """A click or key: kept as this user's draft on the server until it is saved. It answers nothing:
+    with m then s typed at once, a late reply would overwrite the next pair's "saved" line."""
+    user = require_user(ctx, request)
+    if not _has_item(current) or choice not in TITLES:
+        return {}
+    if annotate.saved_attempt(ctx.store, user, str(current.get("request_id") or "")):
+        return {}  # a click that reached the server after its pair was saved
+    drafts.put(ctx.store, user, PANEL, _draft_key(current), choice)
+    return {}
+
+
 def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
     """Store the label and show the next pair; the reply says "saved" and nothing about the pair."""
     user = require_user(ctx, request)
@@ -154,9 +182,10 @@ def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> 
         shown = annotate.next_item(ctx.store, user, dataset)
     except ServiceError as exc:
         return {"status": _say(f"Not saved: {exc}", warn=True)}
+    drafts.clear(ctx.store, user, PANEL, _draft_key(current))
     saved = "Already saved" if receipt.duplicate else "Saved"
     counts = None if shown else annotate.progress(ctx.store, user, dataset)
-    return _show(dataset, shown, f"✓ {saved}: **{TITLES[choice]}**.", counts)
+    return _show(ctx, user, dataset, shown, f"✓ {saved}: **{TITLES[choice]}**.", counts)
 
 
 def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
@@ -169,7 +198,7 @@ def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any
     except ServiceError as exc:
         return {"status": _say(str(exc), warn=True)}
     counts = None if shown else annotate.progress(ctx.store, user, dataset)
-    return _show(dataset, shown, "Skipped: the pair went back to the pool.", counts)
+    return _show(ctx, user, dataset, shown, "Skipped: the pair went back to the pool.", counts)
 
 
 def _readable(table: pd.DataFrame) -> pd.DataFrame:
@@ -223,6 +252,7 @@ def on_report(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict
         ),
         "table": _readable(report.table),
         "sampling": _readable(report.sampling),
+        "models": _readable(report.models),
         "humans": (
             f"Human-human agreement over {humans.pairs} pairs with two or more labels "
             f"({humans.annotators} annotators): observed {_num(humans.observed, '.1%')}, "
@@ -266,6 +296,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             report_note = gr.Markdown(elem_id="sm-report-note")
             table = gr.Dataframe(label="Table S1: by similarity band", interactive=False, elem_id="sm-table")
             sampling = gr.Dataframe(label="By sampling band", interactive=False, elem_id="sm-sampling")
+            models = gr.Dataframe(label="By model", interactive=False, elem_id="sm-models")
             humans = gr.Markdown(elem_id="sm-humans")
             calibration = gr.Markdown(elem_id="sm-calibration")
             disagreements = gr.Dataframe(
@@ -287,6 +318,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         report_note=report_note,
         table=table,
         sampling=sampling,
+        models=models,
         humans=humans,
         calibration=calibration,
         disagreements=disagreements,
@@ -294,6 +326,8 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
+    quiet = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
+    choice.input(Outputs().bind(on_choose, ctx), [choice, current], [], trigger_mode="always_last", **quiet)
     save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
     skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
     refresh.click(report.bind(on_report, ctx), [dataset], list(report), api_visibility="private")
