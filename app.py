@@ -104,6 +104,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(dset)
     dset.add_argument("name")
     dset.add_argument("settings", nargs="+", metavar="KEY=VALUE")
+
+    study = verbs.add_parser(
+        "study",
+        help="sample a step-match study (CRYSTAL S5) from examples of predicted and reference steps",
+        description="EXAMPLES is JSONL, one example a line: example (id), model, predicted (list of "
+        "steps), reference (list of steps), optional question. Pairs are drawn from all predicted x "
+        "reference pairs, stratified by the encoder's cosine similarity into bands.",
+    )
+    _add_db(study)
+    study.add_argument("examples", help="the examples file (JSONL)")
+    study.add_argument("--dataset", required=True, help="name of the new step-match dataset")
+    study.add_argument("--edges", default="0.20,0.50", help="band edges, half-open (default: %(default)s)")
+    study.add_argument(
+        "--counts", default="33,33,34", help="pairs per band, low to high (default: %(default)s)"
+    )
+    study.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    study.add_argument("--threshold", type=float, default=0.35, help="the encoder's tau (default: 0.35)")
+    study.add_argument(
+        "--decision",
+        choices=("assignment", "threshold"),
+        default="assignment",
+        help="the encoder's decision: in the greedy assignment (CRYSTAL's figures) or sim >= tau",
+    )
+    study.add_argument("--annotators", type=int, default=1, help="annotators per pair (default: 1)")
+    study.add_argument("--encoder", metavar="FOLDER", help="a local sentence-transformers model folder")
     return parser
 
 
@@ -118,6 +143,12 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-demo", action="store_true", help="do not import the demo data into an empty database"
+    )
+    parser.add_argument(
+        "--encoder",
+        metavar="FOLDER",
+        help="a local sentence-transformers model folder for step matching (default: the packaged "
+        "all-MiniLM-L6-v2; CRYSTAL used all-distilroberta-v1). Loaded on first use, not at start",
     )
     from ui.context import WebSettings
 
@@ -189,7 +220,7 @@ def _open_store(db: str):
 def cmd_serve(args: argparse.Namespace) -> int:
     from functools import partial
 
-    from commands import run_captured
+    from commands import make_encoder, run_captured
     from services import drafts
     from store import users
     from store.demo import populate_demo
@@ -222,7 +253,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         download_seconds=int(args.download_minutes * 60),
         secure_cookies=args.secure_cookies,
     )
-    ctx = AppContext(store=store, mode=mode, web=web, control_token=new_token())
+    ctx = AppContext(
+        store=store, mode=mode, web=web, control_token=new_token(), encoder=make_encoder(args.encoder, store)
+    )
     ctx.run_command = partial(run_captured, store, build_parser())
     ctx.logout_hooks.append(partial(drafts.clear_at_logout, store))
     app = build_app(ctx)

@@ -17,10 +17,11 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from store import Store
 
-__all__ = ["VERBS", "client_side_argv", "run_captured"]
+__all__ = ["VERBS", "client_side_argv", "make_encoder", "run_captured"]
 
 
 def cmd_import(args: argparse.Namespace, store: Store) -> int:
@@ -148,7 +149,60 @@ def cmd_datasets(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
-VERBS = {"import": cmd_import, "export": cmd_export, "users": cmd_users, "datasets": cmd_datasets}
+def make_encoder(folder: str | None, store: Store) -> Any:
+    """The step-matching encoder: a cheap object here; the model loads on its first use."""
+    from services.encoder import Encoder, EncoderSettings
+
+    if folder is not None and not (Path(folder) / "modules.json").is_file():
+        store.close()
+        sys.exit(f"error: --encoder {folder}: not a sentence-transformers model folder (no modules.json)")
+    path = Path(folder).resolve() if folder else None
+    return Encoder(EncoderSettings(folder=path, export_dir=store.data_dir / "encoders"))
+
+
+def cmd_study(args: argparse.Namespace, store: Store) -> int:
+    from services import step_match
+    from services.errors import ServiceError
+
+    try:
+        edges = [float(x) for x in args.edges.split(",")]
+        counts = [int(x) for x in args.counts.split(",")]
+        examples = [
+            json.loads(line)
+            for line in Path(args.examples).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    try:
+        created = step_match.create_study(
+            store,
+            make_encoder(args.encoder, store),
+            examples,
+            args.dataset,
+            edges=edges,
+            counts=counts,
+            seed=args.seed,
+            threshold=args.threshold,
+            decision=args.decision,
+            annotators_per_item=args.annotators,
+        )
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    bands = ", ".join(f"{k}: {v}" for k, v in created.per_band.items())
+    print(f"{created.dataset}: {created.pairs} pairs from {created.candidates} ({bands}). {created.note}")
+    return 0
+
+
+VERBS = {
+    "import": cmd_import,
+    "export": cmd_export,
+    "users": cmd_users,
+    "datasets": cmd_datasets,
+    "study": cmd_study,
+}
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 
 
@@ -177,7 +231,9 @@ def client_side_argv(args: argparse.Namespace, argv: list[str]) -> list[str]:
     """The arguments as the app must see them: files as absolute paths (the app's working folder is
     not this one) and a password asked for here, at this terminal, not by the app."""
     fixed: list[str] = []
-    positional_path = getattr(args, "path", None) if args.verb == "import" else None
+    positional_path = {"import": getattr(args, "path", None), "study": getattr(args, "examples", None)}.get(
+        args.verb
+    )
     for k, token in enumerate(argv):
         previous = argv[k - 1] if k else ""
         if previous in ("--out", "--report") or (positional_path is not None and token == positional_path):

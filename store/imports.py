@@ -12,14 +12,21 @@ from store.bundles import write_bundle
 from store.errors import StoreRequestError
 from store.importers import BUNDLE, ImportFormatError, detect_format, parse_file
 from store.importers.stepgate import parse_bundle
-from store.items import write_records
-from store.records import ImportProblem
+from store.items import WriteSummary, write_records
+from store.records import ImportProblem, ItemRecord
 from tasks import EARLIEST_ERROR, QUALITY_GATE, STEP_MATCH, STEP_REVIEW
 
 if TYPE_CHECKING:
     from store.db import Store
 
-__all__ = ["TASK_OF_FORMAT", "ImportOutcome", "ImportRejected", "import_file", "write_skip_report"]
+__all__ = [
+    "TASK_OF_FORMAT",
+    "ImportOutcome",
+    "ImportRejected",
+    "import_file",
+    "import_records",
+    "write_skip_report",
+]
 
 _CHUNK = 5000  # records written per step, so a progress bar moves on long imports
 
@@ -157,3 +164,11 @@ def _import_bundle(
         new_versions=written.versions - written.items,
         annotations=written.annotations,
     )
+
+
+def import_records(
+    store: Store, records: list[ItemRecord], *, dataset: str, task: str, source_format: str
+) -> WriteSummary:
+    """Records made by a service (a sampled study, say) stored as a dataset, in one transaction."""
+    with store.writing() as tx:
+        return write_records(tx, dataset, task, records, source_format)

@@ -176,6 +176,19 @@ ALTER TABLE annotators ADD COLUMN sessions_valid_after DOUBLE;
 ALTER TABLE annotators ADD COLUMN removed_at TIMESTAMP
 """
 
+# Sentence embeddings cached by (text hash, encoder name): a study or a Match F1 run re-encodes only
+# steps it has not seen. The vector is float32 bytes (BYTEA on PostgreSQL).
+_V5_EMBEDDINGS = """
+CREATE TABLE embeddings (
+    text_hash VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    PRIMARY KEY (text_hash, model)
+)
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -185,6 +198,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (2, "agreement studies and lookup indexes", _V2_STUDIES),
     (3, "drafts kept per annotator on the server", _V3_DRAFTS),
     (4, "session epochs and removed annotators", _V4_SESSIONS),
+    (5, "sentence embeddings cached by text hash and encoder", _V5_EMBEDDINGS),
 ]
 
 

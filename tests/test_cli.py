@@ -113,3 +113,16 @@ def test_an_annotator_export_holds_their_own_rows_only(demo_store, tmp_path: Pat
     assert written.rows == 1 and set(table["annotator"]) == {"ann"}
     with pytest.raises(NotAllowed, match="only log formats"):
         export(demo_store, "items-jsonl", tmp_path / "all.jsonl", annotator="ann")
+
+
+def test_the_encoder_option_and_the_study_verb_say_what_is_wrong(tmp_path: Path) -> None:
+    assert "--encoder" in _run("serve", "--help").stdout
+    study = _run("study", "--help").stdout
+    for option in ("--dataset", "--edges", "--counts", "--seed", "--threshold", "--decision", "--annotators"):
+        assert option in study
+    bad = _run("serve", "--encoder", str(tmp_path), "--db", str(tmp_path / "x.duckdb"), "--no-demo")
+    assert bad.returncode != 0 and "not a sentence-transformers model folder" in bad.stderr
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text(json.dumps({"example": "e1", "predicted": "not a list", "reference": []}) + "\n")
+    wrong = _run("study", str(examples), "--dataset", "s", "--db", str(tmp_path / "y.duckdb"))
+    assert wrong.returncode == 1 and "must be lists of steps" in wrong.stderr

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.encoder import Encoder
 from store import Store
 
 __all__ = ["LOCAL", "TEAM", "AppContext", "WebSettings"]
@@ -46,6 +47,8 @@ class AppContext:
     # The command line beside the app (ui/web/control.py): its token and what runs a command's argv.
     control_token: str | None = None
     run_command: Callable[[list[str]], tuple[int, str, str]] | None = None
+    # The step-matching encoder (app.py serve --encoder FOLDER); nothing loads until its first use.
+    encoder: Encoder = field(default_factory=Encoder)
 
     @property
     def export_dir(self) -> Path:

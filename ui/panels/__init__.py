@@ -6,7 +6,7 @@ checks the role again, since Gradio exposes each event over HTTP.
 
 from __future__ import annotations
 
-from ui.panels import browse, dashboard, data, earliest_error, home, planned, step_review
+from ui.panels import browse, dashboard, data, earliest_error, home, planned, step_match, step_review
 
 __all__ = ["PANELS"]
 
@@ -17,7 +17,7 @@ PANELS = [
     ("Earliest error", earliest_error, "everyone"),
     ("Quality gate", planned.quality_gate, "admins"),
     ("Perturbation check", planned.perturbation_check, "admins"),
-    ("Step-match study", planned.step_match, "admins"),
+    ("Step-match study", step_match, "everyone"),
     ("QC dashboard", dashboard, "reviewers"),
     ("Browse", browse, "reviewers"),
     ("Data", data, "admins"),

@@ -13,7 +13,6 @@ __all__ = ["PLANNED"]
 PLANNED = {
     "quality_gate": "Quality gate (CRYSTAL phase 4 human gate): planned.",
     "perturbation_check": "Perturbation check (ConfProBench data quality control): planned.",
-    "step_match": "Step-match study (CRYSTAL metric validation): planned.",
 }
 
 
@@ -26,4 +25,3 @@ def _panel(key: str) -> SimpleNamespace:
 
 quality_gate = _panel("quality_gate")
 perturbation_check = _panel("perturbation_check")
-step_match = _panel("step_match")

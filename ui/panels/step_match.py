@@ -1,0 +1,333 @@
+"""Step-match study: CRYSTAL's metric validation (supplementary S5), blind, one pair at a time.
+
+The annotator reads a predicted step and a reference step and labels them match / no-match. Nothing
+the annotator receives carries the encoder's similarity, band or decision: handlers return the two
+texts, the item's neutral id and the annotator's own progress only. Adjudicators and admins open the
+report (CRYSTAL's Table S1, human-human agreement, the calibrated threshold) below.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from services import annotate, drafts, statistics, step_match
+from services.annotate import WorkItem
+from services.errors import ServiceError
+from store.datasets import Dataset
+from store.users import Annotator
+from tasks import STEP_MATCH
+from ui.auth import require_user
+from ui.context import AppContext
+from ui.kit.messages import refusal, said
+from ui.kit.outputs import Outputs
+from ui.render import LATEX_DELIMITERS, escape_text
+
+__all__ = ["build", "on_choose", "on_dataset_change", "on_report", "on_save", "on_skip", "on_tab_open"]
+
+PANEL = STEP_MATCH  # drafts are kept per user and panel
+
+CHOICES = [("Match (m)", "match"), ("No match (n)", "no_match")]
+TITLES = dict((value, title.split(" (")[0]) for title, value in CHOICES)
+SHORTCUTS = "**Keys:** **m** match · **n** no match · **s** save · **x** skip"
+NO_DATASET = (
+    "No step-match study yet: an admin samples one "
+    "(python app.py study demo_data/step_match_examples_demo.jsonl --dataset NAME)."
+)
+ITEM = ("header", "question", "predicted", "reference", "choice", "status", "progress", "current")
+REPORT = ("report_note", "table", "sampling", "models", "humans", "calibration", "disagreements")
+
+
+def _say(message: str, warn: bool = False) -> str:
+    return refusal(message) if warn else said(message)
+
+
+def _has_item(current: Any) -> bool:
+    return isinstance(current, dict) and current.get("item_id") is not None
+
+
+def _text(text: str) -> str:
+    return escape_text(text) if text else "_(empty)_"
+
+
+def _progress_line(counts: dict[str, int]) -> str:
+    return f"You labelled **{counts.get('mine', 0)}** of {counts.get('total', 0)} pairs."
+
+
+def _draft_key(current: dict[str, Any]) -> str:
+    return f"{current['dataset']}|{current['item_id']}|{current['version_id']}"
+
+
+def _show(
+    ctx: AppContext,
+    user: Annotator,
+    dataset: Dataset,
+    shown: WorkItem | None,
+    message: str,
+    counts: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """The pair's two texts and the user's own progress: nothing else of the item (blind). An unsaved
+    choice of this user's comes back from the server."""
+    if shown is None:
+        return {
+            "header": f"**Nothing left for you in {escape_text(dataset.name)}.** Thank you.",
+            "question": "",
+            "predicted": "",
+            "reference": "",
+            "choice": gr.Radio(value=None),
+            "status": message,
+            "progress": _progress_line(counts or {}),
+            "current": {"dataset": dataset.name, "item_id": None},
+        }
+    item = shown.item
+    mine = (shown.my_label or {}).get("match")
+    where = f"**Pair {escape_text(item.external_id)}** · {shown.position} of {shown.progress.get('total', 0)}"
+    if shown.state == "done":
+        where += f" · you labelled it **{TITLES.get(str(mine), mine)}**"
+    current = {
+        "dataset": dataset.name,
+        "item_id": item.item_id,
+        "version_id": item.version_id,
+        "state": shown.state,
+        "request_id": uuid.uuid4().hex,
+        "opened_at": time.time(),
+    }
+    draft = drafts.get(ctx.store, user, PANEL, _draft_key(current)) if shown.state != "done" else None
+    if draft in TITLES:
+        where += " · resumed with your unsaved choice"
+    return {
+        "header": where,
+        "question": f"**Question:** {escape_text(item.question)}" if item.question else "",
+        "predicted": _text((item.steps.get("predicted") or [""])[0]),
+        "reference": _text((item.steps.get("reference") or [""])[0]),
+        "choice": gr.Radio(value=draft if draft in TITLES else mine),
+        "status": message,
+        "progress": _progress_line(shown.progress),
+        "current": current,
+    }
+
+
+def _dataset(ctx: AppContext, name: str | None) -> Dataset:
+    if not name:
+        raise ServiceError(NO_DATASET)
+    return annotate.dataset_for(ctx.store, name, STEP_MATCH)
+
+
+def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
+    try:
+        dataset = _dataset(ctx, name)
+        shown = annotate.next_item(ctx.store, user, dataset)
+    except ServiceError as exc:
+        return {"status": _say(str(exc), warn=bool(name))}
+    counts = None if shown else annotate.progress(ctx.store, user, dataset)
+    return _show(ctx, user, dataset, shown, "", counts)
+
+
+def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
+    """Opening the tab gives the annotator their pair; the report is offered to reviewers only."""
+    user = require_user(ctx, request)
+    names = statistics.dataset_names(ctx.store, STEP_MATCH)
+    dataset = dataset if dataset in names else (names[0] if names else None)
+    out: dict[str, Any] = {
+        "dataset": gr.Dropdown(choices=names, value=dataset),
+        "report_box": gr.Accordion(visible=user.can_see_labels),
+    }
+    if _has_item(current) and current["dataset"] == dataset:
+        return out
+    return {**out, **_open(ctx, user, dataset)}
+
+
+def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
+    user = require_user(ctx, request)
+    if _has_item(current) and current["dataset"] == dataset:
+        return {}
+    return _open(ctx, user, dataset)
+
+
+def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
+    """A click or key: kept as this user's draft on the server until it is saved. It answers nothing:
+    with m then s typed at once, a late reply would overwrite the next pair's "saved" line."""
+    user = require_user(ctx, request)
+    if not _has_item(current) or choice not in TITLES:
+        return {}
+    if annotate.saved_attempt(ctx.store, user, str(current.get("request_id") or "")):
+        return {}  # a click that reached the server after its pair was saved
+    drafts.put(ctx.store, user, PANEL, _draft_key(current), choice)
+    return {}
+
+
+def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
+    """Store the label and show the next pair; the reply says "saved" and nothing about the pair."""
+    user = require_user(ctx, request)
+    if not _has_item(current):
+        return {"status": _say("There is no pair to save.", warn=True)}
+    if choice not in TITLES:
+        return {"status": _say("Nothing saved: choose Match (m) or No match (n), then save (s).", warn=True)}
+    try:
+        dataset = _dataset(ctx, current.get("dataset"))
+        receipt = annotate.submit(
+            ctx.store,
+            annotator=user,
+            item_id=current["item_id"],
+            version_id=current["version_id"],
+            payload={"match": choice},
+            request_id=current["request_id"],
+            seconds_spent=round(max(time.time() - float(current["opened_at"]), 0.0), 1),
+        )
+        shown = annotate.next_item(ctx.store, user, dataset)
+    except ServiceError as exc:
+        return {"status": _say(f"Not saved: {exc}", warn=True)}
+    drafts.clear(ctx.store, user, PANEL, _draft_key(current))
+    saved = "Already saved" if receipt.duplicate else "Saved"
+    counts = None if shown else annotate.progress(ctx.store, user, dataset)
+    return _show(ctx, user, dataset, shown, f"✓ {saved}: **{TITLES[choice]}**.", counts)
+
+
+def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
+    user = require_user(ctx, request)
+    if not _has_item(current) or current.get("state") == "done":
+        return {"status": _say("There is no pair of yours to skip.")}
+    try:
+        dataset = _dataset(ctx, current.get("dataset"))
+        shown = annotate.skip_item(ctx.store, user, dataset, current["item_id"])
+    except ServiceError as exc:
+        return {"status": _say(str(exc), warn=True)}
+    counts = None if shown else annotate.progress(ctx.store, user, dataset)
+    return _show(ctx, user, dataset, shown, "Skipped: the pair went back to the pool.", counts)
+
+
+def _readable(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.reset_index()
+    for column in out.columns:
+        if column == "agreement":
+            out[column] = [f"{v:.1%}" if not _nan(v) else "" for v in out[column]]
+        elif column in ("kappa", "false_mean_similarity", "missed_mean_similarity"):
+            out[column] = [f"{v:.3f}" if not _nan(v) else "" for v in out[column]]
+    return out.rename(
+        columns={
+            "false_matches": "false matches",
+            "missed_matches": "missed matches",
+            "false_mean_similarity": "false: mean sim.",
+            "missed_mean_similarity": "missed: mean sim.",
+            "kappa": "Cohen's kappa",
+        }
+    )
+
+
+def _nan(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _num(value: float, fmt: str = ".3f") -> str:
+    return "n/a" if _nan(value) else format(value, fmt)
+
+
+def on_report(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict[str, Any]:
+    """Table S1 per band and overall, human-human agreement, the calibrated threshold (reviewers)."""
+    user = require_user(ctx, request)
+    try:
+        report = step_match.study_report(ctx.store, user, dataset or "", ctx.encoder)
+    except ServiceError as exc:
+        return {"report_note": _say(str(exc), warn=True)}
+    humans = report.humans
+    cal = report.calibration
+    calibration = "Calibration needs labelled pairs and the study's encoder."
+    if cal is not None and not _nan(cal.threshold):
+        calibration = (
+            f"**Calibrated threshold for {escape_text(report.encoder)}: {cal.threshold:.2f}** "
+            f"(95% interval {_num(cal.low, '.2f')}-{_num(cal.high, '.2f')}), where the encoder agrees best "
+            f"with the humans: kappa {_num(cal.kappa)}, agreement {_num(cal.agreement, '.1%')}. Match F1 over "
+            f"the study's examples: {_num(report.f1_at_tau)} at 0.35, {_num(report.f1_calibrated)} at "
+            f"{cal.threshold:.2f}."
+        )
+    return {
+        "report_note": (
+            f"**{escape_text(report.dataset)}** · {report.labelled} of {report.pairs} pairs labelled "
+            f"(human label: majority of annotators; ties left out). {escape_text(report.note)}"
+        ),
+        "table": _readable(report.table),
+        "sampling": _readable(report.sampling),
+        "models": _readable(report.models),
+        "humans": (
+            f"Human-human agreement over {humans.pairs} pairs with two or more labels "
+            f"({humans.annotators} annotators): observed {_num(humans.observed, '.1%')}, "
+            f"Fleiss' kappa {_num(humans.fleiss_kappa)}"
+            + (f", Cohen's kappa {_num(humans.cohen_kappa)}" if not _nan(humans.cohen_kappa) else "")
+            + "."
+        ),
+        "calibration": calibration,
+        "disagreements": report.disagreements,
+    }
+
+
+def build(ctx: AppContext, tab: gr.Tab) -> None:
+    math_ = {"latex_delimiters": LATEX_DELIMITERS}
+    with gr.Column(elem_id="sm-panel"):
+        current = gr.State(None)
+        with gr.Row(equal_height=True):
+            header = gr.Markdown(elem_id="sm-header")
+            dataset = gr.Dropdown(
+                choices=[], show_label=False, container=False, scale=0, min_width=220, elem_id="sm-dataset"
+            )
+        question = gr.Markdown(elem_id="sm-question", **math_)
+        with gr.Row(equal_height=True):
+            with gr.Column():
+                gr.Markdown("**Predicted step**")
+                predicted = gr.Markdown(elem_id="sm-predicted", **math_)
+            with gr.Column():
+                gr.Markdown("**Reference step**")
+                reference = gr.Markdown(elem_id="sm-reference", **math_)
+        choice = gr.Radio(choices=CHOICES, label="Do the two steps say the same thing?", elem_id="sm-choice")
+        with gr.Row():
+            save = gr.Button("Save (s)", variant="primary", elem_id="sm-save")
+            skip = gr.Button("Skip (x)", size="sm", elem_id="sm-skip")
+        status = gr.Markdown(elem_id="sm-status")
+        progress = gr.Markdown(elem_id="sm-progress")
+        gr.Markdown(SHORTCUTS, elem_id="sm-keys")
+        with gr.Accordion(
+            "Study report (adjudicators and admins)", open=False, visible=False, elem_id="sm-report"
+        ) as report_box:
+            refresh = gr.Button("Show the report", size="sm", elem_id="sm-report-refresh")
+            report_note = gr.Markdown(elem_id="sm-report-note")
+            table = gr.Dataframe(label="Table S1: by similarity band", interactive=False, elem_id="sm-table")
+            sampling = gr.Dataframe(label="By sampling band", interactive=False, elem_id="sm-sampling")
+            models = gr.Dataframe(label="By model", interactive=False, elem_id="sm-models")
+            humans = gr.Markdown(elem_id="sm-humans")
+            calibration = gr.Markdown(elem_id="sm-calibration")
+            disagreements = gr.Dataframe(
+                label="False and missed matches", interactive=False, wrap=True, elem_id="sm-disagreements"
+            )
+
+    item = Outputs(
+        header=header,
+        question=question,
+        predicted=predicted,
+        reference=reference,
+        choice=choice,
+        status=status,
+        progress=progress,
+        current=current,
+    )
+    opened = Outputs(dataset=dataset, report_box=report_box, **item.components)
+    report = Outputs(
+        report_note=report_note,
+        table=table,
+        sampling=sampling,
+        models=models,
+        humans=humans,
+        calibration=calibration,
+        disagreements=disagreements,
+    )
+    private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
+    tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
+    dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
+    quiet = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
+    choice.input(Outputs().bind(on_choose, ctx), [choice, current], [], trigger_mode="always_last", **quiet)
+    save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
+    skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
+    refresh.click(report.bind(on_report, ctx), [dataset], list(report), api_visibility="private")
