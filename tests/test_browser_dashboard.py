@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from services import annotate
 from services.studies import draw_study
@@ -112,15 +113,13 @@ def test_admin_sees_coefficients_plots_and_downloads_the_report(tmp_path: Path, 
     assert DATASET in listed
 
 
-def test_an_annotator_gets_the_refusal_and_no_figures(tmp_path: Path, page) -> None:
+def test_an_annotator_has_no_dashboard_tab_and_no_figures(tmp_path: Path, page) -> None:
     db = _labelled_db(tmp_path)
     with running(db) as server:
         login(page, server.url, "ann", PASSWORD)
-        _open_dashboard(page)
-        refusal = page.locator("#qc-refusal")
-        refusal.wait_for(state="visible")
-        assert "only for adjudicators and admins" in refusal.inner_text()
+        expect(page.get_by_role("tab", name="Home")).to_be_visible()
+        expect(page.get_by_role("tab", name="QC dashboard", exact=True)).to_have_count(0)
         assert not page.locator("#qc-content").is_visible()
         assert page.locator("#qc-heatmap img, #qc-by-type-plot img, #qc-time-plot img").count() == 0
-        assert "Observed agreement" not in page.locator("#tab-dashboard").inner_text()
+        assert "Observed agreement" not in page.locator("body").inner_text()
         screenshot(page, "dashboard-annotator")
