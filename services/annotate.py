@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from services.decide import decide, label_limits, settings_of
+from services.decide import current_labels, decide, label_limits, settings_of
 from services.errors import AlreadyLabelled, Conflict, InvalidInput, NotAllowed, NotFound
 from store import annotations as annotation_log
 from store import assignments, datasets, items, state, work
@@ -263,7 +263,9 @@ def _submit(
                 f"item {item.external_id} changed (now version {item.version}) since you opened it; "
                 "your label was not saved: reload the item"
             )
-        if first_label and any(r.annotator_id == annotator.id for r in rows):
+        if first_label and any(
+            r.annotator_id == annotator.id and r.task != annotation_log.RULING for r in rows
+        ):
             raise AlreadyLabelled(
                 f"you already saved a label on item {item.external_id} (in another tab or window); this "
                 "one was not saved. Open the item again (p: previous) to see your label and correct it."
@@ -291,7 +293,7 @@ def _submit(
             item,
             annotator,
             [*rows, stored],
-            first_label=all(r.annotator_id != annotator.id for r in rows),
+            first_label=all(r.annotator_id != annotator.id or r.task == annotation_log.RULING for r in rows),
             now=now,
         )
     return Receipt(stored.id, False)
@@ -311,7 +313,7 @@ def _check_may_label(
     tx: Tx, dataset: Dataset, item: ItemView, annotator: Annotator, rows: list[Any], now: datetime
 ) -> None:
     """A lease of this annotator's, or their own earlier label while corrections are allowed."""
-    if any(r.annotator_id == annotator.id for r in rows):
+    if any(r.annotator_id == annotator.id and r.task != annotation_log.RULING for r in rows):
         if not int(dataset.setting("allow_corrections")):
             raise NotAllowed(
                 f"item {item.external_id}: your label is saved and {dataset.name} does not allow corrections"
@@ -337,7 +339,7 @@ def _settle(
     first_label: bool,
     now: datetime,
 ) -> None:
-    labels = [a.payload for a in annotation_log.latest_per_annotator(rows)]
+    labels = current_labels(rows)
     scheduler = tx.store.scheduler
     target = scheduler.target_of(tx, dataset.id, item.item_id)
     if target is None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from store.annotations import RULING, StoredAnnotation, latest_per_annotator
 from store.datasets import DEFAULT_SETTINGS, Dataset
 from tasks import Decision, LabelLimits, spec_for
 from tasks.base import Item
 
-__all__ = ["decide", "label_limits", "settings_of"]
+__all__ = ["current_labels", "decide", "label_limits", "settings_of"]
 
 
 def settings_of(dataset: Dataset) -> dict[str, int]:
@@ -33,3 +34,12 @@ def label_limits(dataset: Dataset) -> LabelLimits:
 def decide(dataset: Dataset, item: Item, labels: list[dict[str, Any]], target: int) -> Decision:
     """The item's state after these labels (latest per annotator, in arrival order)."""
     return spec_for(dataset.task).decide(labels, target, settings_of(dataset), item)
+
+
+def current_labels(rows: list[StoredAnnotation]) -> list[dict[str, Any]]:
+    """What the rule reads: each annotator's latest label, in arrival order, then the latest ruling of
+    an adjudicator (a ruling never stands in for the label its author may also have given)."""
+    labels = [r for r in rows if r.task != RULING]
+    rulings = [r for r in rows if r.task == RULING]
+    found = [a.payload for a in latest_per_annotator(labels)]
+    return [*found, rulings[-1].payload] if rulings else found

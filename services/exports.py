@@ -64,7 +64,7 @@ def _data(
 ) -> Any:
     if reads == "log":
         # The log is append-only: the export carries every row, not only the current versions.
-        frame = annotations_frame(store, dataset_id, current_versions_only=False)
+        frame = annotations_frame(store, dataset_id, current_versions_only=False, rulings=True)
         if annotator is not None:
             frame = frame[frame["annotator"] == annotator].reset_index(drop=True)
         return frame

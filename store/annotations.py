@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from store.db import Store, Tx
 
 __all__ = [
+    "RULING",
     "AnnotationConflict",
     "StoredAnnotation",
     "annotation_by_request",
@@ -49,13 +50,14 @@ class StoredAnnotation:
     seconds_spent: float | None
     request_id: str = ""
     duplicate: bool = False  # True when this was a retry of an already stored submit
+    task: str = ""  # the dataset's task, or RULING for an adjudicator's ruling
 
 
-_COLUMNS = "id, annotator_id, item_id, version_id, payload, created_at, seconds_spent, request_id"
+_COLUMNS = "id, annotator_id, item_id, version_id, payload, created_at, seconds_spent, request_id, task"
 
 
 def _row(r: tuple, duplicate: bool = False) -> StoredAnnotation:
-    return StoredAnnotation(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], duplicate)
+    return StoredAnnotation(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], duplicate, r[8])
 
 
 def annotation_by_request(db: Store | Tx, request_id: str) -> StoredAnnotation | None:
@@ -98,7 +100,7 @@ def insert_annotation(
     except duckdb.ConstraintException as exc:
         raise AnnotationConflict(f"request id {request_id!r} is already in the log") from exc
     return StoredAnnotation(
-        new_id, annotator_id, item_id, version_id, payload, now, seconds_spent, request_id
+        new_id, annotator_id, item_id, version_id, payload, now, seconds_spent, request_id, task=task
     )
 
 
@@ -130,11 +132,19 @@ def count_annotations(db: Store | Tx, dataset_id: int | None = None) -> int:
     return int(db.scalar("SELECT count(*) FROM annotations WHERE dataset_id = ?", [dataset_id]))
 
 
+RULING = "adjudication"  # the task column of an adjudicator's ruling on a disputed item
+
+
 def annotations_frame(
-    db: Store | Tx, dataset_id: int | None = None, current_versions_only: bool = True
+    db: Store | Tx, dataset_id: int | None = None, current_versions_only: bool = True, rulings: bool = False
 ) -> pd.DataFrame:
-    """The log as a frame (one row per stored annotation) for QC and exports."""
-    where, params = [], []
+    """The log as a frame (one row per stored annotation) for QC and exports.
+
+    Adjudicators' rulings are rows of the log too, but no label of an annotator: QC leaves them out
+    unless asked (``rulings=True``, for the raw log export).
+    """
+    where: list[str] = [] if rulings else [f"a.task <> '{RULING}'"]
+    params: list[Any] = []
     if dataset_id is not None:
         where.append("a.dataset_id = ?")
         params.append(dataset_id)
@@ -156,7 +166,7 @@ def my_history(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[int]:
     rows = db.fetchall(
         "SELECT a.item_id FROM annotations a JOIN items i ON i.id = a.item_id "
         "AND a.version_id = i.current_version_id WHERE a.annotator_id = ? AND a.dataset_id = ? "
-        "GROUP BY a.item_id ORDER BY min(a.id)",
+        f"AND a.task <> '{RULING}' GROUP BY a.item_id ORDER BY min(a.id)",
         [annotator_id, dataset_id],
     )
     return [r[0] for r in rows]
@@ -166,7 +176,7 @@ def my_label(db: Store | Tx, annotator_id: int, item_id: int, version_id: int) -
     """This annotator's latest label on one item version (their own only: annotators work blind)."""
     row = db.fetchone(
         "SELECT payload FROM annotations WHERE annotator_id = ? AND item_id = ? AND version_id = ? "
-        "ORDER BY id DESC LIMIT 1",
+        f"AND task <> '{RULING}' ORDER BY id DESC LIMIT 1",
         [annotator_id, item_id, version_id],
     )
     return json.loads(row[0]) if row else None

@@ -16,7 +16,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
-__all__ = ["ItemState", "get_item_state", "set_item_state", "states_frame"]
+__all__ = ["ItemState", "get_item_state", "items_in_state", "set_item_state", "states_frame"]
 
 OPEN = "open"
 
@@ -68,3 +68,12 @@ def states_frame(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
         f"JOIN datasets d ON d.id = s.dataset_id {where} ORDER BY s.item_id",
         [dataset_id] if dataset_id is not None else [],
     )
+
+
+def items_in_state(db: Store | Tx, dataset_id: int, status: str, limit: int = 200) -> list[int]:
+    """Item ids of a dataset in one gating state (e.g. disputed, for adjudication), oldest first."""
+    rows = db.fetchall(
+        "SELECT item_id FROM item_state WHERE dataset_id = ? AND status = ? ORDER BY item_id LIMIT ?",
+        [dataset_id, status, limit],
+    )
+    return [int(r[0]) for r in rows]

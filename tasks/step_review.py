@@ -13,7 +13,7 @@ from typing import Any
 
 from tasks.base import Choice, Decision, Item, TaskSpec, choose, majority_vote
 
-__all__ = ["CHOICES", "SPEC"]
+__all__ = ["CHOICES", "RULING", "RULINGS", "SPEC"]
 
 CHOICES = {
     "original": Choice("Original", ("correct", "incorrect")),
@@ -26,14 +26,24 @@ def _validate(payload: Mapping[str, Any], item: Item) -> dict[str, Any]:
     return dict(choose(payload, CHOICES))
 
 
+RULING = "adjudication"  # the payload key of an adjudicator's ruling on a disputed item
+RULINGS = ("keep", "reject")
+
+
 def _decide(labels: list[dict[str, Any]], target: int, settings: Mapping[str, int], item: Item) -> Decision:
+    rulings = [p for p in labels if RULING in p]
+    labels = [p for p in labels if RULING not in p]
     if len(labels) < target:
         return Decision(target, "open", None, None)
     keep = majority_vote(
         p.get("original") == "correct" and p.get("modification") == "reasonable" for p in labels
     )
     difficulty = majority_vote(p.get("difficulty") for p in labels)
-    decision = {"labels": len(labels), "keep": keep.label, "difficulty": difficulty.label}
+    decision: dict[str, Any] = {"labels": len(labels), "keep": keep.label, "difficulty": difficulty.label}
+    if rulings:  # a tie went to an adjudicator: the latest ruling decides
+        ruled = rulings[-1][RULING] == "keep"
+        decision.update(keep=ruled, adjudicated=True)
+        return Decision(target, "complete" if ruled else "rejected", decision, len(labels))
     if keep.status == "tie":
         return Decision(target, "disputed", decision, len(labels))
     return Decision(target, "complete" if keep.label else "rejected", decision, len(labels))

@@ -470,3 +470,53 @@ def test_opening_the_app_claims_nothing_an_item_is_leased_when_its_panel_opens(
         expect(_progress(first)).to_contain_text("Sample 2 / 3")
         first.close()
         second.close()
+
+
+def test_an_adjudicator_settles_a_disputed_sample_from_the_panel(tmp_path: Path, page: Page) -> None:
+    import uuid
+
+    from services import annotate
+    from store import users
+
+    db = tmp_path / "dispute.duckdb"
+    (tmp_path / "one.jsonl").write_text(PRMBENCH_FILE.read_text(encoding="utf-8").splitlines(True)[0])
+    store = Store(db)
+    try:
+        import_file(store, tmp_path / "one.jsonl", format="prmbench", dataset="one")
+        update_settings(store, "one", {"annotators_per_item": 2})
+        users.add_user(store, "judge", "adjudicator", "judge-password")
+        dataset = annotate.dataset_for(store, "one")
+        for name, modification in (("ann", "reasonable"), ("bob", "unreasonable")):
+            who = users.add_user(store, name, "annotator", f"{name}-password")
+            found = annotate.next_item(store, who, dataset)
+            annotate.submit(
+                store,
+                annotator=who,
+                item_id=found.item.item_id,
+                version_id=found.item.version_id,
+                payload={"original": "correct", "modification": modification, "difficulty": "easy"},
+                request_id=uuid.uuid4().hex,
+            )
+    finally:
+        store.close()
+    with running(db, "--no-demo") as server:
+        login(page, server.url, "judge", "judge-password")
+        page.get_by_role("tab", name="Step review").click()
+        box = page.locator("#step-review-disputes")
+        expect(box).to_be_visible()
+        box.get_by_text("Disputed samples (adjudicators)").click()
+        expect(page.locator("#step-review-dispute-status")).to_contain_text("1 disputed sample(s) in one")
+        judgements = page.locator("#step-review-dispute-judgements")
+        expect(judgements).to_contain_text("ann")
+        expect(judgements).to_contain_text("unreasonable")
+        page.locator("#step-review-dispute-note textarea").fill("matches the rationale")
+        page.locator("#step-review-dispute-keep").click()
+        expect(page.locator("#step-review-dispute-status")).to_contain_text("Settled: kept")
+        expect(page.locator("#step-review-dispute-status")).to_contain_text("No disputed samples in one")
+        screenshot(page, "step-review-dispute-settled")
+    store = Store(db)
+    try:
+        assert store.scalar("SELECT status FROM item_state") == "complete"
+        assert json.loads(store.scalar("SELECT decision FROM item_state"))["adjudicated"] is True
+    finally:
+        store.close()

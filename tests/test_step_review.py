@@ -70,7 +70,7 @@ def as_user(name: str) -> gr.Request:
 def open_sample(ctx: AppContext, who: str = "ann", dataset: str = DATASET) -> dict:
     """What opening the tab shows (a fresh page): the dataset picker, the export choices, then the sample."""
     shown = panel.on_tab_open(ctx, dataset, {}, as_user(who))
-    return view({k: v for k, v in shown.items() if k not in ("dataset", "exports")})
+    return view({k: v for k, v in shown.items() if k not in ("dataset", "exports", "disputes")})
 
 
 def draft_of(ctx: AppContext, who: str, work: dict) -> object:
@@ -96,6 +96,7 @@ def after_save(ctx: AppContext, work: dict, saved, who: str = "ann") -> dict:
 def test_opening_the_tab_shows_the_first_sample_with_its_steps_side_by_side(ctx: AppContext) -> None:
     opened = panel.on_tab_open(ctx, None, {}, as_user("ann"))
     picker, exports = opened.pop("dataset"), opened.pop("exports")
+    assert opened.pop("disputes")["visible"] is False  # an annotator has no disputes to settle
     assert picker["value"] == DATASET and DATASET in picker["choices"]
     assert [key for _, key in exports["choices"]] == ["mine-csv", "mine-jsonl"]
     shown = view(opened)
@@ -116,7 +117,7 @@ def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_p
 ) -> None:
     work = open_sample(ctx)["work"]
     again = panel.on_tab_open(ctx, DATASET, work, as_user("ann"))
-    assert set(again) == {"dataset", "exports"}  # the sample on the page stays as it is
+    assert set(again) == {"dataset", "exports", "disputes"}  # the sample on the page stays as it is
     other = panel.on_dataset_change(ctx, "qwq-earliest-error", work, as_user("ann"))
     assert "is a earliest\\_error dataset, not step\\_review" in view(other)["status"]
     panel.on_dataset_change(ctx, "second", work, as_user("ann"))  # remembered for ann, on the server

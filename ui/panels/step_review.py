@@ -28,6 +28,7 @@ from ui.context import AppContext
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.panels import step_review_actions as actions
+from ui.panels import step_review_disputes as disputes
 from ui.panels import step_review_render as view
 from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
 
@@ -225,9 +226,10 @@ def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, request: g
     name = wanted[0] if wanted else (names[0] if names else None)
     picker = gr.update(choices=names, value=name)
     exports = gr.update(choices=actions.export_choices(user))
+    shown = {"dataset": picker, "exports": exports, "disputes": gr.update(visible=user.can_see_labels)}
     if _has_item(work) and work["dataset"] == name:
-        return {"dataset": picker, "exports": exports}
-    return {"dataset": picker, "exports": exports, **_open(ctx, user, name)}
+        return shown
+    return {**shown, **_open(ctx, user, name)}
 
 
 def on_dataset_change(
@@ -266,7 +268,7 @@ def _leaving(
     if work.get("item_id") and _choices(*shown) != (work.get("saved_label") or {}):
         raise _Refused(
             f"{_where(work).capitalize()} has unsaved choices: press Save annotation (S) first, "
-            "or Skip (K) to leave it without saving."
+            "or Skip (X) to leave it without saving."
         )
     try:
         return _dataset(ctx, name or work.get("dataset"))
@@ -310,7 +312,7 @@ def on_next(
         dataset = _leaving(ctx, work, (original, modification, difficulty, note), "go on")
         if work.get("state") in ("new", "resumed"):
             raise _Refused(
-                f"{_where(work).capitalize()} is not saved: save it (S), or Skip (K) to give it back "
+                f"{_where(work).capitalize()} is not saved: save it (S), or Skip (X) to give it back "
                 "to the pool."
             )
     except _Refused as refused:
@@ -483,7 +485,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         with gr.Column(scale=4, min_width=300):
             progress_md = gr.Markdown(elem_id="step-review-progress")
         jump_box = gr.Textbox(
-            placeholder="Jump to sample: number or id (/)",
+            placeholder="Jump to sample: number or id (g)",
             show_label=False,
             container=False,
             scale=2,
@@ -561,7 +563,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             previous = gr.Button(
                 "◀ Previous (P)", elem_id="step-review-previous", size="sm", scale=1, min_width=110
             )
-            skip = gr.Button("Skip (K)", elem_id="step-review-skip", size="sm", scale=1, min_width=90)
+            skip = gr.Button("Skip (X)", elem_id="step-review-skip", size="sm", scale=1, min_width=90)
             nxt = gr.Button("Next ▶ (N)", elem_id="step-review-next", size="sm", scale=1, min_width=100)
             save = gr.Button(
                 "Save annotation (S)",
@@ -575,6 +577,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     with gr.Accordion("Annotation instructions", open=False, elem_id="step-review-instructions"):
         gr.Markdown(view.INSTRUCTIONS)
     export_choice = actions.build(ctx, dataset)
+    disputes_box = disputes.build(ctx, dataset)
 
     sample = Outputs(
         progress=progress_md,
@@ -593,7 +596,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         work=work,
     )
     view_outputs = list(sample)
-    opening = Outputs(dataset=dataset, exports=export_choice, **sample.components)
+    opening = Outputs(dataset=dataset, exports=export_choice, disputes=disputes_box, **sample.components)
     jumping = Outputs(jump_box=jump_box, **sample.components)
     saving = Outputs(saved=saved, **sample.components)
     private = {"api_visibility": "private"}
