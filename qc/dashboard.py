@@ -63,7 +63,11 @@ def item_seconds(annotations: pd.DataFrame) -> pd.DataFrame:
     if annotations.empty:
         return pd.DataFrame(columns=["annotator", "item", "seconds"])
     spent = annotations.groupby(["annotator", "item_id"])["seconds_spent"].sum(min_count=1)
-    return spent.rename("seconds").reset_index().rename(columns={"item_id": "item"})
+    out = spent.rename("seconds").reset_index().rename(columns={"item_id": "item"})
+    if "n_steps" in annotations.columns:  # the item's length, for "too fast" on items only one person timed
+        lengths = annotations.groupby("item_id")["n_steps"].first()
+        out["n_steps"] = out["item"].map(lengths)
+    return out
 
 
 def stored_consensus(states: pd.DataFrame) -> pd.Series:

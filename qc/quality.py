@@ -35,6 +35,7 @@ __all__ = [
     "lead_coefficient",
     "long_labels",
     "pairable_items",
+    "relative_speed",
     "shared_items",
     "tolerance_items",
     "wide_by_field",
@@ -60,12 +61,14 @@ COEFFICIENTS = (
 )
 
 # Outlier rules (documented in OUTLIER_RULES; the dashboard prints that text).
-FAST_RATIO = 0.5  # "too fast": median seconds per item below half the team's median
+FAST_RATIO = 0.5  # "too fast": typically under half the time the others took on the same items
 GAP = 0.15  # "far from consensus": agreement 15 points below the team's median on a field
 MIN_ITEMS = 5  # neither flag is raised on fewer items than this
 OUTLIER_RULES = (
-    f"**too fast**: the annotator's median seconds per item is below {FAST_RATIO:.0%} of the team's "
-    f"median (all annotators' items pooled), over at least {MIN_ITEMS} timed items. "
+    f"**too fast**: on the items others also timed, the annotator's time is typically (median) below "
+    f"{FAST_RATIO:.0%} of the others' median on the same item (items only they did are compared by "
+    f"length: the others' seconds per step), over at least {MIN_ITEMS} compared items. Compared item by "
+    "item, so a fast clicker who did many items cannot pull a pooled median down and hide. "
     f"**far from consensus**: on a field, the annotator's agreement with the consensus is more than "
     f"{GAP * 100:.0f} points below the median annotator's, over at least {MIN_ITEMS} compared items, "
     "with at least 3 annotators to compare (with 2 nobody can tell who drifts). "
@@ -319,6 +322,37 @@ def _stored_codes(wide: pd.DataFrame, stored: pd.Series, categories: list[Any]) 
     return np.array([index.get(v, np.nan) if not pd.isna(v) else np.nan for v in labels], dtype=float)
 
 
+def relative_speed(item_seconds: pd.DataFrame) -> dict[Any, tuple[float, int]]:
+    """Per annotator: the median over their items of (their seconds / the others' median seconds on the
+    same item), and how many items that compares. Items nobody else timed are compared by length when
+    ``item_seconds`` has an ``n_steps`` column: the others' median seconds per step times the item's steps.
+    """
+    timed = item_seconds.dropna(subset=["seconds"])
+    out: dict[Any, tuple[float, int]] = {}
+    if timed.empty:
+        return out
+    has_length = "n_steps" in timed.columns
+    for who, mine in timed.groupby("annotator"):
+        others = timed[timed["annotator"] != who]
+        by_item = others.groupby("item")["seconds"].median()
+        per_step = NAN
+        if has_length:
+            steps = others["n_steps"].astype(float)
+            rates = (others["seconds"] / steps.where(steps > 0)).dropna()
+            per_step = float(rates.median()) if len(rates) else NAN
+        ratios = []
+        for item, seconds, n_steps in zip(
+            mine["item"], mine["seconds"], mine["n_steps"] if has_length else [NAN] * len(mine), strict=True
+        ):
+            reference = by_item.get(item, NAN)
+            if np.isnan(reference) and has_length and not np.isnan(per_step) and n_steps and n_steps > 0:
+                reference = per_step * float(n_steps)
+            if not np.isnan(reference) and reference > 0:
+                ratios.append(float(seconds) / float(reference))
+        out[who] = (float(np.median(ratios)) if ratios else NAN, len(ratios))
+    return out
+
+
 def annotator_quality(
     wides: dict[str, pd.DataFrame],
     item_seconds: pd.DataFrame,
@@ -340,8 +374,7 @@ def annotator_quality(
         return pd.DataFrame(columns=columns)
     timed = item_seconds.dropna(subset=["seconds"])
     median = timed.groupby("annotator")["seconds"].median()
-    timed_n = timed.groupby("annotator")["item"].nunique()
-    team_median = float(timed["seconds"].median()) if len(timed) else NAN
+    speed = relative_speed(timed)
     rows = []
     for field, wide in wides.items():
         codes, categories = encode_labels(wide)
@@ -369,11 +402,8 @@ def annotator_quality(
     flags = []
     for row in out.itertuples():
         found = []
-        if (
-            timed_n.get(row.annotator, 0) >= min_items
-            and team_median > 0
-            and row.median_seconds < fast_ratio * team_median
-        ):
+        ratio, compared = speed.get(row.annotator, (NAN, 0))
+        if compared >= min_items and ratio < fast_ratio:
             found.append("too fast")
         peers = out[(out["field"] == row.field) & (out["compared"] >= min_items)]["agreement"].dropna()
         if row.compared >= min_items and len(peers) >= 3 and row.agreement < peers.median() - gap:

@@ -82,6 +82,13 @@ def _with_steps(store: Store, states: pd.DataFrame, dataset: Dataset) -> pd.Data
     return states.merge(counts, on="item_id", how="left").fillna({"n_steps": 0})
 
 
+def _with_lengths(store: Store, log: pd.DataFrame, dataset: Dataset) -> pd.DataFrame:
+    """The log with each item's length in steps, so "too fast" can weigh an item nobody else timed."""
+    role = "modified" if dataset.task == "step_review" else "solution"
+    counts = step_counts(store, dataset.id, role=role)
+    return log.merge(counts, on="item_id", how="left")
+
+
 def _dataset(store: Store, name: str) -> Dataset:
     found = get_dataset(store, name)
     if found is None:
@@ -104,7 +111,7 @@ def build_dataset_report(
     dataset = _dataset(store, dataset_name)
     quorums = {d.name: int(d.setting("quorum")) for d in list_datasets(store)}
     return build_dashboard(
-        annotations_frame(store, dataset.id),
+        _with_lengths(store, annotations_frame(store, dataset.id), dataset),
         _with_steps(store, states_frame(store, dataset.id), dataset),
         states_frame(store),
         jobs_read.gating_counts(store, dataset.id),

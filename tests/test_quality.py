@@ -213,3 +213,20 @@ def test_wide_by_field_is_the_reports_ratings_matrix() -> None:
         assert wide.isna().equals(expected.isna())
         assert (wide.fillna("-").astype(str) == expected.fillna("-").astype(str)).all().all()
     assert wides["original"].loc[1, "a"] == W
+
+
+def test_a_fast_clicker_who_did_many_items_is_caught_item_by_item() -> None:
+    """a and b take 30 s on items 1-10; c takes 5 s on those and on 40 more of 6 steps that only c did.
+    Pooled, c's 5 s is the team's median and nothing looks fast; item by item c is at a sixth of the others."""
+    rows = [
+        {"annotator": who, "item": i, "seconds": 30.0, "n_steps": 6} for who in "ab" for i in range(1, 11)
+    ]
+    rows += [{"annotator": "c", "item": i, "seconds": 5.0, "n_steps": 6} for i in range(1, 51)]
+    seconds = pd.DataFrame(rows)
+    assert seconds["seconds"].median() == 5.0  # the pooled median the old rule compared with
+    speed = quality.relative_speed(seconds)
+    assert speed["c"] == (pytest.approx(5 / 30), 50)  # items 11-50 compared by length: 6 steps at 5 s/step
+    assert speed["a"][0] == pytest.approx(30 / 17.5)  # the others on items 1-10: b at 30, c at 5
+    wides = {"f": pd.DataFrame({w: [0] * 50 for w in "abc"}, index=range(1, 51))}
+    table = quality.annotator_quality(wides, seconds, min_items=5).set_index("annotator")
+    assert table.loc["c", "flags"] == "too fast" and table.loc["a", "flags"] == ""
