@@ -288,7 +288,9 @@ def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> 
                 else ("Saved your correction" if current.get("state") == "done" else "Saved")
             )
     except AlreadyLabelled as exc:
-        # Saved from another tab: show the item as it is stored, with that label, to correct if wanted.
+        # Saved from another tab: show the item as it is stored, with that label, to correct if wanted
+        # (this tab's unsaved choice goes, or it would be shown over the stored label).
+        drafts.clear(ctx.store, user, PANEL, _draft_key(current))
         stored = annotate.jump_to(ctx.store, user, dataset, str(current.get("external_id") or ""))
         return _show(ctx, user, dataset, stored, _say(f"Not saved: {exc}", warn=True))
     except ServiceError as exc:
