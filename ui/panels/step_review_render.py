@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ui.kit.keymap import keys_line
@@ -18,13 +19,16 @@ from ui.render import StepRow, align_steps, escape_text, safe_markdown, step_bod
 __all__ = [
     "DIFFICULTY_RULE",
     "ERROR_DESCRIPTIONS",
+    "ERROR_TYPES",
     "INSTRUCTIONS",
     "KEYS",
     "NOTICES",
+    "ErrorType",
     "annotators_text",
     "answer_markdown",
     "difficulty_hint",
     "error_description",
+    "error_type_info",
     "image_caption",
     "info_markdown",
     "progress_markdown",
@@ -33,8 +37,98 @@ __all__ = [
     "steps_html",
 ]
 
-# The error types as PRMBench's generation prompts define them (PRMBench, Apache-2.0); the
-# PRMBench-V tool shows the same text under "Error Description" (its Figure 13).
+
+# PRMBench-V's nine error types (its §3.1.3 and the columns of every results table, in that order), then
+# PRMBench's ninth, which PRMBench-V leaves out. `key` is the spelling of the data's `classification`
+# (PRMBench's own keys; PRMBench-V prints only `domain_inconsistency`, and none for Visual Perception).
+# `catch` is what the paper asks the judge to catch: its §3.1.3 words in quotes, then the rubric of its
+# Figure 17 in plain words. See PROTOCOLS.md §A2.
+@dataclass(frozen=True)
+class ErrorType:
+    key: str
+    name: str
+    abbr: str
+    catch: str
+    in_prmbench_v: bool = True
+
+
+ERROR_TYPES: dict[str, ErrorType] = {
+    t.key: t
+    for t in (
+        ErrorType(
+            "redundency",
+            "Non-Redundancy",
+            "NR.",
+            "“identify and justify which step(s) are logically superfluous”: redundant steps that could be "
+            "removed.",
+        ),
+        ErrorType(
+            "circular",
+            "Non-Circular Logic",
+            "NCL.",
+            "“self-referential loops where step S_n relies on step S_{n+k} that ultimately depends on S_n”: "
+            "circular references.",
+        ),
+        ErrorType(
+            "counterfactual",
+            "Empirical Soundness",
+            "ES.",
+            "“grounding verification against facts”: counterfactual statements, claims that contradict "
+            "established facts or theorems.",
+        ),
+        ErrorType(
+            "step_contradiction",
+            "Step Consistency",
+            "SC.",
+            "“internal consistency”: steps that contradict each other, or logical gaps between steps.",
+        ),
+        ErrorType(
+            "domain_inconsistency",
+            "Domain Consistency",
+            "DC.",
+            "“domain-specific rules”: a statement or theory valid in other domains or cases but not within "
+            "the current reasoning chain.",
+        ),
+        ErrorType(
+            "confidence",
+            "Confidence Invariance",
+            "CI.",
+            "“overconfident unsupported claims”: misaligned confidence, wrong statements made with certainty.",
+        ),
+        ErrorType(
+            "missing_condition",
+            "Prerequisite Sensitivity",
+            "PS.",
+            "“contextual gap-filling”: conditions or premises the reasoning needs that are missing.",
+        ),
+        ErrorType(
+            "deception",
+            "Deception Resistance",
+            "DR.",
+            "“adversarial pattern recognition”: subtle traps or misleading steps.",
+        ),
+        ErrorType(
+            "visual_perception",
+            "Visual Perception",
+            "VP.",
+            "“visual misperceptions arising within reasoning processes”: mistakes in extracting information "
+            "from the image.",
+        ),
+        ErrorType(
+            "multi_solutions",
+            "Multi-Solution Consistency",
+            "MS.",
+            "consistent judgements of a different but valid solution path: it holds no error to catch, "
+            "and every step should be judged correct.",
+            in_prmbench_v=False,
+        ),
+    )
+}
+
+# What the generator was told to insert, shown under "Error description" as PRMBench-V's tool does (its
+# Figure 13). Domain Consistency is the paper's text (000 l.728) and Non-Circular Logic its detection text
+# (000 l.974), each without its closing "Your task is ..." sentence; the others are PRMBench's (Apache-2.0).
+# Neither paper prints one for Visual Perception: that text is stepgate's own, and says so.
 ERROR_DESCRIPTIONS: dict[str, str] = {
     "redundency": (
         "Redundancy refers to a process that is not the most concise or efficient, as it includes one or more "
@@ -42,7 +136,8 @@ ERROR_DESCRIPTIONS: dict[str, str] = {
     ),
     "circular": (
         "Circular logic is a specific form of redundancy, characterized by a reasoning chain that starts at a "
-        "step S, progresses through a sequence of steps, and ultimately loops back to S (S → A → B → S)."
+        "step S, progresses through a sequence of steps, and ultimately loops back to S. Symbolically, this "
+        "can be expressed as S → A → B → S, where S, A, and B represent individual reasoning steps."
     ),
     "counterfactual": (
         "A counterfactual step refers to a statement within a reasoning chain that contradicts established "
@@ -72,12 +167,17 @@ ERROR_DESCRIPTIONS: dict[str, str] = {
         "Deception or traps refer to statements that appear to be correct or align with ground truth but are "
         "subtly altered to introduce inaccuracies while maintaining the illusion of correctness."
     ),
+    "visual_perception": (
+        "(Written for stepgate: the paper prints no description for this type.) A visual perception error is "
+        "a step that misreads the image, stating a value, label, shape, position or relation the image does "
+        "not show, so that the reasoning builds on what is not there."
+    ),
     "multi_solutions": (
         "Multi-solution consistency: the modified process solves the problem by a different but valid path. "
         "It should contain no error; a reasonable modification keeps every step correct."
     ),
 }
-# Other spellings of the same types (PRMBench-V's category names, the corrected spelling).
+# Other spellings of the same types: PRMBench-V's names, its abbreviations, the corrected spelling.
 _ALIASES = {
     "redundancy": "redundency",
     "non_redundancy": "redundency",
@@ -89,27 +189,48 @@ _ALIASES = {
     "confidence_invariance": "confidence",
     "prerequisite_sensitivity": "missing_condition",
     "deception_resistance": "deception",
+    "visual": "visual_perception",
+    "visual_misperception": "visual_perception",
     "multi_solution": "multi_solutions",
+    "multi_solution_consistency": "multi_solutions",
+    **{t.abbr.rstrip(".").lower(): t.key for t in ERROR_TYPES.values()},
 }
 
 KEYS = "**Keys** (outside text boxes; **?** shows them all): " + keys_line("Step review")
+
+
+def _type_line(t: ErrorType) -> str:
+    return f"- **{t.name} ({t.abbr})**: {t.catch}"
+
+
 INSTRUCTIONS = f"""\
-Please read the original steps and the modified steps carefully, and evaluate them.
+Please carefully read the original steps and modified steps, and evaluate them:
 
-**Original step quality**
-- **Correct**: no calculation errors, the logic is basically sound, the reasoning is consistent with the final result.
-- **Incorrect**: contains calculation errors or logical conflicts, or the reasoning is inconsistent with the result.
+**Original Step Quality Assessment**: is the original reasoning chain, as a whole, correct and logically sound?
+- **Correct**: No calculation errors, logical reasoning is basically sound, reasoning process is consistent with final result.
+- **Incorrect**: Contains calculation errors, logical conflicts, or reasoning process is inconsistent with result.
 
-**Modified step quality**
-- **Reasonable**: judged against the modification rationale and the error steps, the modification is reasonable and matches the error description.
-- **Unreasonable**: the modification is unreasonable or does not match the error description.
+A slip of wording is fine; any logical conflict, or a final answer other than the reference answer, is Incorrect.
 
-**Difficulty** of the modified steps
-- **Easy**: the process clearly shows that the step is wrong, and there are at most 3 error steps.
-- **Medium**: the process clearly shows that the step is wrong, and there are more than 3 error steps.
-- **Hard**: the process does not clearly show that the step is wrong.
+**Modified Step Assessment**: is the modification reasonable, judged from the modification rationale?
+- **Reasonable**: Referring to modification rationale and error steps, the step modification is reasonable and matches the error description.
+- **Unreasonable**: Modification is unreasonable, modification does not match error description.
+
+Reasonable only when all four hold:
+- (a) the flawed reasoning is genuinely incorrect;
+- (b) the error sits at the listed error steps, as the rationale says;
+- (c) the inserted error correctly matches the intended error type (its error description);
+- (d) it is appropriately and seamlessly integrated into the flawed reasoning flow: later steps follow coherently from it, and the chain still reads as plausible.
+
+**Difficulty Assessment**: also please select the difficulty level of this step (Easy/Medium/Hard); with several error steps, rate the error as a whole.
+- **Easy**: The process clearly indicates this step has errors, and total error steps ≤ 3 (at most 3).
+- **Medium**: The process clearly indicates this step has errors, and total error steps > 3 (more than 3).
+- **Hard**: Does not clearly indicate this step has errors, however many error steps there are.
 
 The panel suggests Easy or Medium from the number of error steps; whether the error is clearly shown is yours to judge.
+
+**PRMBench-V's nine error types**, and what each asks a judge to catch:
+{chr(10).join(_type_line(t) for t in ERROR_TYPES.values() if t.in_prmbench_v)}
 
 **Reading the steps**: <ins>new words</ins> and <del>removed words</del> are marked inside a step; a step
 added, removed or moved has its own colour and a label; "was Step 3" means the step kept its text but its
@@ -119,11 +240,22 @@ number shifted.
 """
 
 
-def error_description(error_type: str | None) -> str | None:
-    if not error_type:
+def _key(error_type: str | None) -> str | None:
+    if not error_type or not error_type.strip():
         return None
-    key = re.sub(r"[\s-]+", "_", error_type.strip().lower())
-    return ERROR_DESCRIPTIONS.get(_ALIASES.get(key, key))
+    key = re.sub(r"[\s-]+", "_", error_type.strip().lower()).rstrip(".")
+    return _ALIASES.get(key, key)
+
+
+def error_type_info(error_type: str | None) -> ErrorType | None:
+    """The paper's type behind a `classification` value (any known spelling), or None if there is none."""
+    key = _key(error_type)
+    return ERROR_TYPES.get(key) if key else None
+
+
+def error_description(error_type: str | None) -> str | None:
+    key = _key(error_type)
+    return ERROR_DESCRIPTIONS.get(key) if key else None
 
 
 def _badges(*badges: tuple[str, str] | None) -> str:
@@ -262,13 +394,31 @@ def annotators_text(target: int | None) -> str:
 def info_markdown(
     external_id: str, source: str | None, error_type: str | None, version: int, target: int | None = 1
 ) -> str:
-    """The "Sample information" block: id, source, error type and its description, how many annotators."""
+    """The "Sample information" block: id, source, error type with the paper's name and what it asks to
+    catch, its description, how many annotators."""
+    known = error_type_info(error_type)
+    if error_type is not None and not error_type.strip():
+        error_type = None
+    if known is None:
+        named = escape_text(error_type or "not given") + (
+            " (not one of PRMBench-V's error types)" if error_type else ""
+        )
+    elif known.in_prmbench_v:
+        named = f"{known.name} ({known.abbr}) · data: {escape_text(error_type or '')}"
+    else:
+        named = (
+            f"{known.name} ({known.abbr}) · data: {escape_text(error_type or '')} · PRMBench's type, not one "
+            "of PRMBench-V's nine error types"
+        )
     lines = [
         f"**ID** {escape_text(external_id)} · **Source** {escape_text(source or 'not given')} · "
-        f"**Error type** {escape_text(error_type or 'not given')}"
+        f"**Error type** {named}"
         + (f" · **Version** {version}" if version > 1 else "")
         + f" · {annotators_text(target)}",
     ]
+    if known is not None:
+        who = "PRMBench-V asks" if known.in_prmbench_v else "PRMBench (not PRMBench-V) asks"
+        lines.append(f"**What {who} the judge to catch** {known.catch}")
     description = error_description(error_type)
     # The descriptions are this module's own text, not dataset text: no escaping, so "(S → A)" stays readable.
     lines.append(
