@@ -13,7 +13,7 @@ from typing import Any
 
 from services.access import require_reviewer
 from services.annotate import dataset_for, now_utc
-from services.decide import current_labels, decide
+from services.decide import settle
 from services.errors import Conflict, InvalidInput, NotFound
 from store import annotations as annotation_log
 from store import items, state, users
@@ -89,15 +89,5 @@ def rule(store: Store, reviewer: Annotator, item_id: int, ruling: str, note: str
         rows = annotation_log.item_annotations(tx, item.item_id, item.version_id)
         if all(r.id != stored.id for r in rows):
             rows.append(stored)
-        labels = current_labels(rows)
-        result = decide(dataset, item, labels, current.target)
-        state.set_item_state(
-            tx,
-            item.item_id,
-            target=result.target,
-            status=result.status,
-            decision=result.decision,
-            settled_at=result.settled_at,
-            now=now,
-        )
+        result = settle(tx, dataset, item, item.item_id, rows, current.target, now)
     return result.status

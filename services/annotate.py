@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from services.decide import current_labels, decide, label_limits, settings_of
+from services.decide import label_limits, settings_of, settle
 from services.errors import AlreadyLabelled, Conflict, InvalidInput, NotAllowed, NotFound
 from store import annotations as annotation_log
 from store import assignments, datasets, items, state, work
@@ -339,22 +339,12 @@ def _settle(
     first_label: bool,
     now: datetime,
 ) -> None:
-    labels = current_labels(rows)
     scheduler = tx.store.scheduler
     target = scheduler.target_of(tx, dataset.id, item.item_id)
     if target is None:
         current = state.get_item_state(tx, item.item_id)
         target = current.target if current else 1
-    result = decide(dataset, item, labels, target)
-    state.set_item_state(
-        tx,
-        item.item_id,
-        target=result.target,
-        status=result.status,
-        decision=result.decision,
-        settled_at=result.settled_at,
-        now=now,
-    )
+    result = settle(tx, dataset, item, item.item_id, rows, target, now)
     tx.after_commit(
         partial(
             scheduler.record_done,

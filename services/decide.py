@@ -7,14 +7,17 @@ acceptance, rejection, a dispute for an adjudicator).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from store import state
 from store.annotations import RULING, StoredAnnotation, latest_per_annotator
 from store.datasets import DEFAULT_SETTINGS, Dataset
+from store.db import Tx
 from tasks import Decision, LabelLimits, spec_for
 from tasks.base import Item
 
-__all__ = ["current_labels", "decide", "label_limits", "settings_of"]
+__all__ = ["current_labels", "decide", "label_limits", "settings_of", "settle"]
 
 
 def settings_of(dataset: Dataset) -> dict[str, int]:
@@ -43,3 +46,26 @@ def current_labels(rows: list[StoredAnnotation]) -> list[dict[str, Any]]:
     rulings = [r for r in rows if r.task == RULING]
     found = [a.payload for a in latest_per_annotator(labels)]
     return [*found, rulings[-1].payload] if rulings else found
+
+
+def settle(
+    tx: Tx,
+    dataset: Dataset,
+    item: Item,
+    item_id: int,
+    rows: list[StoredAnnotation],
+    target: int,
+    now: datetime,
+) -> Decision:
+    """Decide the item from its log rows and store the decision as its state, in the caller's transaction."""
+    result = decide(dataset, item, current_labels(rows), target)
+    state.set_item_state(
+        tx,
+        item_id,
+        target=result.target,
+        status=result.status,
+        decision=result.decision,
+        settled_at=result.settled_at,
+        now=now,
+    )
+    return result

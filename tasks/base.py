@@ -26,6 +26,7 @@ __all__ = [
     "check_note",
     "check_seconds",
     "check_size",
+    "choices_spec",
     "choose",
     "majority_vote",
     "solution_length",
@@ -205,3 +206,30 @@ def majority_vote(labels: Iterable[Any], min_votes: int = 1) -> Vote:
     if (len(top) > 1 and top[0] == top[1]) or top[0] < min_votes:
         return Vote(None, "tie", ordered)
     return Vote(next(iter(ordered)), "majority", ordered)
+
+
+def choices_spec(
+    name: str, title: str, choices: Mapping[str, Choice], export_formats: tuple[str, ...] = ()
+) -> TaskSpec:
+    """A task whose label is a set of closed questions and whose item is complete once it has its
+    annotators (no consensus rule of its own): the step-match study, the perturbation check."""
+
+    def validate(payload: Mapping[str, Any], item: Item) -> dict[str, Any]:
+        return dict(choose(payload, choices))
+
+    def decide(
+        labels: list[dict[str, Any]], target: int, settings: Mapping[str, int], item: Item
+    ) -> Decision:
+        if len(labels) < target:
+            return Decision(target, "open", None, None)
+        return Decision(target, "complete", {"labels": len(labels)}, len(labels))
+
+    return TaskSpec(
+        name=name,
+        title=title,
+        choices=choices,
+        defaults={"annotators_per_item": 1, "quorum": 3, "max_annotators": 5},
+        export_formats=export_formats,
+        validate_label=validate,
+        decide_item=decide,
+    )

@@ -6,32 +6,9 @@ passes or fails the variant. The panel is still to come; until then a label is i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from tasks.base import Choice, Decision, Item, TaskSpec, choose
+from tasks.base import Choice, choices_spec
 
 __all__ = ["CHOICES", "SPEC"]
 
 CHOICES = {"verdict": Choice("Verdict", ("pass", "fail"))}
-
-
-def _validate(payload: Mapping[str, Any], item: Item) -> dict[str, Any]:
-    return dict(choose(payload, CHOICES))
-
-
-def _decide(labels: list[dict[str, Any]], target: int, settings: Mapping[str, int], item: Item) -> Decision:
-    if len(labels) < target:
-        return Decision(target, "open", None, None)
-    return Decision(target, "complete", {"labels": len(labels)}, len(labels))
-
-
-SPEC = TaskSpec(
-    name="perturbation_check",
-    title="Perturbation check",
-    choices=CHOICES,
-    defaults={"annotators_per_item": 1, "quorum": 3, "max_annotators": 5},
-    export_formats=(),
-    validate_label=_validate,
-    decide_item=_decide,
-)
+SPEC = choices_spec("perturbation_check", "Perturbation check", CHOICES)

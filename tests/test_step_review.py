@@ -23,22 +23,7 @@ from ui.panels import step_review_actions as actions
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:gradio.helpers")  # gr.Warning outside a request
 
 DATASET = "prmbench-step-review"
-VIEW = [
-    "progress",
-    "info",
-    "question",
-    "image",
-    "answer",
-    "rationale",
-    "steps",
-    "original",
-    "modification",
-    "difficulty",
-    "note",
-    "sample",
-    "status",
-    "work",
-]
+VIEW = list(panel.VIEW)  # the names of the sample view, as the panel defines them
 
 
 def view(out: dict) -> dict:
