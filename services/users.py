@@ -17,7 +17,7 @@ from store.users import Annotator, UserError
 if TYPE_CHECKING:
     from store import Store
 
-__all__ = ["add", "list_all", "remove", "set_password", "set_role"]
+__all__ = ["add", "check_login", "find", "list_all", "remove", "set_password", "set_role"]
 
 MIN_PASSWORD = 8  # the same floor as store.users
 
@@ -74,3 +74,30 @@ def remove(store: Store, acting: Annotator | None, name: str) -> None:
         users.remove_user(store, name)
     except UserError as exc:
         raise _as_service_error(exc) from exc
+
+
+def find(store: Store, name: str) -> Annotator | None:
+    """The annotator of a session, by name (from the store's read cache)."""
+    return users.get_user(store, name) if name else None
+
+
+def check_login(store: Store, local: bool, name: str, password: str) -> bool:
+    """A login. Team mode checks the password; local mode also lets a new name in.
+
+    In local mode a new name creates the annotator with the password typed (the login form needs
+    one), so the name stays theirs; the first person on a fresh local database is its admin. A name
+    created without a password (`users add --no-password`) logs in with any password on this machine;
+    a name that has a password keeps it even there.
+    """
+    name = (name or "").strip()
+    existing = users.get_user(store, name)
+    if not local:
+        return users.authenticate(store, name, password or "") is not None
+    if existing is not None:
+        return not existing.has_password or users.authenticate(store, name, password or "") is not None
+    try:
+        role = "admin" if not users.list_users(store) else "annotator"
+        users.add_user(store, name, role, password or None)
+    except UserError:
+        return False
+    return True

@@ -15,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from store import StoreUnavailableError
+from services.records import StoreUnavailableError
 from ui.context import AppContext
 
 __all__ = ["bind"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from services.encoder import Encoder
-from store import Store
+from services.records import Store
 
 __all__ = ["LOCAL", "TEAM", "AppContext", "WebSettings"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from store.users import Annotator
+    from services.records import Annotator
     from ui.context import AppContext
 
 __all__ = [

@@ -21,7 +21,7 @@ from gradio.context import Context
 from services import reports
 from services import studies as study_service
 from services.errors import ServiceError
-from store.users import Annotator
+from services.records import Annotator
 from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext

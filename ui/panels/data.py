@@ -23,7 +23,7 @@ from services import users as user_service
 from services.data import FORMATS
 from services.errors import NotAllowed, ServiceError
 from services.exports import EXPORT_FORMATS, export
-from store.users import ROLES
+from services.records import ROLES
 from tasks import EARLIEST_ERROR, TASKS
 from ui.auth import require_admin, require_user
 from ui.binding import bind

@@ -19,8 +19,7 @@ import pandas as pd
 from services import annotate, drafts, statistics
 from services.annotate import WorkItem
 from services.errors import AlreadyLabelled, ServiceError
-from store.datasets import Dataset
-from store.users import Annotator
+from services.records import Annotator, Dataset
 from tasks import EARLIEST_ERROR
 from ui import step_list
 from ui.auth import require_user

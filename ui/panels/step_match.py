@@ -19,8 +19,7 @@ import pandas as pd
 from services import annotate, drafts, statistics, step_match
 from services.annotate import WorkItem
 from services.errors import ServiceError
-from store.datasets import Dataset
-from store.users import Annotator
+from services.records import Annotator, Dataset
 from tasks import STEP_MATCH
 from ui.auth import require_user
 from ui.context import AppContext

@@ -20,8 +20,7 @@ import gradio as gr
 from services import annotate, statistics
 from services.annotate import WorkItem
 from services.errors import ServiceError
-from store.datasets import Dataset
-from store.users import Annotator
+from services.records import Annotator, Dataset
 from tasks import STEP_REVIEW
 from ui.auth import require_user
 from ui.context import AppContext

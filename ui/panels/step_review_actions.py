@@ -19,7 +19,7 @@ import gradio as gr
 from services import annotate, drafts, statistics
 from services.errors import ServiceError
 from services.exports import export
-from store.users import Annotator
+from services.records import Annotator
 from tasks import STEP_REVIEW
 from ui.auth import require_user
 from ui.binding import bind

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from services.access import require_uploader
 from services.errors import NotAllowed
-from store.users import Annotator
+from services.records import Annotator
 from ui.context import AppContext
 from ui.web.sessions import COOKIE, Sessions
 

@@ -13,8 +13,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from store import users
-from store.users import Annotator
+from services import users
+from services.records import Annotator
 from ui.context import AppContext
 
 __all__ = ["COOKIE", "Sessions"]
@@ -59,7 +59,7 @@ class Sessions:
             session = self._by_token.get(token)
         if session is None:
             return None
-        user = users.get_user(self._ctx.store, session.name)
+        user = users.find(self._ctx.store, session.name)
         ended = (
             user is None
             or now - session.last_seen > web.session_idle_seconds
