@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from services.encoder import Encoder
@@ -49,14 +48,3 @@ class AppContext:
     run_command: Callable[[list[str]], tuple[int, str, str]] | None = None
     # The step-matching encoder (app.py serve --encoder FOLDER); nothing loads until its first use.
     encoder: Encoder = field(default_factory=Encoder)
-
-    @property
-    def export_dir(self) -> Path:
-        """The old downloads folder beside the database, no longer served by Gradio.
-
-        Panels hand files to users with ui.kit.downloads.offer_download (a private folder and a
-        session-checked link); nothing should be written here for a user any more.
-        """
-        folder = self.store.data_dir / "exports"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
