@@ -20,7 +20,7 @@ import pandas as pd
 from store.datasets import get_dataset
 from store.errors import StoreRequestError
 from store.images import image_path
-from store.items import _ids, _insert_columns, _write_versions, content_hash
+from store.items import _VERSION_COLUMNS, _ids, _insert_columns, _write_versions, content_hash
 from store.records import ItemRecord
 
 if TYPE_CHECKING:
@@ -36,19 +36,11 @@ __all__ = [
     "write_bundle",
 ]
 
-_VERSION_FIELDS = (
-    "question",
-    "reference_answer",
-    "reference_solution",
-    "error_type",
-    "rationale",
-    "source",
-    "final_answer_correct",
-    "earliest_error",
-    "error_steps",
-    "modified_steps",
-    "options",
-    "meta",
+# A version's own fields: every column of item_versions but its ids, lineage and hash (items.py's list).
+_VERSION_FIELDS = tuple(
+    c
+    for c in _VERSION_COLUMNS
+    if c not in ("id", "item_id", "version", "parent_id", "reason", "content_hash")
 )
 
 
