@@ -123,24 +123,25 @@ def cmd_users(args: argparse.Namespace, store: Store) -> int:
 def cmd_datasets(args: argparse.Namespace, store: Store) -> int:
     from services import data
     from services.errors import ServiceError
-    from store.datasets import DEFAULT_SETTINGS
 
     try:
         if args.datasets_verb == "list":
             for row in data.dataset_rows(store, None):
                 d, p = row.dataset, row.counts
-                settings = {k: d.setting(k) for k in DEFAULT_SETTINGS}
+                settings = d.all_settings()
                 print(
                     f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}"
                 )
         else:
             changes = {}
             for pair in args.settings:
-                key, _, value = pair.partition("=")
-                if not value.strip().lstrip("-").isdigit():
-                    print(f"error: {pair!r}: write KEY=NUMBER, e.g. quorum=3", file=sys.stderr)
+                key, equals, value = pair.partition("=")
+                if not equals or not key.strip():
+                    print(f"error: {pair!r}: write KEY=VALUE, e.g. quorum=3 or features=a,b", file=sys.stderr)
                     return 1
-                changes[key.strip()] = int(value)
+                # Numbers for the numeric settings; text for a choice; a comma list for a list setting.
+                value = value.strip()
+                changes[key.strip()] = int(value) if value.lstrip("-").isdigit() else value
             d = data.update_settings(store, None, args.name, changes)
             print(f"{d.name}: {json.dumps(d.settings)}")
     except ServiceError as exc:

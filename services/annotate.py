@@ -304,7 +304,8 @@ def _checked_label(
 ) -> tuple[dict[str, Any], float | None]:
     limits = label_limits(dataset)
     try:
-        return spec_for(dataset.task).validate(payload, item, limits), check_seconds(seconds_spent, limits)
+        clean = spec_for(dataset.task).validate(payload, item, limits, settings_of(dataset))
+        return clean, check_seconds(seconds_spent, limits)
     except PayloadError as exc:
         raise InvalidInput(str(exc)) from exc
 

@@ -20,9 +20,11 @@ from tasks.base import Item
 __all__ = ["current_labels", "decide", "label_limits", "settings_of", "settle"]
 
 
-def settings_of(dataset: Dataset) -> dict[str, int]:
-    """The dataset's settings with the defaults filled in."""
-    return {key: int(dataset.setting(key)) for key in DEFAULT_SETTINGS}
+def settings_of(dataset: Dataset) -> dict[str, Any]:
+    """The dataset's settings with the defaults filled in: whole numbers, then its task's own."""
+    return {
+        key: int(value) if key in DEFAULT_SETTINGS else value for key, value in dataset.all_settings().items()
+    }
 
 
 def label_limits(dataset: Dataset) -> LabelLimits:

@@ -21,6 +21,7 @@ __all__ = [
     "get_or_create_dataset",
     "initial_target",
     "list_datasets",
+    "task_settings",
     "update_settings",
 ]
 
@@ -51,7 +52,19 @@ class Dataset:
     settings: dict[str, Any] = field(default_factory=dict)
 
     def setting(self, key: str) -> Any:
-        return self.settings.get(key, DEFAULT_SETTINGS[key])
+        if key in self.settings:
+            return self.settings[key]
+        return DEFAULT_SETTINGS[key] if key in DEFAULT_SETTINGS else task_settings(self.task)[key]
+
+    def all_settings(self) -> dict[str, Any]:
+        """Every setting this dataset has, its own value or the default: the general ones, then its task's."""
+        return {key: self.setting(key) for key in (*DEFAULT_SETTINGS, *task_settings(self.task))}
+
+
+def task_settings(task: str) -> dict[str, Any]:
+    """A task's own settings with their defaults: closed choices (first value) and lists (empty)."""
+    spec = spec_for(task)
+    return {**{k: values[0] for k, values in spec.options.items()}, **{k: [] for k in spec.list_settings}}
 
 
 def _from_row(row: tuple | None) -> Dataset | None:
@@ -110,13 +123,37 @@ def get_or_create_dataset(tx: Tx, name: str, task: str, source_format: str | Non
 
 def initial_target(dataset: Dataset) -> int:
     """How many annotators a fresh item needs before anything is known about it (the task's rule)."""
-    return spec_for(dataset.task).initial_target({k: dataset.setting(k) for k in DEFAULT_SETTINGS})
+    return spec_for(dataset.task).initial_target(dataset.all_settings())
 
 
-def _validate(settings: dict[str, Any]) -> None:
+def _clean_list(key: str, value: Any) -> list[str]:
+    """A list setting from a list or a comma-separated text: short, distinct names in their order."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
+        raise DatasetError(f"setting {key!r} must be a list of names (or one text, comma-separated)")
+    names = list(dict.fromkeys(v.strip() for v in items if v.strip()))
+    if len(names) > 40 or any(len(v) > 80 for v in names):
+        raise DatasetError(f"setting {key!r}: at most 40 names of at most 80 characters each")
+    return names
+
+
+def _validate(settings: dict[str, Any], task: str) -> dict[str, Any]:
+    """The settings as they will be stored, or DatasetError naming the first bad one."""
+    spec = spec_for(task)
+    clean = dict(settings)
     for key, value in settings.items():
+        if key in spec.options:
+            if value not in spec.options[key]:
+                raise DatasetError(
+                    f"setting {key!r} must be one of {', '.join(spec.options[key])}, not {value!r}"
+                )
+            continue
+        if key in spec.list_settings:
+            clean[key] = _clean_list(key, value)
+            continue
         if key not in DEFAULT_SETTINGS:
-            raise DatasetError(f"unknown setting {key!r}: known settings are {', '.join(DEFAULT_SETTINGS)}")
+            known = ", ".join([*DEFAULT_SETTINGS, *task_settings(task)])
+            raise DatasetError(f"unknown setting {key!r} for a {task} dataset: known settings are {known}")
         lowest = 0 if key in _MAY_BE_ZERO else 1
         if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
             kind = "0 or 1" if key in _MAY_BE_ZERO else "a positive whole number"
@@ -127,6 +164,7 @@ def _validate(settings: dict[str, Any]) -> None:
     most = settings.get("max_annotators")
     if quorum is not None and most is not None and most < quorum:
         raise DatasetError(f"max_annotators ({most}) cannot be below quorum ({quorum})")
+    return clean
 
 
 def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Dataset:
@@ -136,7 +174,11 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
         if dataset is None:
             raise DatasetError(f"no dataset named {name!r}")
         merged = {**dataset.settings, **changes}
-        _validate({**{k: dataset.setting(k) for k in DEFAULT_SETTINGS}, **merged})
+        merged = {
+            k: v
+            for k, v in _validate({**dataset.all_settings(), **merged}, dataset.task).items()
+            if k in merged
+        }
         tx.execute("UPDATE datasets SET settings = ? WHERE id = ?", [json.dumps(merged), dataset.id])
         tx.forget_after_commit()
         updated = written(get_dataset(tx, dataset.id), f"dataset {name!r}")

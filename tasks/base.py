@@ -94,25 +94,39 @@ class TaskSpec:
     blind_until: Literal["settled"] = "settled"
     limits: LabelLimits = field(default_factory=LabelLimits)
     escalates: bool = False  # the target grows with disagreement (ProcessBench), not fixed per item
+    # What a label must satisfy given the dataset's settings: Callable[[dict, Mapping], None] or None.
+    check_settings: Any = None
+    # The task's own dataset settings with a closed set of text values, the first the default.
+    options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The task's own dataset settings that hold a list of short texts (empty by default).
+    list_settings: tuple[str, ...] = ()
 
-    def validate(self, payload: Any, item: Item, limits: LabelLimits | None = None) -> dict[str, Any]:
+    def validate(
+        self,
+        payload: Any,
+        item: Item,
+        limits: LabelLimits | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """The cleaned label, or PayloadError naming the field; checks size before anything else."""
         limits = limits or self.limits
         check_size(payload, limits)
         clean: dict[str, Any] = self.validate_label(payload, item)
+        if self.check_settings is not None:
+            self.check_settings(clean, settings or {})
         note = check_note(payload.get("note"), limits)
         if note:
             clean["note"] = note
         return clean
 
     def decide(
-        self, labels: list[dict[str, Any]], target: int, settings: Mapping[str, int], item: Item
+        self, labels: list[dict[str, Any]], target: int, settings: Mapping[str, Any], item: Item
     ) -> Decision:
         """The item's state after these labels (latest per annotator, arrival order)."""
         decision: Decision = self.decide_item(labels, target, settings, item)
         return decision
 
-    def initial_target(self, settings: Mapping[str, int]) -> int:
+    def initial_target(self, settings: Mapping[str, Any]) -> int:
         """How many annotators a fresh item needs before anything is known about it."""
         key = "quorum" if self.escalates else "annotators_per_item"
         return int(settings.get(key, self.defaults[key]))
@@ -218,7 +232,7 @@ def choices_spec(
         return dict(choose(payload, choices))
 
     def decide(
-        labels: list[dict[str, Any]], target: int, settings: Mapping[str, int], item: Item
+        labels: list[dict[str, Any]], target: int, settings: Mapping[str, Any], item: Item
     ) -> Decision:
         if len(labels) < target:
             return Decision(target, "open", None, None)

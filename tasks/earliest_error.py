@@ -66,7 +66,7 @@ def _validate(payload: Mapping[str, Any], item: Item) -> dict[str, Any]:
     return {"earliest_error": label}
 
 
-def _decide(labels: list[dict[str, Any]], target: int, settings: Mapping[str, int], item: Item) -> Decision:
+def _decide(labels: list[dict[str, Any]], target: int, settings: Mapping[str, Any], item: Item) -> Decision:
     result = earliest_error_consensus(
         [int(p["earliest_error"]) for p in labels],
         quorum=int(settings.get("quorum", 3)),

@@ -39,7 +39,7 @@ def _validate(payload: Mapping[str, Any], item: Item) -> dict[str, Any]:
     return {"verdict": verdict, "criteria": dict(criteria), "steps": {str(k): v for k, v in steps.items()}}
 
 
-def _decide(labels: list[dict[str, Any]], target: int, settings: Mapping[str, int], item: Item) -> Decision:
+def _decide(labels: list[dict[str, Any]], target: int, settings: Mapping[str, Any], item: Item) -> Decision:
     if len(labels) < target:
         return Decision(target, "open", None, None)
     verdicts = {p.get("verdict") for p in labels}

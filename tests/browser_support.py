@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from bench.browser import CHROMIUM, CHROMIUM_ARGS
 from bench.server import ROOT, Server, free_port, start_server
 
 __all__ = [
@@ -24,17 +25,6 @@ __all__ = [
     "running",
     "screenshot",
     "start_server",
-]
-CHROMIUM = os.environ.get("STEPGATE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
 ]
 ARTIFACTS = ROOT / "test-artifacts"
 

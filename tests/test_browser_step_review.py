@@ -84,9 +84,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     store = Store(db)  # the imports `python app.py import` runs, in this process: a python start each is slow
     try:
         # The panel opens its first dataset: "lobby" is nobody's work, so each test starts at sample 1 of its own.
-        for name in ("lobby", "review", "keys", "pair"):
+        for name in ("lobby", "review", "keys", "pair", "screen", "features"):
             import_file(store, subset, format="prmbench", dataset=name)
         update_settings(store, "pair", {"annotators_per_item": 2})
+        update_settings(store, "features", {"features": "uses the figure, <i>long</i> chain"})
         import_file(store, _hostile_prmbench_file(folder), format="prmbench", dataset="hostile")
     finally:
         store.close()
@@ -520,3 +521,62 @@ def test_an_adjudicator_settles_a_disputed_sample_from_the_panel(tmp_path: Path,
         assert json.loads(store.scalar("SELECT decision FROM item_state"))["adjudicated"] is True
     finally:
         store.close()
+
+
+PANE_FIT = """() => {
+  const pane = document.getElementById("step-review-right");
+  const first = pane.querySelector(".sr-inserted, .sr-changed, .sr-moved, .sr-removed, .sr-error");
+  const p = pane.getBoundingClientRect(), f = first.getBoundingClientRect();
+  return {page: document.scrollingElement.scrollHeight - window.innerHeight, scrollY: window.scrollY,
+          paneBottom: p.bottom, paneTop: p.top, firstTop: f.top, firstBottom: f.bottom,
+          scrolls: pane.scrollHeight > pane.clientHeight, paneScroll: pane.scrollTop};
+}"""
+
+
+def test_one_screen_at_1366x768_opens_each_sample_on_its_first_modified_step(
+    server: Server, page: Page
+) -> None:
+    """Sample and chains scroll in their own panes: the choices, Save and Next are in view for every demo
+    sample without page scrolling, and each sample opens with its first modified step shown."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    open_panel(page, server.url, "una", "screen")
+    for number in range(1, 7):
+        expect(_progress(page)).to_contain_text(f"Sample {number} / 12")
+        page.wait_for_timeout(300)  # the pane settles on the first change after math renders
+        fit = page.evaluate(PANE_FIT)
+        assert fit["scrollY"] == 0, fit  # the sample came without page scrolling (statistics lie below)
+        assert fit["paneTop"] - 1 <= fit["firstTop"] and fit["firstBottom"] <= fit["paneBottom"] + 1, fit
+        expect_controls_in_view_apart(page, 1366, 768)
+        if number == 1:
+            viewport_shot(page, "step-review-one-screen-1366x768")
+        for key in "cre":
+            page.keyboard.press(key)
+        save_and_expect(page, lambda: page.keyboard.press("s"), number)
+    # Scrolling a long chain scrolls its pane, not the page (and so never the bar away).
+    assert page.evaluate(PANE_FIT)["scrolls"]
+    page.evaluate("document.getElementById('step-review-right').scrollTop = 0")
+    page.locator("#step-review-right").hover()
+    page.mouse.wheel(0, 300)
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.scrollY") == 0 and page.evaluate(PANE_FIT)["paneScroll"] > 0
+    expect_controls_in_view_apart(page, 1366, 768)
+
+
+def test_applicable_features_are_offered_when_the_dataset_names_some_and_saved(
+    server: Server, page: Page
+) -> None:
+    open_panel(page, server.url, "vic", "features")
+    original = page.locator("#step-review-original-features")
+    expect(original).to_be_visible()
+    expect(original.locator("label")).to_have_text(["uses the figure", "<i>long</i> chain"])  # as text
+    original.locator("label").filter(has_text="uses the figure").click()
+    for key in "cre":
+        page.keyboard.press(key)
+    save_and_expect(page, lambda: page.keyboard.press("s"), 1)
+    stored = my_exported_labels(page)
+    assert stored[0]["label_original"] == "correct"
+    assert "uses the figure" in json.dumps(stored[0])
+    page.locator("#step-review-dataset input").click()
+    page.get_by_role("option", name="screen", exact=True).click()
+    expect(page.locator("#step-review-dataset input")).to_have_value("screen")
+    expect(original).to_be_hidden()  # a dataset without features shows no such control

@@ -170,6 +170,7 @@ def every_handler_call(ctx: AppContext, request: gr.Request, tmp_path: Path) -> 
         lambda: data.on_pick_dataset(ctx, "qwq-earliest-error", request),
         lambda: data.on_save_settings(ctx, "qwq-earliest-error", 1, 1, 1, 1, request),
         lambda: data.on_export(ctx, "log-csv", "", request),
+        lambda: data.on_set_task_setting(ctx, "prmbench-step-review", "retain_rule", "reasonable", request),
     ]
 
 
@@ -241,10 +242,32 @@ def test_setting_a_password_replaces_the_old_one(ctx: AppContext) -> None:
 
 
 def test_picking_a_dataset_shows_its_settings(demo_ctx: AppContext) -> None:
-    *numbers, rule = data.on_pick_dataset(demo_ctx, "qwq-earliest-error", ADMIN)
+    *numbers, rule, keys, listed = data.on_pick_dataset(demo_ctx, "qwq-earliest-error", ADMIN)
     assert numbers == [3, 5, 1, 900] and "escalates up to max annotators" in visible(rule).replace("*", "")
-    *numbers, rule = data.on_pick_dataset(demo_ctx, "prmbench-step-review", ADMIN)
+    assert keys["visible"] is False and listed == ""  # ProcessBench's task has no settings of its own
+    *numbers, rule, keys, listed = data.on_pick_dataset(demo_ctx, "prmbench-step-review", ADMIN)
     assert numbers == [3, 5, 1, 900] and "annotators per item" in rule
+    assert keys["choices"] == ["retain_rule", "difficulty_required", "disagreement_policy", "features"]
+    assert "retain_rule = correct_and_reasonable (one of correct_and_reasonable, reasonable)" in visible(
+        listed
+    ).replace("*", "")
+
+
+def test_a_task_setting_is_set_from_the_panel_and_a_bad_value_is_named(demo_ctx: AppContext) -> None:
+    status, listed, box = data.on_set_task_setting(
+        demo_ctx, "prmbench-step-review", "features", " uses figure , , long chain ", ADMIN
+    )
+    assert visible(status) == "✓ prmbench-step-review: features = uses figure, long chain" and box == ""
+    assert "uses figure, long chain" in visible(listed)
+    status, *_ = data.on_set_task_setting(demo_ctx, "prmbench-step-review", "retain_rule", "sometimes", ADMIN)
+    assert "must be one of correct_and_reasonable, reasonable, not 'sometimes'" in visible(status)
+    found = datasets.get_dataset(demo_ctx.store, "prmbench-step-review")
+    assert found.setting("retain_rule") == "correct_and_reasonable"
+    assert found.setting("features") == ["uses figure", "long chain"]
+    with pytest.raises(gr.Error):
+        data.on_set_task_setting(
+            demo_ctx, "prmbench-step-review", "features", "x", gr.Request(username="ann")
+        )
 
 
 def test_saving_settings_changes_the_quorum(demo_ctx: AppContext) -> None:

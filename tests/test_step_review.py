@@ -69,7 +69,7 @@ def save(
     choices=("correct", "reasonable", "easy"),
     note="",
 ):
-    out = panel.on_save(ctx, work, *choices, note, False, as_user(who))
+    out = panel.on_save(ctx, work, *choices, note, [], [], False, as_user(who))
     return plain(out["status"]), out.get("sample"), out.get("work"), out["saved"]
 
 
@@ -92,7 +92,9 @@ def test_opening_the_tab_shows_the_first_sample_with_its_steps_side_by_side(ctx:
     assert "So <ins>$p=0.58$</ins>." in shown["steps"]
     assert "Steps 5 and 6 contain confident hallucinations" in shown["rationale"]
     assert value(shown["original"]) is None and shown["work"]["state"] == "new"
-    assert "Suggested (2 error steps): Easy, or Hard if not clear" in shown["difficulty"]["info"]
+    assert (
+        "Suggested (2 error steps): Easy, Hard if unclear. Needed if retained." in shown["difficulty"]["info"]
+    )
     # The prices of the question are text and "\$" inside math cannot pair with another dollar.
     assert "$\\char36 1.24$" in shown["question"] and "$\\$" not in shown["question"]
 
@@ -147,7 +149,7 @@ def test_save_stores_the_three_choices_and_a_retry_is_counted_once(ctx: AppConte
     moved = after_save(ctx, after, saved)
     assert "Sample 2 / 394" in moved["progress"] and plain(moved["status"]).startswith("Saved sample 1")
     # With "Next sample after saving" on, one event stores the label and shows the next sample.
-    one = panel.on_save(ctx, moved["work"], "correct", "reasonable", "easy", "", True, as_user("ann"))
+    one = panel.on_save(ctx, moved["work"], "correct", "reasonable", "easy", "", [], [], True, as_user("ann"))
     assert "Sample 3 / 394" in one["progress"] and plain(one["status"]).startswith("Saved sample 2")
     assert count_annotations(ctx.store) == 2
 
@@ -160,7 +162,7 @@ def test_a_missing_choice_is_named_and_nothing_is_stored(ctx: AppContext) -> Non
         == "⚠ Not saved (sample 1 (prm_test_p1_0:confidence)): please choose: Modification, Difficulty."
     )
     assert saved is None and count_annotations(ctx.store) == 0
-    refused = panel.on_save(ctx, work, "correct", None, None, "", True, as_user("ann"))
+    refused = panel.on_save(ctx, work, "correct", None, None, "", [], [], True, as_user("ann"))
     assert set(refused) == {"status", "saved"}  # nothing moves after a refused save
 
 
@@ -182,7 +184,9 @@ def test_a_sample_changed_since_it_was_opened_is_not_saved(ctx: AppContext) -> N
 
 def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    line = panel.on_choice(ctx, "incorrect", None, "hard", "odd step 3", work, as_user("ann"))["sample"]
+    line = panel.on_choice(ctx, "incorrect", None, "hard", "odd step 3", [], [], work, as_user("ann"))[
+        "sample"
+    ]
     assert line.startswith("Current sample: 2/3 assessments (66%) · not saved yet")
     assert draft_of(ctx, "ann", work) == {"original": "incorrect", "difficulty": "hard", "note": "odd step 3"}
     back = open_sample(ctx, "ann")  # a reload: the held sample again, the draft on it
@@ -198,33 +202,35 @@ def test_a_draft_comes_back_to_the_same_annotator_only_and_a_save_clears_it(ctx:
     other = open_sample(ctx, "bea")  # another annotator, the same sample
     assert other["work"]["item_id"] == work["item_id"] and value(other["original"]) is None
     assert "you are 1 of 2, blind to each other" in other["info"]
-    panel.on_choice(ctx, "correct", None, None, "", other["work"], as_user("bea"))
+    panel.on_choice(ctx, "correct", None, None, "", [], [], other["work"], as_user("bea"))
     assert draft_of(ctx, "bea", work) == {"original": "correct"}
     assert draft_of(ctx, "ann", work)["original"] == "incorrect"  # each keeps their own
-    panel.on_save(ctx, back["work"], "incorrect", "reasonable", "hard", "", False, as_user("ann"))
+    panel.on_save(ctx, back["work"], "incorrect", "reasonable", "hard", "", [], [], False, as_user("ann"))
     assert draft_of(ctx, "ann", work) is None
-    panel.on_choice(ctx, None, None, None, "", work, as_user("ann"))
+    panel.on_choice(ctx, None, None, None, "", [], [], work, as_user("ann"))
     assert draft_of(ctx, "ann", work) is None  # choices taken back: no draft left to restore
 
 
 def test_next_and_jump_refuse_to_drop_unsaved_choices(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    blocked = view(panel.on_next(ctx, work, "incorrect", None, None, "", as_user("ann")))
+    blocked = view(panel.on_next(ctx, work, "incorrect", None, None, "", [], [], as_user("ann")))
     assert "unsaved choices" in blocked["status"] and "progress" not in blocked  # the page stays
-    jumped = panel.on_jump(ctx, work, DATASET, "5", None, None, None, "a note", as_user("ann"))
+    jumped = panel.on_jump(ctx, work, DATASET, "5", None, None, None, "a note", [], [], as_user("ann"))
     assert "unsaved choices" in jumped["status"]
-    not_saved = view(panel.on_next(ctx, work, None, None, None, "", as_user("ann")))
+    not_saved = view(panel.on_next(ctx, work, None, None, None, "", [], [], as_user("ann")))
     assert "is not saved" in not_saved["status"]
     _, _, after, _ = save(ctx, work)
-    changed = view(panel.on_previous(ctx, after, "incorrect", "reasonable", "easy", "", as_user("ann")))
+    changed = view(
+        panel.on_previous(ctx, after, "incorrect", "reasonable", "easy", "", [], [], as_user("ann"))
+    )
     assert "unsaved choices" in changed["status"]  # a saved label changed on the page is unsaved again
-    line = panel.on_choice(ctx, "correct", "reasonable", "easy", "", after, as_user("ann"))["sample"]
+    line = panel.on_choice(ctx, "correct", "reasonable", "easy", "", [], [], after, as_user("ann"))["sample"]
     assert line.endswith("· saved")
 
 
 def test_skip_gives_the_sample_back_and_it_returns_last(ctx: AppContext) -> None:
     first = open_sample(ctx)["work"]
-    panel.on_choice(ctx, "correct", None, None, "", first, as_user("ann"))
+    panel.on_choice(ctx, "correct", None, None, "", [], [], first, as_user("ann"))
     after = panel.on_skip(ctx, first, as_user("ann"))
     assert draft_of(ctx, "ann", first) is None  # leaving without saving drops the sample's unsaved choices
     shown = view(after)
@@ -237,7 +243,7 @@ def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppCon
     work = open_sample(ctx)["work"]
     _, _, after, saved = save(ctx, work)
     second = after_save(ctx, after, saved)
-    back = view(panel.on_previous(ctx, second["work"], None, None, None, "", as_user("ann")))
+    back = view(panel.on_previous(ctx, second["work"], None, None, None, "", [], [], as_user("ann")))
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
     assert [value(back[f]) for f in ("original", "modification", "difficulty")] == [
         "correct",
@@ -260,12 +266,14 @@ def test_previous_reopens_my_own_label_and_a_correction_is_a_new_row(ctx: AppCon
 
 def test_jump_by_number_or_id_and_a_bad_reference_says_what_to_type(ctx: AppContext) -> None:
     work = open_sample(ctx)["work"]
-    by_number = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", as_user("ann"))
+    by_number = panel.on_jump(ctx, work, DATASET, " 7 ", None, None, None, "", [], [], as_user("ann"))
     assert "Sample 7 / 394" in by_number["progress"] and by_number["jump_box"] == ""
     reference = by_number["work"]["external_id"]
-    by_id = panel.on_jump(ctx, by_number["work"], DATASET, reference, None, None, None, "", as_user("ann"))
+    by_id = panel.on_jump(
+        ctx, by_number["work"], DATASET, reference, None, None, None, "", [], [], as_user("ann")
+    )
     assert by_id["work"]["position"] == 7
-    bad = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", as_user("ann"))
+    bad = panel.on_jump(ctx, work, DATASET, "9999", None, None, None, "", [], [], as_user("ann"))
     assert "Cannot jump to '9999'" in bad["status"] and "a number from 1 to the dataset size" in bad["status"]
 
 
@@ -290,7 +298,7 @@ def test_every_sample_done_says_so(ctx: AppContext) -> None:
     done = after_save(ctx, after, saved)
     assert "Nothing left for you in tiny" in done["status"] and "you labelled 1" in done["progress"]
     back = view(
-        panel.on_previous(ctx, done["work"], None, None, None, "", as_user("ann"))
+        panel.on_previous(ctx, done["work"], None, None, None, "", [], [], as_user("ann"))
     )  # the done page keeps its dataset
     assert back["work"]["item_id"] == work["item_id"] and back["work"]["state"] == "done"
 
@@ -344,3 +352,51 @@ def test_an_admin_sees_and_exports_every_annotators_labels(ctx: AppContext) -> N
     assert sorted(rows["annotator"]) == ["ann", "bea"]
     _, status = actions.on_export(ctx, DATASET, None, as_user("lead"))
     assert status == "Choose what to export first."
+
+
+def test_difficulty_is_needed_only_while_the_sample_could_be_retained(ctx: AppContext) -> None:
+    """PRMBench-V leaves difficulty open for a rejected modification: the sheet's default asks for it only
+    where the item would be retained (original correct, modification reasonable)."""
+    work = open_sample(ctx)["work"]
+    status, *_, saved = save(ctx, work, choices=("correct", "reasonable", None))
+    assert status.endswith("please choose: Difficulty.") and saved is None
+    status, *_, saved = save(ctx, work, choices=("correct", "unreasonable", None))
+    assert status.startswith("Saved sample 1") and saved is not None
+    stored = annotations_frame(ctx.store)
+    assert json.loads(stored["payload"].iloc[-1]) == {"original": "correct", "modification": "unreasonable"}
+    datasets.update_settings(ctx.store, DATASET, {"difficulty_required": "always"})
+    other = open_sample(ctx, "bea")["work"]
+    status, *_, saved = save(ctx, other, who="bea", choices=("incorrect", "unreasonable", None))
+    assert status.endswith("please choose: Difficulty.") and saved is None
+
+
+def test_applicable_features_are_offered_only_when_the_dataset_names_some(ctx: AppContext) -> None:
+    shown = open_sample(ctx)
+    assert all(shown[key]["visible"] is False for key in panel.FEATURES)
+    datasets.update_settings(ctx.store, DATASET, {"features": "uses the figure, <b>long</b> chain"})
+    shown = open_sample(ctx, "bea")
+    for key in panel.FEATURES:
+        assert shown[key]["visible"] is True
+        assert shown[key]["choices"] == ["uses the figure", "<b>long</b> chain"]  # Gradio escapes labels
+    work = shown["work"]
+    out = panel.on_save(
+        ctx, work, "correct", "reasonable", "hard", "", ["uses the figure"], [], False, as_user("bea")
+    )
+    assert plain(out["status"]).startswith("Saved sample")
+    payload = json.loads(annotations_frame(ctx.store)["payload"].iloc[-1])
+    assert payload["original_features"] == ["uses the figure"] and "modified_features" not in payload
+    again = panel.on_save(
+        ctx, out["work"], "correct", "reasonable", "hard", "", [], ["made up"], False, as_user("bea")
+    )
+    assert "made up not among this dataset's features" in plain(again["status"])
+    assert count_annotations(ctx.store) == 1
+
+
+def test_a_bad_step_review_setting_is_named_and_nothing_changes(ctx: AppContext) -> None:
+    with pytest.raises(datasets.DatasetError, match=r"retain_rule.*correct_and_reasonable, reasonable"):
+        datasets.update_settings(ctx.store, DATASET, {"retain_rule": "always"})
+    with pytest.raises(datasets.DatasetError, match="unknown setting 'retain_rule' for a earliest_error"):
+        datasets.update_settings(ctx.store, "qwq-earliest-error", {"retain_rule": "reasonable"})
+    found = datasets.get_dataset(ctx.store, DATASET)
+    assert found is not None and found.setting("retain_rule") == "correct_and_reasonable"
+    assert found.setting("disagreement_policy") == "majority" and found.setting("features") == []

@@ -242,12 +242,13 @@ def test_the_sample_says_how_many_blind_annotators_label_it_and_nothing_more() -
 
 def test_difficulty_shows_the_rule_and_suggests_from_the_error_step_count() -> None:
     assert difficulty_hint([1]).startswith(
-        "Easy: error clear, ≤ 3 error steps · Medium: clear, > 3 · Hard: not clear."
+        "Easy: clear, ≤ 3 error steps · Medium: clear, > 3 · Hard: unclear."
     )
-    assert difficulty_hint([1, 2, 3]).endswith("Suggested (3 error steps): Easy, or Hard if not clear.")
-    assert difficulty_hint([0, 1, 2, 3]).endswith("Suggested (4 error steps): Medium, or Hard if not clear.")
-    assert difficulty_hint([4]).endswith("Suggested (1 error step): Easy, or Hard if not clear.")
-    assert difficulty_hint([]).endswith("Suggested (no error steps listed): Hard if no error is clear.")
+    assert difficulty_hint([1, 2, 3]).endswith("Suggested (3 error steps): Easy, Hard if unclear.")
+    assert difficulty_hint([0, 1, 2, 3]).endswith("Suggested (4 error steps): Medium, Hard if unclear.")
+    assert difficulty_hint([4]).endswith("Suggested (1 error step): Easy, Hard if unclear.")
+    assert difficulty_hint([]).endswith("No error steps listed: Hard if no error is clear.")
+    assert difficulty_hint([4], "when_retained").endswith("Hard if unclear. Needed if retained.")
 
 
 def test_question_shows_the_original_only_when_its_wording_changed() -> None:

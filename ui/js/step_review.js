@@ -75,19 +75,52 @@
     }
     if (BUTTONS[key]) { event.preventDefault(); click(BUTTONS[key]); }
   });
-  // A new sample starts at its top: when the sample shown changes, scroll back up to the panel.
+  // One screen: the two panes take what the window leaves above the assessment bar, so Save and the
+  // choices never need page scrolling; the chains and the sample scroll inside their own panes.
+  const fit = () => {
+    const row = document.getElementById("step-review-sample");
+    const bar = document.getElementById("step-review-assess");
+    if (!visible(row) || !bar) return;
+    const top = row.getBoundingClientRect().top + window.scrollY;
+    const room = window.innerHeight - top - bar.getBoundingClientRect().height - 10;
+    row.style.setProperty("--sr-pane", `${Math.max(200, Math.floor(room))}px`);
+  };
+  window.addEventListener("resize", fit);
+  // A new sample opens on its first modified step: the steps pane scrolls to it, the sample pane to its top.
+  const FIRST_CHANGE = ".sr-inserted, .sr-changed, .sr-moved, .sr-removed, .sr-error, .sr-cell:has(.sr-badge-listed)";
+  const openOnChange = () => {
+    const pane = document.getElementById("step-review-right");
+    const left = document.getElementById("step-review-left");
+    if (left) left.scrollTop = 0;
+    if (!pane) return;
+    const first = pane.querySelector(`#step-review-steps ${FIRST_CHANGE}`);
+    const head = pane.querySelector(".sr-head");
+    if (!first) { pane.scrollTop = 0; return; }
+    const offset = first.getBoundingClientRect().top - pane.getBoundingClientRect().top + pane.scrollTop;
+    pane.scrollTop = Math.max(0, offset - (head ? head.getBoundingClientRect().height : 0) - 48);
+  };
   let shown = null;
   const watch = () => {
     const info = document.getElementById("step-review-info");
-    if (!info) { setTimeout(watch, 500); return; }
-    new MutationObserver(() => {
-      const now = info.innerText.split("\n")[0];
+    const steps = document.getElementById("step-review-steps");
+    if (!info || !steps) { setTimeout(watch, 500); return; }
+    // Once per frame however many mutations a render makes: layout is read only then.
+    let queued = false;
+    const settle = () => {
+      queued = false;
+      const now = info.textContent.slice(0, 200);
       const panel = document.getElementById("tab-step_review");
-      if (shown !== null && now !== shown && panel && panel.getBoundingClientRect().top < 0) {
-        panel.scrollIntoView({ block: "start" });
-      }
-      shown = now;
-    }).observe(info, { childList: true, subtree: true, characterData: true });
+      if (panel && panel.getBoundingClientRect().top < 0) panel.scrollIntoView({ block: "start" });
+      fit();
+      // Again once math and images have laid out: the first change's place moves as they render.
+      if (now !== shown) { shown = now; openOnChange(); setTimeout(openOnChange, 150); }
+    };
+    new MutationObserver(() => {
+      if (!queued) { queued = true; requestAnimationFrame(settle); }
+    }).observe(steps, { childList: true, subtree: true, characterData: true });
+    const bar = document.getElementById("step-review-assess");
+    if (bar && window.ResizeObserver) new ResizeObserver(fit).observe(bar);
+    fit();
   };
   watch();
 })();

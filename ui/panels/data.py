@@ -14,6 +14,7 @@ import secrets
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 import pandas as pd
@@ -24,7 +25,7 @@ from services.data import FORMATS
 from services.errors import NotAllowed, ServiceError
 from services.exports import EXPORT_FORMATS, export
 from services.records import ROLES
-from tasks import EARLIEST_ERROR, TASKS
+from tasks import EARLIEST_ERROR, TASKS, spec_for
 from ui.auth import require_admin, require_user
 from ui.binding import bind
 from ui.context import AppContext
@@ -41,6 +42,7 @@ __all__ = [
     "on_refresh",
     "on_save_settings",
     "on_set_password",
+    "on_set_task_setting",
 ]
 
 ADMINS_ONLY = (
@@ -275,13 +277,33 @@ def on_set_password(ctx: AppContext, name: str | None, password: str, request: g
     return (_done(f"password of {name} changed"), _users_frame(ctx), "")
 
 
+def _task_settings(found: Any) -> tuple[Any, str]:
+    """The task's own settings of a dataset: a pick list of their names and a line per setting."""
+    spec = spec_for(found.task)
+    keys = [*spec.options, *spec.list_settings]
+    if not keys:
+        return gr.update(choices=[], value=None, visible=False), ""
+    lines = []
+    for key in keys:
+        value = found.setting(key)
+        shown = ", ".join(value) if isinstance(value, list) else str(value)
+        allowed = (
+            f" (one of {', '.join(spec.options[key])})"
+            if key in spec.options
+            else " (names, comma-separated)"
+        )
+        lines.append(f"- **{key}** = {_plain(shown) or '*none*'}{allowed}")
+    return gr.update(choices=keys, value=keys[0], visible=True), "\n".join(lines)
+
+
 def on_pick_dataset(ctx: AppContext, name: str | None, request: gr.Request) -> tuple:
-    """The picked dataset's current settings, defaults included, into the four number fields."""
+    """The picked dataset's current settings, defaults included, into the four number fields, and its
+    task's own settings listed with what each accepts."""
     admin = require_admin(ctx, request)
     try:
         found = data.dataset(ctx.store, admin, name or "")
     except ServiceError:
-        return (*[None] * len(SETTINGS), "")
+        return (*[None] * len(SETTINGS), "", gr.update(choices=[], value=None, visible=False), "")
     if found.task == EARLIEST_ERROR:
         rule = "each item starts with *quorum* annotators and escalates up to *max annotators* until that many agree"
     else:
@@ -289,7 +311,24 @@ def on_pick_dataset(ctx: AppContext, name: str | None, request: gr.Request) -> t
     return (
         *[int(found.setting(key)) for key in SETTINGS],
         f"**{_plain(found.name)}** ({found.task}): {rule}.",
+        *_task_settings(found),
     )
+
+
+def on_set_task_setting(
+    ctx: AppContext, name: str | None, key: str | None, value: str | None, request: gr.Request
+) -> tuple:
+    """One of the task's own settings (a choice, or a comma-separated list of names) set for a dataset."""
+    admin = require_admin(ctx, request)
+    if not name or not key:
+        return (_refused("pick a dataset and a setting first"), gr.skip(), gr.skip())
+    try:
+        updated = data.update_settings(ctx.store, admin, name, {key: (value or "").strip()})
+    except ServiceError as exc:
+        return (_refused(str(exc)), gr.skip(), gr.skip())
+    shown = updated.setting(key)
+    said = ", ".join(shown) if isinstance(shown, list) else str(shown)
+    return (_done(f"{updated.name}: {key} = {said or 'none'}"), _task_settings(updated)[1], "")
 
 
 def on_save_settings(
@@ -461,6 +500,17 @@ def build(ctx: AppContext) -> None:
                     "Save", variant="primary", elem_classes=["data-action"], elem_id="data-settings-save"
                 )
             settings_status = gr.Markdown("", elem_id="data-settings-status", latex_delimiters=[])
+            with gr.Row(equal_height=True):
+                task_key = gr.Dropdown(
+                    [], label="Task setting", visible=False, elem_id="data-task-setting", min_width=240
+                )
+                task_value = gr.Textbox(
+                    label="New value",
+                    placeholder="a choice, or names separated by commas",
+                    elem_id="data-task-setting-value",
+                )
+                set_task = gr.Button("Set", elem_classes=["data-action"], elem_id="data-task-setting-save")
+            task_settings = gr.Markdown("", elem_id="data-task-settings", latex_delimiters=[])
         with gr.Tab("Export", id="data-export"):
             with gr.Row(equal_height=True):
                 export_fmt = gr.Dropdown(
@@ -500,6 +550,14 @@ def build(ctx: AppContext) -> None:
     set_password.click(
         bind(on_set_password, ctx), [who, password], [users_status, people, password], **private
     )
-    picked.change(bind(on_pick_dataset, ctx), [picked], [*numbers, settings_status], **private)
+    picked.change(
+        bind(on_pick_dataset, ctx), [picked], [*numbers, settings_status, task_key, task_settings], **private
+    )
+    set_task.click(
+        bind(on_set_task_setting, ctx),
+        [picked, task_key, task_value],
+        [settings_status, task_settings, task_value],
+        **private,
+    )
     save.click(bind(on_save_settings, ctx), [picked, *numbers], [settings_status, table], **private)
     run_export.click(bind(on_export, ctx), [export_fmt, export_dataset], [export_status, download], **private)

@@ -22,6 +22,7 @@ from services.annotate import WorkItem
 from services.errors import ServiceError
 from services.records import Annotator, Dataset
 from tasks import STEP_REVIEW
+from tasks.step_review import FEATURES as STEP_REVIEW_FEATURES
 from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.messages import refusal
@@ -49,6 +50,7 @@ MODIFICATION = [("Reasonable (R)", "reasonable"), ("Unreasonable (U)", "unreason
 DIFFICULTY = [("Easy (E)", "easy"), ("Medium (M)", "medium"), ("Hard (H)", "hard")]
 _WORDS = {value: label.split(" (")[0] for label, value in ORIGINAL + MODIFICATION + DIFFICULTY}
 FIELDS = ("original", "modification", "difficulty")
+FEATURES = tuple(STEP_REVIEW_FEATURES)  # "Select applicable features" above each chain
 
 
 # What showing a sample fills, by name (ui.kit.outputs): a handler returns the names it changes.
@@ -60,6 +62,8 @@ VIEW = (
     "answer",
     "rationale",
     "steps",
+    "original_features",
+    "modified_features",
     "original",
     "modification",
     "difficulty",
@@ -114,6 +118,8 @@ def _show(
             "",
             "",
             "",
+            gr.update(value=[], choices=[], visible=False),
+            gr.update(value=[], choices=[], visible=False),
             gr.update(value=None),
             gr.update(value=None),
             gr.update(value=None, info=view.DIFFICULTY_RULE),
@@ -129,6 +135,14 @@ def _show(
     notice = view.NOTICES["draft" if draft else work.state]
     rationale = safe_markdown(item.rationale) if item.rationale else "*no rationale in the data*"
     images = item.image_paths
+    # Feature names are an admin's setting, shown as choice labels (Gradio escapes them).
+    options = [str(f) for f in work.dataset.setting("features") or []]
+    features = [
+        gr.update(
+            choices=options, value=[f for f in label.get(key, []) if f in options], visible=bool(options)
+        )
+        for key in FEATURES
+    ]
     return _named(
         view.progress_markdown(work.progress, work.position),
         view.info_markdown(item.external_id, item.source, item.error_type, item.version, _target(ctx, work)),
@@ -151,9 +165,13 @@ def _show(
             item.error_steps,
             item.modified_steps,
         ),
+        *features,
         gr.update(value=label.get("original")),
         gr.update(value=label.get("modification")),
-        gr.update(value=label.get("difficulty"), info=view.difficulty_hint(item.error_steps)),
+        gr.update(
+            value=label.get("difficulty"),
+            info=view.difficulty_hint(item.error_steps, work.dataset.setting("difficulty_required")),
+        ),
         label.get("note", ""),
         view.sample_progress(chosen, work.state, dirty=draft is not None),
         " ".join(m for m in (message, notice) if m),
@@ -244,14 +262,21 @@ def on_dataset_change(
 
 
 def _choices(
-    original: str | None, modification: str | None, difficulty: str | None, note: str | None
-) -> dict[str, str]:
+    original: str | None,
+    modification: str | None,
+    difficulty: str | None,
+    note: str | None,
+    original_features: list[str] | None = None,
+    modified_features: list[str] | None = None,
+) -> dict[str, Any]:
     """The label as the page shows it now, in the form the store keeps it (empty fields left out)."""
-    shown = {
+    shown: dict[str, Any] = {
         "original": original,
         "modification": modification,
         "difficulty": difficulty,
         "note": (note or "").strip(),
+        "original_features": sorted(set(original_features or [])),
+        "modified_features": sorted(set(modified_features or [])),
     }
     return {k: v for k, v in shown.items() if v}
 
@@ -282,12 +307,19 @@ def on_previous(
     modification: str | None,
     difficulty: str | None,
     note: str,
+    original_features: list[str] | None,
+    modified_features: list[str] | None,
     request: gr.Request,
 ) -> dict[str, Any]:
     """Back through this annotator's own labelled samples."""
     user, work = require_user(ctx, request), work or {}
     try:
-        dataset = _leaving(ctx, work, (original, modification, difficulty, note), "go back")
+        dataset = _leaving(
+            ctx,
+            work,
+            (original, modification, difficulty, note, original_features, modified_features),
+            "go back",
+        )
         found = annotate.previous_item(ctx.store, user, dataset, work.get("item_id"))
         if found is None:
             raise _Refused("There is no earlier sample you labelled in this dataset.")
@@ -303,12 +335,15 @@ def on_next(
     modification: str | None,
     difficulty: str | None,
     note: str,
+    original_features: list[str] | None,
+    modified_features: list[str] | None,
     request: gr.Request,
 ) -> dict[str, Any]:
     """Forward through the annotator's own labels, then on to new work; an unsaved new sample stays."""
     user, work = require_user(ctx, request), work or {}
     try:
-        dataset = _leaving(ctx, work, (original, modification, difficulty, note), "go on")
+        shown = (original, modification, difficulty, note, original_features, modified_features)
+        dataset = _leaving(ctx, work, shown, "go on")
         if work.get("state") in ("new", "resumed"):
             raise _Refused(
                 f"{_where(work).capitalize()} is not saved: save it (S), or Skip (X) to give it back "
@@ -351,12 +386,15 @@ def on_jump(
     modification: str | None,
     difficulty: str | None,
     note: str,
+    original_features: list[str] | None,
+    modified_features: list[str] | None,
     request: gr.Request,
 ) -> dict[str, Any]:
     """Open a sample by its id or its number in the dataset; the jump box empties on success."""
     user, work = require_user(ctx, request), work or {}
     try:
-        dataset = _leaving(ctx, work, (original, modification, difficulty, note), "jump", dataset_name)
+        shown = (original, modification, difficulty, note, original_features, modified_features)
+        dataset = _leaving(ctx, work, shown, "jump", dataset_name)
         if not (ref or "").strip():
             raise _Refused("Type a sample number (1, 2, ...) or a sample id in the jump box first.")
         found = annotate.jump_to(ctx.store, user, dataset, ref)
@@ -373,6 +411,8 @@ def on_choice(
     modification: str | None,
     difficulty: str | None,
     note: str,
+    original_features: list[str] | None,
+    modified_features: list[str] | None,
     work: dict[str, Any],
     request: gr.Request,
 ) -> dict[str, Any]:
@@ -380,7 +420,7 @@ def on_choice(
     user = require_user(ctx, request)
     if not _has_item(work) or annotate.saved_attempt(ctx.store, user, str(work.get("request_id") or "")):
         return {}  # no sample, or a click that reached the server after its save
-    shown = _choices(original, modification, difficulty, note)
+    shown = _choices(original, modification, difficulty, note, original_features, modified_features)
     dirty = shown != (work.get("saved_label") or {})
     chosen = sum(1 for f in FIELDS if f in shown)
     actions.keep_draft(ctx, user, work, shown if dirty else None)
@@ -397,6 +437,8 @@ def on_save(
     modification: str | None,
     difficulty: str | None,
     note: str,
+    original_features: list[str] | None,
+    modified_features: list[str] | None,
     move_on: bool,
     request: gr.Request,
 ) -> dict[str, Any]:
@@ -410,7 +452,7 @@ def on_save(
     if not _has_item(work):
         gr.Warning("No sample is open: nothing was saved.")
         return {"status": "No sample is open: nothing was saved.", "saved": None}
-    payload = _choices(original, modification, difficulty, note)
+    payload = _choices(original, modification, difficulty, note, original_features, modified_features)
     if payload == work.get("saved_label"):
         message = escape_text(f"Nothing changed on {_where(work)}: your saved label stays.")
         actions.keep_draft(ctx, user, work, None)
@@ -493,17 +535,20 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             elem_id="step-review-jump",
         )
         jump = gr.Button("Go", scale=0, min_width=60, elem_id="step-review-jump-go", size="md")
-    with gr.Row(elem_id="step-review-sample"):
-        with gr.Column(scale=3):
+    # One screen: the sample (left) and the two chains (right) scroll in their own panes, sized by
+    # step_review.js to the window, so the assessment bar below is always in view without page scrolling.
+    with gr.Row(elem_id="step-review-sample", equal_height=False):
+        with gr.Column(scale=2, min_width=300, elem_id="step-review-left"):
+            # The tool's instructions come first, as in the paper's figure; open them once, they stay in the pane.
+            with gr.Accordion("Annotation instructions", open=False, elem_id="step-review-instructions"):
+                gr.Markdown(view.INSTRUCTIONS)
             info_md = gr.Markdown(elem_id="step-review-info", **math)
             question_md = gr.Markdown(elem_id="step-review-question", line_breaks=True, **math)
-            answer_md = gr.Markdown(elem_id="step-review-answer", **math)
-        with gr.Column(scale=2, min_width=280):
             # Preview mode: the whole figure at a glance, a strip of thumbnails when an item has several.
             image = gr.Gallery(
                 label="Problem image",
                 visible=False,
-                height=300,
+                height=240,
                 preview=True,
                 selected_index=0,
                 object_fit="contain",
@@ -511,8 +556,23 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 elem_id="step-review-image",
                 buttons=["fullscreen"],
             )
+            answer_md = gr.Markdown(elem_id="step-review-answer", **math)
+        with gr.Column(scale=5, min_width=480, elem_id="step-review-right"):
             rationale_md = gr.Markdown(elem_id="step-review-rationale", line_breaks=True, **math)
-    steps_md = gr.Markdown(elem_id="step-review-steps", **math)
+            with gr.Row(elem_id="step-review-features", equal_height=True):
+                original_features = gr.CheckboxGroup(
+                    [],
+                    label="Original steps: select applicable features",
+                    visible=False,
+                    elem_id="step-review-original-features",
+                )
+                modified_features = gr.CheckboxGroup(
+                    [],
+                    label="Modified steps: select applicable features",
+                    visible=False,
+                    elem_id="step-review-modified-features",
+                )
+            steps_md = gr.Markdown(elem_id="step-review-steps", **math)
     # Gradio 6 repeats a Group's elem_id on its inner box: the id goes on a Column around it.
     with gr.Column(elem_id="step-review-assess"), gr.Group():
         with gr.Row(equal_height=True):
@@ -573,8 +633,6 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 min_width=170,
             )
         gr.Markdown(view.KEYS, elem_id="step-review-keys")
-    with gr.Accordion("Annotation instructions", open=False, elem_id="step-review-instructions"):
-        gr.Markdown(view.INSTRUCTIONS)
     export_choice = actions.build(ctx, dataset)
     disputes_box = disputes.build(ctx, dataset)
 
@@ -586,6 +644,8 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         answer=answer_md,
         rationale=rationale_md,
         steps=steps_md,
+        original_features=original_features,
+        modified_features=modified_features,
         original=original,
         modification=modification,
         difficulty=difficulty,
@@ -601,7 +661,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     private = {"api_visibility": "private"}
     tab.select(opening.bind(on_tab_open, ctx), [dataset, work], list(opening), **private)
     dataset.select(sample.bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
-    shown = [original, modification, difficulty, note]
+    shown = [original, modification, difficulty, note, original_features, modified_features]
     previous.click(sample.bind(on_previous, ctx), [work, *shown], view_outputs, **private)
     nxt.click(sample.bind(on_next, ctx), [work, *shown], view_outputs, **private)
     skip.click(sample.bind(on_skip, ctx), [work], view_outputs, **private)
@@ -613,7 +673,14 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         **private,
     )
     gr.on(
-        [original.input, modification.input, difficulty.input, note.input],
+        [
+            original.input,
+            modification.input,
+            difficulty.input,
+            note.input,
+            original_features.input,
+            modified_features.input,
+        ],
         sample.bind(on_choice, ctx),
         [*shown, work],
         [sample_md],

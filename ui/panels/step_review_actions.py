@@ -53,13 +53,14 @@ EXPORTS: dict[str, tuple[str, str, str, bool]] = {
 }
 PANEL = "step_review"  # drafts are kept per user and panel, on the server
 DRAFT_FIELDS = ("original", "modification", "difficulty", "note")
+DRAFT_LISTS = ("original_features", "modified_features")
 
 
 def draft_key(work: dict[str, Any]) -> str:
     return f"{work['dataset']}|{work['item_id']}|{work['version_id']}"
 
 
-def keep_draft(ctx: AppContext, user: Annotator, work: dict[str, Any], label: dict[str, str] | None) -> None:
+def keep_draft(ctx: AppContext, user: Annotator, work: dict[str, Any], label: dict[str, Any] | None) -> None:
     """This sample's unsaved choices (None forgets them), kept for this user only."""
     drafts.put(ctx.store, user, PANEL, draft_key(work), label or None)
 
@@ -71,7 +72,11 @@ def draft_for(
     draft = drafts.get(ctx.store, user, PANEL, draft_key(work))
     if not isinstance(draft, dict):
         return None
-    draft = {k: str(v) for k, v in draft.items() if k in DRAFT_FIELDS and v}
+    draft = {
+        k: sorted(str(x) for x in v) if k in DRAFT_LISTS else str(v)
+        for k, v in draft.items()
+        if v and (k in DRAFT_FIELDS or (k in DRAFT_LISTS and isinstance(v, list)))
+    }
     return draft if draft and draft != (saved or {}) else None
 
 

@@ -472,17 +472,25 @@ def answer_markdown(
     return out
 
 
-DIFFICULTY_RULE = "Easy: error clear, ≤ 3 error steps · Medium: clear, > 3 · Hard: not clear."
+DIFFICULTY_RULE = "Easy: clear, ≤ 3 error steps · Medium: clear, > 3 · Hard: unclear."
 
 
-def difficulty_hint(error_steps: Sequence[int]) -> str:
+REQUIRED = {  # the dataset's difficulty_required setting, said beside the choice
+    "when_retained": " Needed if retained.",
+    "always": "",
+    "optional": " Optional.",
+}
+
+
+def difficulty_hint(error_steps: Sequence[int], required: str = "always") -> str:
     """The rule, and a suggestion from the count of error steps: only the annotator sees if it is clear."""
     n = len(error_steps)
+    need = REQUIRED.get(required, "")
     if n == 0:
-        return f"{DIFFICULTY_RULE} Suggested (no error steps listed): Hard if no error is clear."
+        return f"{DIFFICULTY_RULE} No error steps listed: Hard if no error is clear.{need}"
     word = "step" if n == 1 else "steps"
     clear = "Easy" if n <= 3 else "Medium"
-    return f"{DIFFICULTY_RULE} Suggested ({n} error {word}): {clear}, or Hard if not clear."
+    return f"{DIFFICULTY_RULE} Suggested ({n} error {word}): {clear}, Hard if unclear.{need}"
 
 
 def progress_markdown(progress: dict[str, int], position: int | None) -> str:

@@ -1,0 +1,172 @@
+"""Click to next item rendered, in Chromium: what an annotator feels after pressing Save.
+
+    python bench/browser.py              # 40 saves per panel
+    python bench/browser.py --saves 100
+
+Starts the real app on 127.0.0.1 over a fresh database (the demo's PRMBench and QwQ files), logs in
+in headless Chromium and, per save, times from the click on Save (with "next sample after saving") to
+the moment the next item's text is in the page, measured in the page itself (performance.now and a
+MutationObserver), so Playwright's own round trips are not counted. Beside it, the same measure on a
+trivial Gradio app (one button, one Markdown) in the same run: the floor any Gradio panel pays.
+Prints a Markdown table; the ratio to the floor is what compares across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.server import ROOT, free_port, start_server
+
+CHROMIUM = os.environ.get("STEPGATE_CHROMIUM", "/usr/bin/chromium")
+# Headless Debian Chromium on a machine without network: no background connections, no sandbox as root.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+PASSWORD = "bench-password-1"
+
+# In the page: click `button`, resolve with the milliseconds until `watched`'s text changes.
+# The Markdown's own text (.prose), not the loading timer Gradio shows beside it while a request runs.
+TIME_CLICK = """async ([button, watched]) => {
+  const target = document.querySelector(watched);
+  const text = () => { const prose = target.querySelector(".prose"); return prose ? prose.textContent : ""; };
+  const before = text();
+  const changed = new Promise((resolve) => {
+    const seen = new MutationObserver(() => {
+      if (text() !== before) { seen.disconnect(); resolve(performance.now()); }
+    });
+    seen.observe(target, { childList: true, subtree: true, characterData: true });
+  });
+  const start = performance.now();
+  document.querySelector(button).click();
+  return (await Promise.race([changed, new Promise((r) => setTimeout(() => r(NaN), 10000))])) - start;
+}"""
+
+
+def _prepare(folder: Path) -> Path:
+    from store import Store
+    from store.imports import import_file
+    from store.users import add_user
+
+    db = folder / "browser-bench.duckdb"
+    store = Store(db)
+    try:
+        add_user(store, "bench", "admin", PASSWORD)
+        import_file(store, ROOT / "demo_data" / "prmbench_demo.jsonl", format="prmbench", dataset="review")
+        import_file(store, ROOT / "demo_data" / "qwq_solutions_demo.jsonl", format="qwq", dataset="errors")
+    finally:
+        store.close()
+    return db
+
+
+def _login(page, url: str) -> None:
+    page.goto(url)
+    page.get_by_label("username").fill("bench")
+    page.get_by_label("password").fill(PASSWORD)
+    page.get_by_role("button", name="Login").click()
+    page.wait_for_selector("#logout-link", timeout=60_000)
+
+
+def step_review(page, saves: int) -> list[float]:
+    page.get_by_role("tab", name="Step review").click()
+    page.wait_for_selector("#step-review-info p", timeout=30_000)
+    times = []
+    for _ in range(saves):
+        for key in ("c", "r", "e"):
+            page.keyboard.press(key)
+        page.wait_for_timeout(400)  # the choices' own events settle, as between a person's clicks
+        times.append(page.evaluate(TIME_CLICK, ["#step-review-save", "#step-review-info"]))
+    return times
+
+
+def earliest_error(page, saves: int) -> list[float]:
+    page.get_by_role("tab", name="Earliest error").click()
+    page.wait_for_selector("#ee-steps .ee-step", timeout=30_000)
+    times = []
+    for _ in range(saves):
+        page.locator("#ee-choice input[type='radio']").nth(1).check()
+        page.wait_for_timeout(60)
+        times.append(page.evaluate(TIME_CLICK, ["#ee-save", "#ee-question"]))
+    return times
+
+
+def trivial_gradio(browser, saves: int) -> list[float]:
+    """The floor: a Gradio app whose handler returns a new Markdown at once."""
+    import gradio as gr
+
+    with gr.Blocks() as demo:
+        shown = gr.Markdown("item 0", elem_id="floor-text")
+        count = gr.State(0)
+        go = gr.Button("Save", elem_id="floor-save")
+        go.click(lambda n: (f"item {n + 1}", n + 1), [count], [shown, count])
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector("#floor-save", timeout=30_000)
+        times = []
+        for _ in range(saves):
+            page.wait_for_timeout(60)
+            times.append(page.evaluate(TIME_CLICK, ["#floor-save", "#floor-text"]))
+        page.close()
+        return times
+    finally:
+        demo.close()
+
+
+def _row(name: str, times: list[float], floor_p50: float | None) -> str:
+    values = np.array([t for t in times if np.isfinite(t)])
+    p50, p95 = np.percentile(values, 50), np.percentile(values, 95)
+    ratio = f"{p50 / floor_p50:.1f}x" if floor_p50 else "1.0x"
+    missed = len(times) - len(values)
+    return f"| {name} | {len(values)}{f' ({missed} timed out)' if missed else ''} | {p50:.0f} | {p95:.0f} | {ratio} |"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--saves", type=int, default=40, help="saves timed per panel (default 40)")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_server(_prepare(Path(tmp)), "--no-demo", "--team")
+        results: dict[str, list[float]] = {}
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                floor = trivial_gradio(browser, args.saves)
+                page = browser.new_page(viewport={"width": 1366, "height": 768})
+                _login(page, server.url)
+                results["Step review: Save -> next sample rendered"] = step_review(page, args.saves)
+                results["Earliest error: Save -> next item rendered"] = earliest_error(page, args.saves)
+                browser.close()
+        finally:
+            server.stop()
+    floor_p50 = float(np.percentile([t for t in floor if np.isfinite(t)], 50))
+    print("| click to render in Chromium, 1366x768 | saves | p50 ms | p95 ms | p50 / floor |")
+    print("| --- | --- | --- | --- | --- |")
+    print(_row("floor: trivial Gradio handler (one Markdown)", floor, None))
+    for name, times in results.items():
+        print(_row(name, times, floor_p50))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
