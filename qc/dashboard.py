@@ -153,7 +153,8 @@ def build_dashboard(
         by_position = quality.earliest_error_by_position(wides["earliest_error"])
     seconds = item_seconds(annotations)
     consensus = stored_consensus(states) if task == "earliest_error" else None
-    quality_table = quality.annotator_quality(wides, seconds, consensus)
+    status = states.set_index("item_id")["status"] if "status" in states else None
+    quality_table = quality.annotator_quality(wides, seconds, consensus, item_status=status)
     states_by_dataset = consensus_states(all_states, "dataset", quorum, max_annotators, quorums=quorums)
     table2 = processbench_table2(table2_items(states)) if task == "earliest_error" else pd.DataFrame()
     gating_frame = pd.DataFrame({"what": list(gating), "count": [int(v) for v in gating.values()]})

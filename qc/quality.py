@@ -353,6 +353,10 @@ def relative_speed(item_seconds: pd.DataFrame) -> dict[Any, tuple[float, int]]:
     return out
 
 
+SETTLED = ("consensus", "complete", "accepted")  # item states with an agreed outcome
+DISCARDED = ("discarded",)  # no agreement reachable: the item leaves the benchmark
+
+
 def annotator_quality(
     wides: dict[str, pd.DataFrame],
     item_seconds: pd.DataFrame,
@@ -360,20 +364,27 @@ def annotator_quality(
     fast_ratio: float = FAST_RATIO,
     gap: float = GAP,
     min_items: int = MIN_ITEMS,
+    item_status: pd.Series | None = None,
 ) -> pd.DataFrame:
-    """One row per annotator and field: items done, median seconds, agreement and Cohen's kappa with
-    the consensus, and the outlier flags of OUTLIER_RULES.
+    """One row per annotator and field: items done, how many of them settled and how many were
+    discarded (apart: a discarded item has no consensus to agree with), median seconds, agreement and
+    Cohen's kappa with the consensus, and the outlier flags of OUTLIER_RULES.
 
     ``wides``: field -> items x annotators (wide_by_field). ``item_seconds``: ``annotator, item,
     seconds`` (time spent per item). ``stored_consensus``: item -> agreed label where the task
     stores one (earliest error); other items use the leave-one-out majority. Comparing only with
     stored consensus would count only settled items, where most annotators agree by construction.
+    ``item_status``: item -> its state's status (SETTLED and DISCARDED name which count where).
     """
-    columns = ["annotator", "field", "items", "median_seconds", "compared", "agreement", "kappa", "flags"]
+    columns = [
+        "annotator", "field", "items", "settled", "discarded", "median_seconds", "compared", "agreement",
+        "kappa", "flags",
+    ]  # fmt: skip
     if not wides:
         return pd.DataFrame(columns=columns)
     timed = item_seconds.dropna(subset=["seconds"])
     median = timed.groupby("annotator")["seconds"].median()
+    status = item_status if item_status is not None else pd.Series(dtype=object)
     speed = relative_speed(timed)
     rows = []
     for field, wide in wides.items():
@@ -385,6 +396,7 @@ def annotator_quality(
             if stored is not None:  # the stored decision wins where there is one
                 truth = np.where(np.isnan(stored), truth, stored)
             both = ~np.isnan(mine) & ~np.isnan(truth)
+            statuses = status.reindex(wide.index[~np.isnan(mine)]).to_numpy(dtype=object)
             agreement = float(np.mean(mine[both] == truth[both])) if both.any() else NAN
             kappa = cohen_kappa(mine[both].tolist(), truth[both].tolist()) if both.sum() >= 2 else NAN
             rows.append(
@@ -392,6 +404,8 @@ def annotator_quality(
                     "annotator": who,
                     "field": field,
                     "items": int((~np.isnan(mine)).sum()),
+                    "settled": int(np.isin(statuses, SETTLED).sum()),
+                    "discarded": int(np.isin(statuses, DISCARDED).sum()),
                     "median_seconds": float(median.get(who, NAN)),
                     "compared": int(both.sum()),
                     "agreement": agreement,

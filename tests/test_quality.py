@@ -94,6 +94,19 @@ def test_the_stored_earliest_error_consensus_is_the_reference_where_it_exists() 
     assert table.loc["b", "compared"] == 4 and table.loc["b", "agreement"] == 0.75
 
 
+def test_settled_and_discarded_items_are_counted_apart_per_annotator() -> None:
+    long = _long({"a": [2, 3, -1, 0], "b": [2, 3, 1, None], "c": [2, 4, -1, 5]}, field="earliest_error")
+    wides = quality.wide_by_field(long, ["earliest_error"])
+    status = pd.Series({1: "consensus", 2: "discarded", 3: "open", 4: "consensus"})
+    table = quality.annotator_quality(
+        wides, _seconds({"a": 9, "b": 9, "c": 9}, 4), None, item_status=status
+    ).set_index("annotator")
+    assert (table.loc["a", "items"], table.loc["a", "settled"], table.loc["a", "discarded"]) == (4, 2, 1)
+    assert (table.loc["b", "items"], table.loc["b", "settled"], table.loc["b", "discarded"]) == (3, 1, 1)
+    plain = quality.annotator_quality(wides, _seconds({"a": 9, "b": 9, "c": 9}, 4))
+    assert plain["settled"].eq(0).all() and plain["discarded"].eq(0).all()  # no states given: none counted
+
+
 def test_stored_consensus_reads_the_label_of_each_decision() -> None:
     states = pd.DataFrame(
         {
