@@ -345,3 +345,28 @@ def test_a_second_tab_on_the_same_item_warns_and_keeps_the_first_label(
     # The second tab now shows the item as stored: the first tab's label, to correct if wanted.
     expect(second.locator("#ee-header")).to_contain_text("you labelled it Step 1")
     expect_chosen(second, 0)
+
+
+def test_the_keys_the_overlay_lists_for_moving_do_what_it_says(server: Server, page: Page) -> None:
+    """x skips, g and / open the jump box, k and the arrows move the cursor (j, Enter, s, n, p, a, r, v,
+    digits and ? are pressed in the tests above)."""
+    open_panel(page, server.url, "kai", "qwq-sample")
+    first = header(page).inner_text()
+    page.keyboard.press("x")
+    expect(header(page)).not_to_have_text(first)
+    expect(page.locator("#ee-status")).to_contain_text("Skipped")
+    jump_box = page.locator("#ee-jump textarea, #ee-jump input").first
+    for key in ("g", "/"):
+        page.keyboard.press(key)
+        expect(jump_box).to_be_focused()
+        page.keyboard.press("Escape")
+        expect(jump_box).not_to_be_focused()
+    page.keyboard.press("j")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    expect(step(page, 2)).to_have_class(re.compile(r"\bee-cursor\b"))
+    page.keyboard.press("k")
+    page.keyboard.press("ArrowUp")
+    expect(step(page, 0)).to_have_class(re.compile(r"\bee-cursor\b"))
+    page.keyboard.press("Enter")
+    expect_chosen(page, 0)
