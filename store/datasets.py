@@ -64,7 +64,11 @@ class Dataset:
 def task_settings(task: str) -> dict[str, Any]:
     """A task's own settings with their defaults: closed choices (first value) and lists (empty)."""
     spec = spec_for(task)
-    return {**{k: values[0] for k, values in spec.options.items()}, **{k: [] for k in spec.list_settings}}
+    return {
+        **{k: values[0] for k, values in spec.options.items()},
+        **{k: [] for k in spec.list_settings},
+        **{k: number.check(k, number.default) for k, number in spec.numbers.items()},
+    }
 
 
 def _from_row(row: tuple | None) -> Dataset | None:
@@ -150,6 +154,12 @@ def _validate(settings: dict[str, Any], task: str) -> dict[str, Any]:
             continue
         if key in spec.list_settings:
             clean[key] = _clean_list(key, value)
+            continue
+        if key in spec.numbers:
+            try:
+                clean[key] = spec.numbers[key].check(key, value)
+            except ValueError as exc:
+                raise DatasetError(str(exc)) from None
             continue
         if key not in DEFAULT_SETTINGS:
             known = ", ".join([*DEFAULT_SETTINGS, *task_settings(task)])

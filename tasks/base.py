@@ -20,6 +20,7 @@ __all__ = [
     "Decision",
     "Item",
     "LabelLimits",
+    "NumberSetting",
     "PayloadError",
     "TaskSpec",
     "Vote",
@@ -67,6 +68,42 @@ class LabelLimits:
 
 
 @dataclass(frozen=True)
+class NumberSetting:
+    """A task's own numeric dataset setting: its default (the paper's) and the range it accepts.
+
+    ``whole``: only whole numbers. ``high`` None: no upper bound. ``why`` is shown to admins.
+    """
+
+    default: float
+    low: float
+    high: float | None = None
+    whole: bool = True
+    why: str = ""
+
+    def check(self, key: str, value: Any) -> float | int:
+        """The value as stored, from a number or its text; ValueError saying what is accepted."""
+        number: Any = value
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                number = None
+        if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
+            raise ValueError(f"setting {key!r} must be {self.accepts()}, not {value!r}")
+        if self.whole and number != int(number):
+            raise ValueError(f"setting {key!r} must be {self.accepts()}, not {value!r}")
+        if number < self.low or (self.high is not None and number > self.high):
+            raise ValueError(f"setting {key!r} must be {self.accepts()}, not {value!r}")
+        return int(number) if self.whole else float(number)
+
+    def accepts(self) -> str:
+        kind = "a whole number" if self.whole else "a number"
+        if self.high is None:
+            return f"{kind} of at least {self.low:g}"
+        return f"{kind} from {self.low:g} to {self.high:g}"
+
+
+@dataclass(frozen=True)
 class Decision:
     """An item's state after its labels: how many annotators it needs now and whether it is settled."""
 
@@ -100,6 +137,8 @@ class TaskSpec:
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # The task's own dataset settings that hold a list of short texts (empty by default).
     list_settings: tuple[str, ...] = ()
+    # The task's own numeric dataset settings, each with the paper's default and its range.
+    numbers: Mapping[str, NumberSetting] = field(default_factory=dict)
 
     def validate(
         self,

@@ -61,3 +61,19 @@ def test_difficulty_is_the_majority_of_those_given_and_a_tie_goes_to_the_harder_
     assert decide([RETAIN, medium, medium]).decision["difficulty"] == "medium"
     assert decide([RETAIN, hard]).decision["difficulty"] == "hard"
     assert decide([RETAIN, UNREASONABLE]).decision["difficulty"] == "easy"  # UNREASONABLE gave none
+
+
+def test_a_numeric_task_setting_takes_numbers_or_their_text_within_its_range() -> None:
+    from tasks.base import NumberSetting
+
+    share = NumberSetting(default=10, low=0, high=100)
+    assert share.check("dual_percent", "25") == 25
+    assert share.check("dual_percent", 0) == 0
+    threshold = NumberSetting(default=0.45, low=0, high=1, whole=False)
+    assert threshold.check("cluster_threshold", "0.6") == 0.6
+    for bad in ("2.5", 101, -1, "many", True, float("nan")):
+        with pytest.raises(ValueError, match=r"dual_percent.*whole number from 0 to 100"):
+            share.check("dual_percent", bad)
+    with pytest.raises(ValueError, match="a number from 0 to 1"):
+        threshold.check("cluster_threshold", 1.5)
+    assert NumberSetting(default=0, low=0, high=None).accepts() == "a whole number of at least 0"

@@ -280,18 +280,20 @@ def on_set_password(ctx: AppContext, name: str | None, password: str, request: g
 def _task_settings(found: Any) -> tuple[Any, str]:
     """The task's own settings of a dataset: a pick list of their names and a line per setting."""
     spec = spec_for(found.task)
-    keys = [*spec.options, *spec.list_settings]
+    keys = [*spec.options, *spec.list_settings, *spec.numbers]
     if not keys:
         return gr.update(choices=[], value=None, visible=False), ""
     lines = []
     for key in keys:
         value = found.setting(key)
         shown = ", ".join(value) if isinstance(value, list) else str(value)
-        allowed = (
-            f" (one of {', '.join(spec.options[key])})"
-            if key in spec.options
-            else " (names, comma-separated)"
-        )
+        if key in spec.options:
+            allowed = f" (one of {', '.join(spec.options[key])})"
+        elif key in spec.numbers:
+            number = spec.numbers[key]
+            allowed = f" ({number.accepts()}{'; ' + number.why if number.why else ''})"
+        else:
+            allowed = " (names, comma-separated)"
         lines.append(f"- **{key}** = {_plain(shown) or '*none*'}{allowed}")
     return gr.update(choices=keys, value=keys[0], visible=True), "\n".join(lines)
 
