@@ -658,7 +658,9 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     opening = Outputs(dataset=dataset, exports=export_choice, disputes=disputes_box, **sample.components)
     jumping = Outputs(jump_box=jump_box, **sample.components)
     saving = Outputs(saved=saved, **sample.components)
-    private = {"api_visibility": "private"}
+    # Off the queue, as in earliest error: a queued event pays two more status round trips, each of
+    # which makes Gradio's page copy the props of every component any event has touched so far.
+    private = {"api_visibility": "private", "queue": False}
     tab.select(opening.bind(on_tab_open, ctx), [dataset, work], list(opening), **private)
     dataset.select(sample.bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
     shown = [original, modification, difficulty, note, original_features, modified_features]
