@@ -84,7 +84,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     store = Store(db)  # the imports `python app.py import` runs, in this process: a python start each is slow
     try:
         # The panel opens its first dataset: "lobby" is nobody's work, so each test starts at sample 1 of its own.
-        for name in ("lobby", "review", "keys", "pair", "screen", "features"):
+        for name in ("lobby", "review", "keys", "pair", "screen", "features", "tabs"):
             import_file(store, subset, format="prmbench", dataset=name)
         update_settings(store, "pair", {"annotators_per_item": 2})
         update_settings(store, "features", {"features": "uses the figure, <i>long</i> chain"})
@@ -580,3 +580,26 @@ def test_applicable_features_are_offered_when_the_dataset_names_some_and_saved(
     page.get_by_role("option", name="screen", exact=True).click()
     expect(page.locator("#step-review-dataset input")).to_have_value("screen")
     expect(original).to_be_hidden()  # a dataset without features shows no such control
+
+
+def test_a_second_tab_on_the_same_sample_warns_and_stores_nothing(server: Server, page: Page) -> None:
+    open_panel(page, server.url, "tom", "tabs")
+    second = page.context.new_page()  # the same login, another tab: the sample tom holds
+    second.set_viewport_size({"width": 1366, "height": 768})
+    second.goto(server.url)
+    to_step_review(second)
+    expect(_progress(second)).to_have_text(_progress(page).inner_text())
+    for key in ("c", "r", "e"):
+        page.keyboard.press(key)
+    page.keyboard.press("s")
+    expect(_status(page)).to_contain_text("Saved sample 1 (")
+    for key in ("i", "u", "h"):
+        second.keyboard.press(key)
+    second.keyboard.press("s")
+    expect(_status(second)).to_contain_text("already saved a label")
+    expect(_progress(second)).to_contain_text("Sample 1 / 12")  # it stays, and says how to correct
+    stored = my_exported_labels(page)
+    assert [(r["label_original"], r["label_modification"], r["label_difficulty"]) for r in stored] == [
+        ("correct", "reasonable", "easy")
+    ]
+    second.close()
