@@ -129,6 +129,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     study.add_argument("--annotators", type=int, default=1, help="annotators per pair (default: 1)")
     study.add_argument("--encoder", metavar="FOLDER", help="a local sentence-transformers model folder")
+
+    pred = verbs.add_parser("predictions", help="import a model's predictions to score it (the Scores tab)")
+    pverbs = pred.add_subparsers(dest="predictions_verb", metavar="ACTION", required=True)
+    pimp = pverbs.add_parser(
+        "import",
+        help="store a model's predictions on a dataset (replacing the model's earlier ones)",
+        description="FILE is JSONL, one object per item: id, and earliest_error (0-based, -1 = no "
+        "error), error_steps (1-based), step_scores (with threshold) or step_confidences.",
+    )
+    _add_db(pimp)
+    pimp.add_argument("path", metavar="FILE", help="the predictions file (JSONL or a JSON list)")
+    pimp.add_argument("--model", required=True, help="the model's name, as the score tables show it")
+    pimp.add_argument("--dataset", required=True, help="the dataset whose items the ids name")
     return parser
 
 

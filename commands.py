@@ -197,12 +197,26 @@ def cmd_study(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+def cmd_predictions(args: argparse.Namespace, store: Store) -> int:
+    from services import scores
+    from services.errors import ServiceError
+
+    try:
+        done = scores.import_predictions(store, None, args.path, model=args.model, dataset=args.dataset)
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(done.summary())
+    return 0
+
+
 VERBS = {
     "import": cmd_import,
     "export": cmd_export,
     "users": cmd_users,
     "datasets": cmd_datasets,
     "study": cmd_study,
+    "predictions": cmd_predictions,
 }
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 
@@ -232,9 +246,11 @@ def client_side_argv(args: argparse.Namespace, argv: list[str]) -> list[str]:
     """The arguments as the app must see them: files as absolute paths (the app's working folder is
     not this one) and a password asked for here, at this terminal, not by the app."""
     fixed: list[str] = []
-    positional_path = {"import": getattr(args, "path", None), "study": getattr(args, "examples", None)}.get(
-        args.verb
-    )
+    positional_path = {
+        "import": getattr(args, "path", None),
+        "study": getattr(args, "examples", None),
+        "predictions": getattr(args, "path", None),
+    }.get(args.verb)
     for k, token in enumerate(argv):
         previous = argv[k - 1] if k else ""
         if previous in ("--out", "--report") or (positional_path is not None and token == positional_path):

@@ -113,6 +113,10 @@ class ReportTables(Protocol):
     def outlier_rules(self) -> str: ...
     @property
     def paradox_fields(self) -> list[str]: ...
+    @property
+    def ci(self) -> float: ...
+    @property
+    def ci_label(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,28 @@ def _number(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(out) else out
+
+
+# How the figures are computed where the definitions in use differ (qc.agreement's conventions).
+METHOD_NOTES = (
+    "Fleiss' kappa with missing ratings: P-bar over items with at least two ratings, category shares "
+    "pooled over all their ratings (Fleiss 1971 with varying raters, as statsmodels); irrCAC averages "
+    "each item's own shares instead, which differs when items have different numbers of ratings.",
+    "Gwet's AC1: observed agreement over items with at least two ratings; its chance term uses every "
+    "item with at least one rating, single-rated items included (Gwet 2014), over the field's whole "
+    "label set (q), not only the labels used.",
+    "PABAK: k is the field's label set; a two-rater PABAK on two sequences counts only compared pairs.",
+    "Krippendorff's alpha at ratio level refuses negative values (ProcessBench's -1 is a category).",
+)
+
+
+def interval_note(report: Any) -> str:
+    """Which interval stands beside which figure, and where a percentile interval can mislead."""
+    return (
+        f"Wilson score intervals for observed agreement and agreement within one step; {report.n_boot} "
+        "percentile item-bootstrap replicates for the chance-corrected coefficients, which cover less "
+        "than the stated level on few items (and collapse to one point at perfect agreement)"
+    )
 
 
 def format_ci(value: Any, low: Any = None, high: Any = None) -> str:
@@ -157,7 +183,7 @@ def agreement_display(report: ReportTables) -> pd.DataFrame:
         "Items",
         "Annotators",
         "Lead coefficient",
-        "Lead value [95% CI]",
+        f"Lead value [{report.ci_label} CI]",
         *(COEFFICIENT_NAMES[c] for c in order),
     ]
     rows = []
@@ -255,8 +281,8 @@ def report_markdown(report: ReportTables) -> str:
     out = [
         f"# QC report: {_cell(report.scope)}\n",
         f"Dataset **{_cell(report.dataset)}** ({report.task}); {report.n_labels} labels by "
-        f"{len(report.annotators)} annotators; {report.n_boot} bootstrap replicates over items, 95% "
-        f"percentile intervals; generated {report.generated_at}.\n",
+        f"{len(report.annotators)} annotators; {report.ci_label} intervals ({interval_note(report)}); "
+        f"generated {report.generated_at}.\n",
         "## Agreement per field\n",
     ]
     warning = paradox_warning(report)
@@ -277,6 +303,7 @@ def report_markdown(report: ReportTables) -> str:
         out += ["\n## ProcessBench Table 2\n", f"{TABLE2_NOTE}\n", _md_table(table2_display(report.table2))]
     if len(report.gating):
         out += ["\n## Rejections and regeneration\n", _md_table(report.gating)]
+    out += ["\n## Methods\n", *(f"- {note}" for note in METHOD_NOTES)]
     return "\n".join(out)
 
 
@@ -366,14 +393,20 @@ def report_records(report: ReportTables) -> list[dict[str, Any]]:
     return rows
 
 
-_CSV_COLUMNS = ["section", "group", "field", "statistic", "value", "low", "high", "n_items"]
+_CSV_COLUMNS = ["section", "group", "field", "statistic", "value", "low", "high", "n_items", "ci"]
 
 
 def report_csv(report: ReportTables) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=_CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in report_records(report))
+    writer.writerows(
+        {
+            **{k: ("" if v is None else v) for k, v in r.items()},
+            "ci": report.ci if r.get("low") is not None else "",
+        }
+        for r in report_records(report)
+    )
     return buffer.getvalue()
 
 
@@ -388,6 +421,7 @@ def report_json(report: ReportTables) -> str:
         "dataset": report.dataset,
         "task": report.task,
         "n_boot": report.n_boot,
+        "ci": report.ci,
         "seed": report.seed,
         "generated_at": report.generated_at,
         "n_labels": report.n_labels,

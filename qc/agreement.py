@@ -10,7 +10,16 @@ Shared conventions, so that callers never need a try/except:
   (for two sequences: fewer than 2 complete pairs), or chance agreement of 1, which happens when
   every rating uses the same label. PABAK is the exception: it needs no chance model, so one
   label everywhere gives 1.0.
-- Two-sequence coefficients drop the pairs where either value is missing.
+- Two-sequence coefficients drop the pairs where either value is missing, and count only the
+  labels seen in the pairs they compare (PABAK's k too).
+- Exception, as Gwet defines it: Gwet's AC1 takes its chance term (the category shares pi_k) from
+  every item with at least one rating, single-rated items included; its observed agreement uses
+  the pairable items only (Gwet, Handbook 2014, sec. 4.2, the "r_i >= 1" and "r_i >= 2" sums).
+- Fleiss' kappa with missing ratings follows one of two generalisations: the category shares p_j
+  are pooled over all ratings of the pairable items (each item weighted by its number of ratings;
+  Fleiss 1971 with varying m_i, as statsmodels' ``fleiss_kappa`` on a count table), not irrCAC's
+  mean over items of each item's own shares (Gwet 2014, sec. 4.2). With the same number of
+  raters per item the two coincide.
 """
 
 from __future__ import annotations
@@ -159,7 +168,11 @@ def fleiss_kappa_from_counts(counts: Any) -> float:
 
 
 def fleiss_kappa(ratings: Any) -> float:
-    """Fleiss' kappa for many raters, items with < 2 ratings dropped: Fleiss 1971, Psychol. Bull. 76:378-382."""
+    """Fleiss' kappa for many raters, items with < 2 ratings dropped: Fleiss 1971, Psychol. Bull. 76:378-382.
+
+    Missing ratings: P-bar is the mean over pairable items of each item's share of agreeing pairs;
+    p_j pools all ratings of those items (weighted by ratings, unlike irrCAC's per-item mean).
+    """
     return fleiss_kappa_from_counts(_counts(ratings)[0])
 
 
@@ -167,6 +180,8 @@ def gwet_ac1(ratings: Any, categories: Sequence[Any] | None = None) -> float:
     """Gwet's AC1, many raters, missing allowed: Gwet 2008, Br. J. Math. Stat. Psychol. 61:29-48; Handbook 2014 ch. 4.
 
     ``categories`` is the full label set (q in Gwet's formula); by default the labels observed.
+    Observed agreement uses items with >= 2 ratings; the chance term pi_k averages the category
+    shares of every item with >= 1 rating, single-rated items included, as Gwet does.
     """
     counts, q = _counts(ratings, categories)
     agree, pairable = _item_agreement(counts)
@@ -186,9 +201,11 @@ def _pair_codes(a: Sequence[Any], b: Sequence[Any]) -> tuple[np.ndarray, np.ndar
     pair = np.empty((len(a), 2), dtype=object)
     pair[:, 0] = list(a)
     pair[:, 1] = list(b)
-    codes, categories = encode_labels(pair)
-    both = ~np.isnan(codes).any(axis=1)
-    return codes[both, 0].astype(np.int64), codes[both, 1].astype(np.int64), len(categories)
+    both = ~np.asarray(pd.isna(pair), dtype=bool).any(axis=1)
+    # Only the compared pairs define the label set: a label seen only beside a missing partner
+    # would otherwise raise PABAK's k (and shift nothing else).
+    codes, categories = encode_labels(pair[both]) if both.any() else (np.empty((0, 2)), [])
+    return codes[:, 0].astype(np.int64), codes[:, 1].astype(np.int64), len(categories)
 
 
 def _kappa_codes(x: np.ndarray, y: np.ndarray, k: int, pooled: bool = False) -> float:
@@ -226,8 +243,9 @@ def scott_pi(a: Sequence[Any], b: Sequence[Any]) -> float:
 def pabak(a: Sequence[Any], b: Sequence[Any], n_categories: int | None = None) -> float:
     """Prevalence- and bias-adjusted kappa (k*Po - 1)/(k - 1): Byrt, Bishop & Carlin 1993, J. Clin. Epidemiol. 46:423-429.
 
-    k is ``n_categories`` when given, else the labels seen in either sequence but at least 2, so
-    that a binary task where both raters used one label scores 1.0 (2*Po - 1).
+    k is ``n_categories`` when given (the scale's size, e.g. 2 for Correct/Incorrect), else the
+    labels seen in the compared pairs but at least 2, so that a binary task where both raters
+    used one label scores 1.0 (2*Po - 1). Pairs with a missing value take no part, also in k.
     """
     x, y, k = _pair_codes(a, b)
     return _pabak_codes(x, y, n_categories if n_categories is not None else k)
@@ -240,6 +258,14 @@ def _alpha_values(categories: list[Any], level: str, order: Sequence[Any] | None
     numeric = all(isinstance(c, int | float | np.number) and not isinstance(c, bool) for c in categories)
     if not numeric and level != "nominal" and (level == "ratio" or order is None):
         raise ValueError(f"{level} alpha on non-numeric labels needs numeric labels or order=")
+    if level == "ratio" and numeric and any(float(c) < 0 for c in categories):
+        negative = sorted({float(c) for c in categories if float(c) < 0})
+        # Ratio distances ((a-b)/(a+b))^2 assume a true zero and no negatives: with -1 and 1 the
+        # sum is 0 and the pair counts as agreeing, so alpha can read 1.0 on data that disagree.
+        raise ValueError(
+            f"ratio alpha needs values >= 0, got {negative[:5]}; a code such as ProcessBench's -1 "
+            "('no error') is a category: use level='nominal' (or 'interval' on a shifted scale)"
+        )
     return np.asarray(categories, dtype=float) if numeric else np.arange(len(categories), dtype=float)
 
 

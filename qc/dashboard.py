@@ -49,6 +49,12 @@ class DashboardReport:
     seconds_to_compute: float = 0.0
     notes: list[str] = field(default_factory=list)
     outlier_rules: str = quality.OUTLIER_RULES
+    ci: float = 0.95  # the confidence level of every interval, printed beside them
+
+    @property
+    def ci_label(self) -> str:
+        """'95%' for 0.95: the level as the tables print it."""
+        return f"{100 * self.ci:g}%"
 
     @property
     def paradox_fields(self) -> list[str]:
@@ -131,6 +137,7 @@ def build_dashboard(
     quorum: int = 3,
     max_annotators: int = 5,
     quorums: dict[str, int] | None = None,
+    ci: float = 0.95,
 ) -> DashboardReport:
     """Every dashboard table for one dataset's labels (``annotations``) and item ``states``.
 
@@ -141,7 +148,7 @@ def build_dashboard(
     fields = quality.label_fields(task, annotations)
     long = quality.long_labels(annotations, list(fields))
     wides = quality.wide_by_field(long, list(fields))
-    agreement = quality.agreement_table(long, fields, n_boot=n_boot, seed=seed, wides=wides)
+    agreement = quality.agreement_table(long, fields, n_boot=n_boot, seed=seed, ci=ci, wides=wides)
     error_types = (
         states.set_index("item_id")["error_type"] if "error_type" in states else pd.Series(dtype=object)
     )
@@ -179,4 +186,5 @@ def build_dashboard(
         gating=gating_frame,
         generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         seconds_to_compute=time.perf_counter() - started,
+        ci=ci,
     )

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from qc.agreement import category_counts, cohen_kappa, encode_labels, observed_agreement
-from qc.bootstrap import check_n_boot, percentile_interval, resample_indices
+from qc.bootstrap import check_n_boot, wilson_interval
 from qc.label_stats import latest_labels
 from qc.report import agreement_report, point_estimates, tolerance_items
 from tasks import SPECS
@@ -176,7 +176,12 @@ def lead_coefficient(level: str, paradox: bool, max_raters: int, n_categories: i
 def within_tolerance_ci(
     wide: pd.DataFrame, tolerance: int = 1, n_boot: int = 1000, seed: int = 0, ci: float = 0.95
 ) -> tuple[float, float, float]:
-    """qc.report.within_tolerance_agreement with an item-bootstrap percentile interval (vectorised)."""
+    """qc.report.within_tolerance_agreement with a Wilson interval over the pairable items.
+
+    A share, so Wilson's interval (qc.bootstrap.wilson_interval) rather than a percentile bootstrap,
+    which collapses to (1, 1) at perfect agreement. ``n_boot`` and ``seed`` are checked and kept for
+    callers; no resampling is needed.
+    """
     check_n_boot(n_boot)
     share, pairs = tolerance_items(wide.to_numpy(dtype=float), tolerance)
     keep = pairs > 0
@@ -184,8 +189,7 @@ def within_tolerance_ci(
     if n < 2:
         return NAN, NAN, NAN
     point = float(share.mean())
-    reps = [share[draws].mean(axis=1) for draws in resample_indices(n, n_boot, seed)]
-    return (point, *percentile_interval(np.concatenate(reps), ci))
+    return (point, *wilson_interval(point, n, ci))
 
 
 def agreement_table(
@@ -234,11 +238,15 @@ def shared_items(wide: pd.DataFrame) -> pd.DataFrame:
 
 
 def _modal_label(row: np.ndarray) -> float:
+    """The most-chosen label; a tie goes to the earliest step, and to "no error" (-1) only when
+    every tied label is -1 (-1 sorts first but is no step)."""
     values = row[~np.isnan(row)]
     if not len(values):
         return NAN
     labels, counts = np.unique(values, return_counts=True)
-    return float(labels[counts == counts.max()].min())  # a tie goes to the earliest step
+    tied = labels[counts == counts.max()]
+    steps = tied[tied >= 0]
+    return float(steps.min() if len(steps) else tied.min())
 
 
 def earliest_error_by_position(
@@ -273,7 +281,7 @@ def agreement_by_group(
 
     ``wides`` maps field -> items x annotators (wide_by_field); ``groups`` maps item id -> group
     name; items without a group fall in "(none)". Labels are coded once per field, so every group
-    shares the field's label set (Gwet's q, the nominal categories).
+    shares the field's label set (Gwet's q, the nominal categories), interval and ratio fields too.
     """
     names = ["observed_agreement", "gwet_ac1", "fleiss_kappa", "krippendorff_alpha"]
     columns = ["group", "field", "n_items", *names]
@@ -287,10 +295,19 @@ def agreement_by_group(
             wide, choices if choices is not None and _labels(wide) <= set(choices) else None
         )
         # Codes keep nominal and ordinal coefficients exact (ordinal alpha reads ranks only).
-        data, order = (
-            (codes, list(range(len(categories)))) if level in ("nominal", "ordinal") else (wide, None)
+        numeric = all(isinstance(c, int | float) and not isinstance(c, bool) for c in categories)
+        data: Any
+        order: list[Any] | None
+        if level in ("nominal", "ordinal"):
+            data, order = codes, list(range(len(categories)))
+        else:  # the field's values as they are, over the field's whole label set (AC1's q)
+            data, order = wide, (categories if numeric else None)
+        group_of = (
+            pd.Series(wide.index.map(groups), index=wide.index, dtype=object)
+            .fillna("(none)")
+            .astype(str)
+            .to_numpy()
         )
-        group_of = pd.Series(wide.index.map(groups), index=wide.index).fillna("(none)").astype(str).to_numpy()
         for group in sorted(set(group_of)):
             part = np.asarray(data)[group_of == group]
             rated = ~pd.isna(part)

@@ -189,6 +189,28 @@ CREATE TABLE embeddings (
 )
 """
 
+# Model predictions to score against the gated labels (services.scores): one row per model and
+# item version, replaced whole when the model's file is imported again. Lists are JSON text.
+_V8_PREDICTIONS = """
+CREATE SEQUENCE prediction_ids START 1;
+CREATE TABLE predictions (
+    id BIGINT PRIMARY KEY DEFAULT nextval('prediction_ids'),
+    model VARCHAR NOT NULL,
+    dataset_id INTEGER NOT NULL,
+    item_id BIGINT NOT NULL,
+    version_id BIGINT NOT NULL,
+    earliest_error INTEGER,
+    error_steps VARCHAR,
+    step_scores VARCHAR,
+    step_confidences VARCHAR,
+    threshold DOUBLE,
+    imported_by INTEGER,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    UNIQUE (model, version_id)
+);
+CREATE INDEX predictions_dataset ON predictions (dataset_id, model)
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -199,6 +221,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (3, "drafts kept per annotator on the server", _V3_DRAFTS),
     (4, "session epochs and removed annotators", _V4_SESSIONS),
     (5, "sentence embeddings cached by text hash and encoder", _V5_EMBEDDINGS),
+    (8, "model predictions per model and item version", _V8_PREDICTIONS),
 ]
 
 

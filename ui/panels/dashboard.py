@@ -114,7 +114,8 @@ def _status_line(report: reports.Report) -> str:
     tables = report.tables
     return (
         f"**{escape_text(tables.scope)}** ({tables.task}): {tables.n_labels} labels by "
-        f"{len(tables.annotators)} annotators · {tables.n_boot} bootstrap replicates, 95% intervals · "
+        f"{len(tables.annotators)} annotators · {tables.n_boot} bootstrap replicates, {tables.ci_label} intervals "
+        f"(Wilson for agreement shares) · "
         f"computed in {tables.seconds_to_compute:.2f} s"
     )
 
@@ -135,8 +136,8 @@ def _agreement_html(display: pd.DataFrame, paradox: list[str]) -> str:
     """The agreement table, every cell escaped: field and level, items, lead, then each coefficient."""
     if display.empty:
         return '<p class="qc-note">No field has two labels on the same item yet.</p>'
-    skip = {"Field", "Level", "Items", "Annotators", "Lead coefficient", "Lead value [95% CI]"}
-    figures = [c for c in display.columns if c not in skip]
+    skip = {"Field", "Level", "Items", "Annotators", "Lead coefficient"}
+    figures = [c for c in display.columns if c not in skip and not c.startswith("Lead value")]
     head = "".join(f"<th>{html.escape(c)}</th>" for c in ["Field", "Items", "Annotators", "Lead", *figures])
     rows = []
     for row in display.to_dict("records"):

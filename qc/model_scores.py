@@ -1,0 +1,252 @@
+"""Models scored against the gated benchmark: per item outcomes, then the tables the Scores panel shows.
+
+Pure: the store's gold (item states and current versions) and predictions frames in, frames out.
+Only kept items are scored (an earliest-error consensus, a completed review, an accepted gate);
+ProcessBench's own discard (-1 on a wrong final answer) applies as in qc.presets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from qc.confidence import confidence_scores
+from qc.scoring import (
+    AVERAGE,
+    earliest_error_from_scores,
+    lowest_scored_steps,
+    prmbench_v_scores,
+    processbench_table,
+)
+
+__all__ = [
+    "FAILURES",
+    "KEPT",
+    "failures",
+    "gold_items",
+    "item_outcomes",
+    "model_table",
+    "scores_by",
+    "subset_table",
+]
+
+NAN = float("nan")
+KEPT = ("consensus", "complete", "accepted")
+FAILURES = ("wrong step", "missed error", "false alarm", "no prediction")
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+
+
+def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
+    """Kept items with the gold a model is scored on: gold_earliest (0-based, -1 = no error; the
+    consensus label for earliest-error datasets, else the version's, else its first error step),
+    gold_steps (1-based error steps), subset (source, else "all"), difficulty and agreement (the
+    humans': the review's difficulty; an earliest-error item's 3/n)."""
+    kept = gold[gold["status"].isin(KEPT)].copy()
+    earliest, difficulty, agreement = [], [], []
+    for row in kept.itertuples():
+        decision = row.decision if isinstance(row.decision, dict) else {}
+        label = decision.get("label") if task == "earliest_error" else None
+        if label is None and not _missing(row.earliest_error):
+            label = row.earliest_error
+        if label is None and row.error_steps:
+            label = min(int(s) for s in row.error_steps) - 1
+        if task == "earliest_error" and label == -1 and row.final_answer_correct is False:
+            label = None  # ProcessBench discards "no error" on a wrong final answer (B2)
+        earliest.append(NAN if label is None else float(label))
+        difficulty.append(str(decision.get("difficulty") or "not rated"))
+        settled = row.settled_at
+        agreement.append(f"3/{int(settled)}" if task == "earliest_error" and not _missing(settled) else "n/a")
+    kept["gold_earliest"] = earliest
+    kept["gold_steps"] = kept["error_steps"]
+    kept["subset"] = [s if isinstance(s, str) and s else "all" for s in kept["source"]]
+    kept["difficulty"] = difficulty
+    kept["agreement"] = agreement
+    kept = kept[~(np.isnan(kept["gold_earliest"].astype(float)) & (kept["gold_steps"].map(len) == 0))]
+    columns = [
+        "item_id",
+        "external_id",
+        "subset",
+        "error_type",
+        "difficulty",
+        "agreement",
+        "gold_earliest",
+        "gold_steps",
+    ]
+    return kept[columns].reset_index(drop=True)
+
+
+def _predicted_earliest(row: Any) -> float:
+    if not _missing(row.earliest_error):
+        return float(row.earliest_error)
+    if row.step_scores is not None and not _missing(row.threshold):
+        return float(earliest_error_from_scores(row.step_scores, float(row.threshold)))
+    if row.error_steps is not None:
+        return float(min(int(s) for s in row.error_steps) - 1) if row.error_steps else -1.0
+    return NAN
+
+
+def _outcome(gold: float, pred: float) -> str | None:
+    if np.isnan(gold):
+        return None
+    if np.isnan(pred):
+        return "no prediction"
+    if gold == pred:
+        return "correct"
+    if gold == -1:
+        return "false alarm"
+    return "missed error" if pred == -1 else "wrong step"
+
+
+def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
+    """One row per model and kept item (a missing prediction counts as wrong): the earliest error
+    predicted and the outcome (correct, wrong step, missed error, false alarm, no prediction), and
+    PRMBench-V's per-item strict/precision/recall where the item has gold error steps (scalar step
+    scores flag the k lowest steps, k = the gold's count)."""
+    rows = []
+    for model, mine in predictions.groupby("model", sort=True):
+        by_item = {int(r.item_id): r for r in mine.itertuples()}
+        for item in items.itertuples():
+            pred = by_item.get(int(item.item_id))
+            pred_earliest = _predicted_earliest(pred) if pred is not None else NAN
+            steps: list[int] | None = None
+            if pred is not None and pred.error_steps is not None:
+                steps = [int(s) for s in pred.error_steps]
+            elif pred is not None and pred.step_scores is not None and item.gold_steps:
+                steps = lowest_scored_steps(pred.step_scores, len(item.gold_steps))
+            strict = precision = recall = NAN
+            if item.gold_steps:
+                scored = prmbench_v_scores([steps or []], [item.gold_steps])
+                strict, precision, recall = scored["accuracy"], scored["precision"], scored["recall"]
+            rows.append(
+                {
+                    "model": model,
+                    "item_id": int(item.item_id),
+                    "external_id": item.external_id,
+                    "subset": item.subset,
+                    "error_type": item.error_type,
+                    "difficulty": item.difficulty,
+                    "agreement": item.agreement,
+                    "gold_earliest": item.gold_earliest,
+                    "predicted_earliest": pred_earliest,
+                    "outcome": _outcome(item.gold_earliest, pred_earliest),
+                    "gold_steps": list(item.gold_steps),
+                    "predicted_steps": steps,
+                    "strict": strict,
+                    "precision": precision,
+                    "recall": recall,
+                    "confidences": pred.step_confidences if pred is not None else None,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
+    p, gold, types = [], [], []
+    for row in part.itertuples():
+        if not row.confidences:
+            continue
+        wrong = {int(s) for s in row.gold_steps}
+        for number, value in enumerate(row.confidences, start=1):
+            p.append(float(value))
+            gold.append(0 if number in wrong else 1)
+            types.append(row.error_type if number in wrong else None)
+    if not p:
+        return {"css": NAN, "ece": NAN, "ccs": NAN}
+    scores = confidence_scores(p, gold, types)
+    return {"css": scores["css"], "ece": scores["ece"], "ccs": scores["ccs"]}
+
+
+def subset_table(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """ProcessBench's table per model: each subset's denominators, accuracies and F1, then Average."""
+    parts = []
+    for model, mine in outcomes.groupby("model", sort=True):
+        scored = mine[mine["outcome"].notna()]
+        if scored.empty:
+            continue
+        table = processbench_table(
+            scored["predicted_earliest"].tolist(), scored["gold_earliest"].tolist(), scored["subset"].tolist()
+        )
+        parts.append(table.assign(model=model))
+    if not parts:
+        return pd.DataFrame(
+            columns=["model", "subset", "n_error", "n_correct", "error_acc", "correct_acc", "f1"]
+        )
+    out = pd.concat(parts, ignore_index=True)
+    return out[["model", "subset", "n_error", "n_correct", "error_acc", "correct_acc", "f1"]]
+
+
+def model_table(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Several models side by side: one row per model with every metric its predictions allow."""
+    columns = ["model", "items", "predicted", "error_acc", "correct_acc", "f1", "average_f1",
+               "strict_accuracy", "precision", "recall", "css", "ece", "ccs"]  # fmt: skip
+    if outcomes.empty:
+        return pd.DataFrame(columns=columns)
+    subsets = subset_table(outcomes)
+    rows = []
+    for model, mine in outcomes.groupby("model", sort=True):
+        scored = mine[mine["outcome"].notna()]
+        erroneous = scored[scored["gold_earliest"] != -1]
+        correct = scored[scored["gold_earliest"] == -1]
+        e = float((erroneous["outcome"] == "correct").mean()) if len(erroneous) else NAN
+        c = float((correct["outcome"] == "correct").mean()) if len(correct) else NAN
+        mine_subsets = subsets[(subsets["model"] == model)].set_index("subset")
+        overall = processbench_table(
+            scored["predicted_earliest"].tolist(), scored["gold_earliest"].tolist(), ["all"] * len(scored)
+        ).set_index("subset")
+        stepped = mine[mine["gold_steps"].map(len) > 0]
+        rows.append(
+            {
+                "model": model,
+                "items": len(mine),
+                "predicted": int(mine["outcome"].ne("no prediction").sum()),
+                "error_acc": e,
+                "correct_acc": c,
+                "f1": float(overall.loc["all", "f1"]) if len(scored) else NAN,
+                "average_f1": float(mine_subsets.loc[AVERAGE, "f1"])
+                if AVERAGE in mine_subsets.index
+                else NAN,
+                "strict_accuracy": float(stepped["strict"].mean()) if len(stepped) else NAN,
+                "precision": float(stepped["precision"].mean()) if len(stepped) else NAN,
+                "recall": float(stepped["recall"].mean()) if len(stepped) else NAN,
+                **_confidence_metrics(mine),
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def scores_by(outcomes: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per model and human grouping (difficulty, agreement): items and the share the model got right
+    (earliest error exact; PRMBench-V strict accuracy where the item has only error steps)."""
+    if outcomes.empty:
+        return pd.DataFrame(columns=["model", column, "items", "accuracy"])
+    right = np.where(outcomes["outcome"].notna(), outcomes["outcome"] == "correct", outcomes["strict"] == 1.0)
+    frame = outcomes.assign(right=right.astype(float))
+    table = frame.groupby(["model", column], sort=True)["right"].agg(["size", "mean"]).reset_index()
+    return table.rename(columns={"size": "items", "mean": "accuracy"})
+
+
+def failures(outcomes: pd.DataFrame, model: str) -> pd.DataFrame:
+    """The model's failure cases on earliest error, worst kinds first: wrong step, missed error,
+    false alarm, no prediction; steps shown 1-based as the panels number them (0 = no error)."""
+    mine = outcomes[(outcomes["model"] == model) & outcomes["outcome"].isin(FAILURES)].copy()
+    order = {name: i for i, name in enumerate(FAILURES)}
+    mine["rank"] = mine["outcome"].map(order)
+    mine = mine.sort_values(["rank", "item_id"])
+    return pd.DataFrame(
+        {
+            "item_id": mine["item_id"].astype(int),
+            "external_id": mine["external_id"],
+            "outcome": mine["outcome"],
+            "gold_step": [int(v) + 1 if v >= 0 else 0 for v in mine["gold_earliest"]],
+            "predicted_step": [
+                NAN if np.isnan(v) else (int(v) + 1 if v >= 0 else 0) for v in mine["predicted_earliest"]
+            ],
+            "difficulty": mine["difficulty"],
+            "agreement": mine["agreement"],
+        }
+    ).reset_index(drop=True)

@@ -1,0 +1,220 @@
+"""Scoring models: import a model's predictions, then score every model against the gated labels.
+
+A predictions file is JSONL (or a JSON list), one object per item: ``id`` (the item's id as
+imported) and at least one of ``earliest_error`` (0-based step, -1 = no error, as ProcessBench),
+``error_steps`` (1-based step numbers, as PRMBench-V), ``step_scores`` (one number per step; with
+``threshold`` for an earliest error), ``step_confidences`` (P(step correct) per step, ConfProBench).
+The whole file or nothing: every problem is listed with its line, and nothing is stored.
+Importing is an admin's; the scores hold the gold, so adjudicators and admins see them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from qc import model_scores
+from services.access import require_admin, require_reviewer
+from services.errors import InvalidInput, NotFound
+from store import predictions as store_predictions
+from store.datasets import get_dataset
+
+if TYPE_CHECKING:
+    from store import Store
+    from store.datasets import Dataset
+    from store.users import Annotator
+
+__all__ = ["PredictionsImported", "ScoreReport", "failure_cases", "import_predictions", "score_report"]
+
+MAX_PROBLEMS = 10  # problems listed in one message; the count says how many more
+MAX_MODEL_NAME = 80
+
+
+@dataclass(frozen=True)
+class PredictionsImported:
+    model: str
+    dataset: str
+    items: int
+    replaced: bool
+
+    def summary(self) -> str:
+        verb = "replaced its earlier predictions" if self.replaced else "stored"
+        return f"{self.model} on {self.dataset}: {self.items} predictions {verb}."
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    dataset: str
+    task: str
+    models: list[str]
+    table: pd.DataFrame  # qc.model_scores.model_table
+    subsets: pd.DataFrame  # qc.model_scores.subset_table
+    by_difficulty: pd.DataFrame
+    by_agreement: pd.DataFrame
+    outcomes: pd.DataFrame  # qc.model_scores.item_outcomes
+    n_kept: int
+
+
+def _dataset(store: Store, name: str) -> Dataset:
+    dataset = get_dataset(store, name)
+    if dataset is None:
+        raise NotFound(f"There is no dataset named {name!r}.")
+    return dataset
+
+
+def _read_rows(path: Path, shown: str) -> list[tuple[int, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{shown}: cannot be read ({exc}).") from None
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            return list(enumerate(json.loads(text), start=1))
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{shown}: not valid JSON ({exc.msg}, line {exc.lineno}).") from None
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            rows.append((number, f"not valid JSON ({exc.msg})"))
+    return rows
+
+
+def _numbers(value: Any, name: str, whole: bool) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{name} must be a list")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int | float) or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError(f"{name} holds {v!r}, not a number")
+        if whole and int(v) != v:
+            raise ValueError(f"{name} holds {v!r}, not a step number")
+        out.append(int(v) if whole else float(v))
+    return out
+
+
+def _prediction(raw: Any, steps: int) -> dict[str, Any]:
+    """One row's prediction fields, checked; ValueError says what is wrong."""
+    if not isinstance(raw, dict):
+        raise ValueError(raw if isinstance(raw, str) else "not a JSON object")
+    fields = {k: raw[k] for k in store_predictions.PREDICTION_FIELDS if raw.get(k) is not None}
+    if not set(fields) - {"threshold"}:
+        raise ValueError("no prediction: give earliest_error, error_steps, step_scores or step_confidences")
+    out: dict[str, Any] = {}
+    if "earliest_error" in fields:
+        value = fields["earliest_error"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+            raise ValueError(f"earliest_error {value!r} is not a step index (0-based, -1 = no error)")
+        out["earliest_error"] = value
+    if "error_steps" in fields:
+        out["error_steps"] = sorted(set(_numbers(fields["error_steps"], "error_steps", whole=True)))
+        if any(s < 1 for s in out["error_steps"]):
+            raise ValueError("error_steps are 1-based step numbers (1 = the first step)")
+    for name in ("step_scores", "step_confidences"):
+        if name in fields:
+            out[name] = _numbers(fields[name], name, whole=False)
+            if steps and len(out[name]) != steps:
+                raise ValueError(f"{name} has {len(out[name])} values for a chain of {steps} steps")
+    if any(not 0.0 <= p <= 1.0 for p in out.get("step_confidences", [])):
+        raise ValueError("step_confidences are probabilities in [0, 1]")
+    if "threshold" in fields:
+        value = fields["threshold"]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"threshold {value!r} is not a number")
+        out["threshold"] = float(value)
+    return out
+
+
+def import_predictions(
+    store: Store,
+    user: Annotator | None,
+    path: str | Path,
+    *,
+    model: str,
+    dataset: str,
+    shown_name: str | None = None,
+) -> PredictionsImported:
+    """Store a model's predictions on a dataset's current item versions (an admin's; ``user`` None is
+    the command line). All rows or none: an unknown id, a duplicate or a malformed field refuses the
+    file with every problem and its line. A model imported again has its predictions replaced."""
+    if user is not None:
+        require_admin(user)
+    model = (model or "").strip()
+    if not model or len(model) > MAX_MODEL_NAME:
+        raise InvalidInput(f"Give the model a name of 1 to {MAX_MODEL_NAME} characters.")
+    target = _dataset(store, dataset)
+    path = Path(path)
+    shown = shown_name or path.name
+    versions = store_predictions.item_versions(store, target.id).set_index("external_id")
+    rows, problems, seen = [], [], set()
+    for number, raw in _read_rows(path, shown):
+        key = raw.get("id", raw.get("external_id")) if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and key is None:
+            problems.append(f"line {number}: no id")
+            continue
+        key = str(key) if key is not None else None
+        if key is not None and key not in versions.index:
+            problems.append(f"line {number}: no item {key!r} in {target.name}")
+            continue
+        if key in seen:
+            problems.append(f"line {number}: item {key!r} appears twice")
+            continue
+        item = versions.loc[key] if key is not None else None
+        steps = int(item["scored_steps"] or item["original_steps"]) if item is not None else 0
+        try:
+            fields = _prediction(raw, steps)
+        except ValueError as exc:
+            problems.append(f"line {number}: {exc}")
+            continue
+        if item is None:  # a row that is no object: _prediction refused it above
+            continue
+        seen.add(key)
+        rows.append({"item_id": int(item["item_id"]), "version_id": int(item["version_id"]), **fields})
+    if problems:
+        more = f" (and {len(problems) - MAX_PROBLEMS} more)" if len(problems) > MAX_PROBLEMS else ""
+        raise InvalidInput(
+            f"{shown}: nothing imported; fix these lines{more}: " + "; ".join(problems[:MAX_PROBLEMS]) + "."
+        )
+    if not rows:
+        raise InvalidInput(f"{shown}: no predictions in the file; nothing imported.")
+    replaced = model in store_predictions.models(store, target.id)
+    stored = store_predictions.replace_predictions(
+        store, model, target.id, rows, user.id if user is not None else None
+    )
+    return PredictionsImported(model=model, dataset=target.name, items=stored, replaced=replaced)
+
+
+def score_report(store: Store, user: Annotator, dataset: str) -> ScoreReport:
+    """Every model with predictions on the dataset, scored on its kept items (reviewers and admins)."""
+    require_reviewer(user)
+    target = _dataset(store, dataset)
+    items = model_scores.gold_items(store_predictions.scoring_gold(store, target.id), target.task)
+    predictions = store_predictions.predictions_frame(store, target.id)
+    outcomes = model_scores.item_outcomes(items, predictions)
+    return ScoreReport(
+        dataset=target.name,
+        task=target.task,
+        models=sorted(predictions["model"].unique().tolist()) if len(predictions) else [],
+        table=model_scores.model_table(outcomes),
+        subsets=model_scores.subset_table(outcomes),
+        by_difficulty=model_scores.scores_by(outcomes, "difficulty"),
+        by_agreement=model_scores.scores_by(outcomes, "agreement"),
+        outcomes=outcomes,
+        n_kept=len(items),
+    )
+
+
+def failure_cases(report: ScoreReport, model: str) -> pd.DataFrame:
+    """The model's failure cases in the report (wrong step, missed error, false alarm, no prediction)."""
+    if model not in report.models:
+        raise NotFound(f"No predictions of a model named {model!r} on {report.dataset}.")
+    return model_scores.failures(report.outcomes, model)

@@ -1,0 +1,201 @@
+"""Model predictions on a real store: import (service, command line), refusal of bad files, scores."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from pathlib import Path
+
+import pytest
+
+from app import main
+from services import annotate, scores
+from services.errors import InvalidInput, NotAllowed, NotFound
+from store import Store, users, work
+from store.datasets import get_dataset
+
+DATASET = "qwq-earliest-error"
+
+
+def _user(store: Store, name: str, role: str) -> users.Annotator:
+    users.add_user(store, name, role, None)
+    user = users.get_user(store, name)
+    assert user is not None
+    return user
+
+
+def settle(store: Store, n: int = 6) -> dict[str, int]:
+    """Three annotators agree on the first n items (odd ids: no error; even: step 1): external id -> label."""
+    dataset = get_dataset(store, DATASET)
+    for name in ("ann", "bea", "cid"):
+        who = _user(store, name, "annotator")
+        for _ in range(n):
+            got = work.next_item(store, who, dataset, annotate.now_utc())
+            assert got is not None
+            annotate.submit(
+                store,
+                annotator=who,
+                item_id=got.item.item_id,
+                version_id=got.item.version_id,
+                payload={"earliest_error": -1 if got.item.item_id % 2 else 0},
+                request_id=str(uuid.uuid4()),
+                seconds_spent=5.0,
+            )
+    rows = store.fetchall(
+        "SELECT i.external_id, i.id FROM item_state s JOIN items i ON i.id = s.item_id "
+        "WHERE s.status = 'consensus' ORDER BY i.id"
+    )
+    return {str(e): (-1 if i % 2 else 0) for e, i in rows}
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def import_models(store: Store, tmp_path: Path, gold: dict[str, int]) -> users.Annotator:
+    """Three models: one right everywhere, one that flags step 1 everywhere, one scalar PRM that
+    never drops below its threshold (so it finds no error anywhere)."""
+    admin = _user(store, "lead", "admin")
+    perfect = [{"id": e, "earliest_error": g} for e, g in gold.items()]
+    alarm = [{"id": e, "earliest_error": 0} for e in gold]
+    steps = {
+        e: n
+        for e, n in store.fetchall(
+            "SELECT i.external_id, count(*) FROM items i JOIN steps st ON st.version_id = i.current_version_id "
+            "AND st.role = 'solution' GROUP BY 1"
+        )
+        if e in gold
+    }
+    scalar = [{"id": e, "step_scores": [0.9] * steps[e], "threshold": 0.5} for e in gold]
+    for name, rows in (("perfect", perfect), ("alarm", alarm), ("scalar", scalar)):
+        scores.import_predictions(
+            store, admin, write_jsonl(tmp_path / f"{name}.jsonl", rows), model=name, dataset=DATASET
+        )
+    return admin
+
+
+def test_models_side_by_side_and_their_failure_cases(demo_store: Store, tmp_path: Path) -> None:
+    gold = settle(demo_store)
+    errors = sum(1 for g in gold.values() if g == 0)
+    corrects = len(gold) - errors
+    assert errors and corrects
+    admin = import_models(demo_store, tmp_path, gold)
+    report = scores.score_report(demo_store, admin, DATASET)
+    assert report.models == ["alarm", "perfect", "scalar"] and report.n_kept == len(gold)
+    table = report.table.set_index("model")
+    assert table.loc["perfect", "f1"] == 1.0 and table.loc["perfect", "average_f1"] == 1.0
+    # "alarm": every erroneous item right (step 1), every correct item wrong -> F1 0.
+    assert (table.loc["alarm", "error_acc"], table.loc["alarm", "correct_acc"], table.loc["alarm", "f1"]) == (
+        1,
+        0,
+        0,
+    )
+    # "scalar": no score at or below 0.5 -> no error anywhere: correct items right, erroneous ones missed.
+    assert (table.loc["scalar", "error_acc"], table.loc["scalar", "correct_acc"]) == (0, 1)
+    alarms = scores.failure_cases(report, "alarm")
+    assert set(alarms["outcome"]) == {"false alarm"} and len(alarms) == corrects
+    assert (alarms["gold_step"] == 0).all() and (alarms["predicted_step"] == 1).all()
+    missed = scores.failure_cases(report, "scalar")
+    assert set(missed["outcome"]) == {"missed error"} and len(missed) == errors
+    assert scores.failure_cases(report, "perfect").empty
+    agreement = report.by_agreement.set_index(["model", "agreement"])
+    assert agreement.loc[("perfect", "3/3"), "items"] == len(gold)
+    with pytest.raises(NotFound, match="No predictions of a model named 'nobody'"):
+        scores.failure_cases(report, "nobody")
+
+
+def test_a_file_with_a_bad_line_is_refused_whole(demo_store: Store, tmp_path: Path) -> None:
+    gold = settle(demo_store, 3)
+    admin = _user(demo_store, "lead", "admin")
+    first = next(iter(gold))
+    rows = [
+        {"id": first, "earliest_error": 0},
+        {"id": "no-such-item", "earliest_error": 0},
+        {"id": first, "earliest_error": 1},
+        {"earliest_error": 0},
+        {"id": list(gold)[1], "earliest_error": -4},
+        {"id": list(gold)[2], "step_confidences": [1.5]},
+    ]
+    path = write_jsonl(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(InvalidInput) as raised:
+        scores.import_predictions(demo_store, admin, path, model="m", dataset=DATASET)
+    message = str(raised.value)
+    assert "bad.jsonl: nothing imported" in message
+    for part in (
+        "line 2: no item 'no-such-item'",
+        "line 3: item",
+        "appears twice",
+        "line 4: no id",
+        "line 5: earliest_error -4",
+    ):
+        assert part in message
+    assert "line 6: step_confidences has 1 values" in message
+    assert demo_store.scalar("SELECT count(*) FROM predictions") == 0
+
+
+def test_a_model_imported_again_is_replaced_and_only_admins_import(demo_store: Store, tmp_path: Path) -> None:
+    gold = settle(demo_store, 3)
+    admin = _user(demo_store, "lead", "admin")
+    annotator = users.get_user(demo_store, "ann")
+    assert annotator is not None
+    path = write_jsonl(tmp_path / "p.jsonl", [{"id": e, "earliest_error": 0} for e in gold])
+    with pytest.raises(NotAllowed):
+        scores.import_predictions(demo_store, annotator, path, model="m", dataset=DATASET)
+    with pytest.raises(NotAllowed):
+        scores.score_report(demo_store, annotator, DATASET)
+    first = scores.import_predictions(demo_store, admin, path, model="m", dataset=DATASET)
+    assert first.items == len(gold) and not first.replaced
+    one = write_jsonl(tmp_path / "one.jsonl", [{"id": next(iter(gold)), "earliest_error": -1}])
+    again = scores.import_predictions(demo_store, admin, one, model="m", dataset=DATASET)
+    assert again.replaced and again.items == 1
+    assert demo_store.scalar("SELECT count(*) FROM predictions WHERE model = 'm'") == 1
+    with pytest.raises(NotFound, match="no dataset named 'nope'"):
+        scores.import_predictions(demo_store, admin, one, model="m", dataset="nope")
+
+
+def test_error_steps_and_scalar_scores_give_prmbench_v_scores(demo_store: Store, tmp_path: Path) -> None:
+    admin = _user(demo_store, "lead", "admin")
+    dataset = get_dataset(demo_store, "prmbench-step-review")
+    assert dataset is not None
+    # Mark three items kept, as a completed review would, and read their gold error steps.
+    demo_store.execute(
+        "UPDATE item_state SET status = 'complete' WHERE item_id IN "
+        "(SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 3)",
+        [dataset.id],
+    )
+    rows = demo_store.fetchall(
+        "SELECT i.external_id, v.error_steps FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+        "WHERE i.dataset_id = ? ORDER BY i.id LIMIT 3",
+        [dataset.id],
+    )
+    gold = {str(e): json.loads(s) for e, s in rows}
+    assert all(gold.values())
+    exact = [{"id": e, "error_steps": s} for e, s in gold.items()]
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "x.jsonl", exact), model="exact", dataset=dataset.name
+    )
+    report = scores.score_report(demo_store, admin, dataset.name)
+    row = report.table.set_index("model").loc["exact"]
+    assert (row["strict_accuracy"], row["precision"], row["recall"]) == (1.0, 1.0, 1.0)
+    assert report.n_kept == 3 and math.isnan(row["css"])
+
+
+def test_the_command_line_imports_predictions(store: Store, tmp_path: Path, capsys) -> None:
+    db = tmp_path / "cli.duckdb"
+    assert main(["import", "demo_data/qwq_solutions_demo.jsonl", "--dataset", DATASET, "--db", str(db)]) == 0
+    with Store(db) as opened:
+        external = opened.scalar("SELECT external_id FROM items ORDER BY id LIMIT 1")
+    path = write_jsonl(tmp_path / "p.jsonl", [{"id": external, "earliest_error": 2}])
+    capsys.readouterr()
+    assert (
+        main(["predictions", "import", str(path), "--model", "m1", "--dataset", DATASET, "--db", str(db)])
+        == 0
+    )
+    assert "m1 on qwq-earliest-error: 1 predictions stored." in capsys.readouterr().out
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"id": "nope", "earliest_error": 2}])
+    assert (
+        main(["predictions", "import", str(bad), "--model", "m1", "--dataset", DATASET, "--db", str(db)]) == 1
+    )
+    assert "line 1: no item 'nope'" in capsys.readouterr().err
