@@ -142,7 +142,32 @@ def build_parser() -> argparse.ArgumentParser:
     pimp.add_argument("path", metavar="FILE", help="the predictions file (JSONL or a JSON list)")
     pimp.add_argument("--model", required=True, help="the model's name, as the score tables show it")
     pimp.add_argument("--dataset", required=True, help="the dataset whose items the ids name")
+    _add_plan(verbs)
     return parser
+
+
+def _add_plan(verbs: argparse._SubParsersAction) -> None:
+    from qc.planning import PRESETS, STATISTICS
+
+    plan = verbs.add_parser(
+        "plan",
+        help="plan an agreement study: items needed for an interval half-width (reads no database)",
+        description="Observed agreement by the Wilson interval (exact); Cohen's and Fleiss' kappa and "
+        "Krippendorff's alpha by seeded simulation from the expected shares and agreement.",
+    )
+    _add_db(plan)  # accepted like every verb's; planning reads no database
+    plan.add_argument("--preset", choices=sorted(PRESETS), help="a seed paper's study (its size and figures)")
+    plan.add_argument("--statistic", choices=STATISTICS, default="observed_agreement")
+    plan.add_argument("--expected", type=float, default=0.9, help="expected value of the statistic")
+    plan.add_argument("--half-width", type=float, default=0.05, help="wanted (upper - lower) / 2")
+    plan.add_argument("--shares", default="0.5,0.5", help="expected category shares, e.g. 0.9,0.1")
+    plan.add_argument("--raters", type=int, default=2)
+    plan.add_argument("--confidence", type=float, default=0.95)
+    plan.add_argument("--level", choices=("nominal", "ordinal", "interval"), default="nominal")
+    plan.add_argument("--items", type=int, help="also show the interval at this many items")
+    plan.add_argument("--sims", type=int, default=400, help="simulated studies per size (default: 400)")
+    plan.add_argument("--seed", type=int, default=0)
+    plan.add_argument("--plot", metavar="PNG", help="write the half-width plot here")
 
 
 def _add_serve_options(parser: argparse.ArgumentParser) -> None:
@@ -323,6 +348,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.verb == "serve":
         return cmd_serve(args)
+    if args.verb == "plan":  # pure arithmetic: no database to open
+        from commands import cmd_plan
+
+        return cmd_plan(args)
     from commands import VERBS
     from store import Store, StoreLockedError, StoreUnavailableError
 

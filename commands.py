@@ -210,6 +210,43 @@ def cmd_predictions(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Print a study plan (services.planning) and, if asked, write its plot."""
+    from services import planning
+    from services.errors import ServiceError
+
+    try:
+        if args.preset:
+            result = planning.preset(args.preset, n_sims=args.sims, seed=args.seed)
+        else:
+            result = planning.plan(
+                statistic=args.statistic,
+                expected=args.expected,
+                half_width=args.half_width,
+                shares=args.shares,
+                raters=args.raters,
+                confidence=args.confidence,
+                level=args.level,
+                items=args.items,
+                n_sims=args.sims,
+                seed=args.seed,
+            )
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.preset:
+        print(f"preset: {planning.PRESETS[args.preset].name} ({planning.PRESETS[args.preset].source})")
+    print(result.summary())
+    print("\nhalf-width by items:")
+    print(result.by_items.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"\nhalf-width by raters at {result.items} items (simulation):")
+    print(result.by_raters.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    if args.plot:
+        planning.figure(result).savefig(args.plot)
+        print(f"\nwrote the plot to {args.plot}")
+    return 0
+
+
 VERBS = {
     "import": cmd_import,
     "export": cmd_export,

@@ -27,6 +27,7 @@ from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.outputs import Outputs
+from ui.panels import planner
 from ui.render import escape_text
 
 __all__ = ["build", "on_draw_study", "on_open", "on_show", "on_study_report"]
@@ -474,6 +475,7 @@ def build(ctx: AppContext) -> None:
                 study_md = gr.HTML("", elem_id="qc-study-download-md")
                 study_csv = gr.HTML("", elem_id="qc-study-download-csv")
                 study_json = gr.HTML("", elem_id="qc-study-download-json")
+        planner.build(ctx)
 
     private = {"api_visibility": "private"}
     shown = Outputs(

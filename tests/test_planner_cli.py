@@ -1,0 +1,85 @@
+"""The planner on the command line and behind the dashboard's section: answers, refusals, bad inputs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import gradio as gr
+import pytest
+
+from store import Store, users
+from tests.browser_support import ROOT, cli
+from ui.context import TEAM, AppContext
+from ui.panels import planner
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "app.py", "plan", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_plan_prints_the_prmbench_v_interval_and_writes_the_plot(tmp_path: Path) -> None:
+    plot = tmp_path / "plan.png"
+    out = cli(
+        "plan", "--preset", "prmbench_v", "--sims", "50", "--plot", str(plot), db=tmp_path / "x.duckdb"
+    ).stdout
+    assert "95% interval 0.875 to 0.972" in out and "items needed for a half-width of 0.05: 95" in out
+    assert "half-width by raters" in out and plot.stat().st_size > 5000
+    assert not (tmp_path / "x.duckdb").exists()  # planning opens no database
+
+
+def test_plan_for_a_coefficient_states_the_simulation_error() -> None:
+    done = _run(
+        "--statistic",
+        "fleiss_kappa",
+        "--expected",
+        "0.6",
+        "--shares",
+        "0.7,0.3",
+        "--raters",
+        "3",
+        "--half-width",
+        "0.1",
+        "--sims",
+        "100",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "(by simulation)" in done.stdout and "+/-" in done.stdout and "seed 0" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--shares", "0.9,x"), "Category shares: '0.9,x' is not a list of numbers"),
+        (("--expected", "0.5", "--shares", "0.9,0.1"), "below chance agreement"),
+        (("--statistic", "cohen_kappa", "--raters", "3"), "Cohen's kappa is for 2 raters"),
+        (("--half-width", "0"), "half-width"),
+    ],
+)
+def test_bad_plans_say_what_is_wrong(args: tuple[str, ...], message: str) -> None:
+    done = _run(*args)
+    assert done.returncode == 1 and message in done.stderr and done.stdout == ""
+
+
+def test_the_section_plans_for_reviewers_and_refuses_annotators(store: Store) -> None:
+    users.add_user(store, "lead", "admin", password=None)
+    users.add_user(store, "ann", "annotator", password=None)
+    ctx = AppContext(store=store, mode=TEAM)
+    answer, figure, series = planner.on_plan(
+        ctx, "observed_agreement", 0.94, 0.05, "0.95,0.05", 2, 0.95, None, 0, gr.Request(username="lead")
+    )
+    assert "items needed for a half-width of 0.05: 95" in answer and figure is not None
+    assert "95" in set(series["items"])
+    refused, *_ = planner.on_plan(
+        ctx, "observed_agreement", 0.94, 0.05, "0.9,<b>", 2, 0.95, None, 0, gr.Request(username="lead")
+    )
+    assert refused.startswith("Not planned") and "<b>" not in refused
+    with pytest.raises(gr.Error):
+        planner.on_plan(
+            ctx, "observed_agreement", 0.94, 0.05, "0.5,0.5", 2, 0.95, None, 0, gr.Request(username="ann")
+        )
+    preset = planner.on_preset(ctx, "mpbench", gr.Request(username="lead"))
+    assert "0.923 to 0.972" in preset[0] and preset[7] == 3 and preset[9] == 300
