@@ -16,10 +16,17 @@ from urllib.parse import urlencode
 import pandas as pd
 from matplotlib.figure import Figure
 
-from qc.plots import error_position_figure, step_counts_figure
+from qc.plots import (
+    error_position_figure,
+    labels_by_annotator_figure,
+    step_counts_figure,
+    steps_per_chain_figure,
+    time_per_item_figure,
+)
 from services.access import require_reviewer
 from services.errors import InvalidInput, NotFound
 from store.browse import (
+    DIFFICULTIES,
     PAGE,
     SORTS,
     STATES,
@@ -28,6 +35,7 @@ from store.browse import (
     browse_page,
     error_position_counts,
     filter_choices,
+    label_time_rows,
     lineage_rows,
     step_count_rows,
 )
@@ -39,6 +47,8 @@ if TYPE_CHECKING:
     from store import Store
 
 __all__ = [
+    "DIFFICULTIES",
+    "FIGURES",
     "PAGE",
     "SORTS",
     "STATES",
@@ -47,6 +57,7 @@ __all__ = [
     "Page",
     "choices",
     "distribution",
+    "figures",
     "filter_from_query",
     "open_item",
     "query_for",
@@ -55,7 +66,9 @@ __all__ = [
 ]
 
 _MAX_TEXT = 200
-_FIELDS = ("dataset", "task", "source", "error_type", "status", "annotator", "text")
+_FIELDS = ("dataset", "task", "source", "error_type", "status", "annotator", "text", "difficulty")
+# The Browse panel's plots, each for the current filter, in the order shown.
+FIGURES = ("error_positions", "step_counts", "steps_per_chain", "labels_by_annotator", "time_per_item")
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,8 @@ def _checked(f: BrowseFilter) -> BrowseFilter:
     """Bounded, known values only: the filter comes from a form or a URL anyone can edit."""
     if f.status and f.status not in STATES:
         raise InvalidInput(f"unknown state {f.status!r}: choose one of {', '.join(STATES)}")
+    if f.difficulty and f.difficulty not in DIFFICULTIES:
+        raise InvalidInput(f"unknown difficulty {f.difficulty!r}: choose one of {', '.join(DIFFICULTIES)}")
     if f.sort not in SORTS:
         raise InvalidInput(f"unknown sort {f.sort!r}: choose one of {', '.join(SORTS)}")
     if f.error_position is not None and not 1 <= f.error_position <= 10_000:
@@ -127,6 +142,22 @@ def step_counts(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.Data
     require_reviewer(user)
     rows = step_count_rows(store, _checked(f))
     return rows, step_counts_figure(rows)
+
+
+def figures(store: Store, user: Annotator, f: BrowseFilter) -> dict[str, Figure]:
+    """Every plot of the panel for the filter (FIGURES' names): PRMBench-V's Figures 7 and 8, steps
+    per chain, labels by annotator and time per item (three queries, however many plots)."""
+    require_reviewer(user)
+    f = _checked(f)
+    chains = step_count_rows(store, f)
+    labels = label_time_rows(store, f)
+    return {
+        "error_positions": error_position_figure(error_position_counts(store, f)),
+        "step_counts": step_counts_figure(chains),
+        "steps_per_chain": steps_per_chain_figure(chains),
+        "labels_by_annotator": labels_by_annotator_figure(labels),
+        "time_per_item": time_per_item_figure(labels),
+    }
 
 
 def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:

@@ -27,14 +27,16 @@ __all__ = ["build", "on_filter", "on_next", "on_open", "on_page", "on_previous",
 
 FOR_REVIEWERS = "Browse is for adjudicators and admins: it shows every annotator's labels."
 ANY = ""
-RESULTS = ("results", "page_line", "page", "plot", "plot_steps", "link", "status")
+PLOTS = ("plot", "plot_steps", "plot_chains", "plot_annotators", "plot_time")  # browse.FIGURES' order
+RESULTS = ("results", "page_line", "page", *PLOTS, "link", "status")
 ITEM = ("item_view", "lineage", "annotations", "link", "status")
 _CHAIN_ROLES = ("modified", "solution", "candidate", "original", "predicted", "reference")
 
 
 def _filter(*values: Any) -> BrowseFilter:
-    dataset, task, source, error_type, status, position, annotator, text, sort = values
+    dataset, task, source, error_type, status, position, annotator, text, sort, difficulty = values
     return BrowseFilter(
+        difficulty=difficulty or None,
         dataset=dataset or None,
         task=task or None,
         source=source or None,
@@ -54,15 +56,13 @@ def _link(query: str) -> str:
 
 def _results(ctx: AppContext, user: Any, f: BrowseFilter, page: int) -> dict[str, Any]:
     found = browse.search(ctx.store, user, f, page)
-    _, figure = browse.distribution(ctx.store, user, f)
-    _, steps_figure = browse.step_counts(ctx.store, user, f)
+    figures = browse.figures(ctx.store, user, f)
     rows = found.rows.rename(columns={"earliest_error": "first error step", "error_steps": "error steps"})
     return {
         "results": rows,
         "page_line": f"**{found.total}** item(s) · page {found.page + 1} of {found.pages}",
         "page": found.page,
-        "plot": figure,
-        "plot_steps": steps_figure,
+        **{name: figures[key] for name, key in zip(PLOTS, browse.FIGURES, strict=True)},
         "link": _link(browse.query_for(f, page=found.page)),
         "status": "",
     }
@@ -87,6 +87,7 @@ def on_tab_open(ctx: AppContext, query: str, request: gr.Request) -> dict[str, A
         "task": gr.update(choices=[ANY, *options["task"]]),
         "source": gr.update(choices=[ANY, *options["source"]]),
         "error_type": gr.update(choices=[ANY, *options["error_type"]]),
+        "difficulty": gr.update(choices=[ANY, *options["difficulty"]]),
     }
     try:
         f, item_id, page = browse.filter_from_query(params if params.get("tab") == "browse" else {})
@@ -100,6 +101,7 @@ def on_tab_open(ctx: AppContext, query: str, request: gr.Request) -> dict[str, A
                 "annotator": f.annotator or "",
                 "text": f.text or "",
                 "sort": f.sort,
+                "difficulty": gr.update(choices=[ANY, *options["difficulty"]], value=f.difficulty or ANY),
             }
         )
         if item_id is not None:
@@ -120,12 +122,16 @@ def on_filter(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     user = require_user(ctx, request)
     try:
         return _results(
-            ctx, user, _filter(dataset, task, source, error_type, state, position, annotator, text, sort), 0
+            ctx,
+            user,
+            _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty),
+            0,
         )
     except ServiceError as exc:
         return _refused(exc, RESULTS)
@@ -144,6 +150,7 @@ def on_page(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     user = require_user(ctx, request)
@@ -151,7 +158,7 @@ def on_page(
         return _results(
             ctx,
             user,
-            _filter(dataset, task, source, error_type, state, position, annotator, text, sort),
+            _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty),
             max(int(page or 0) + step, 0),
         )
     except ServiceError as exc:
@@ -170,10 +177,24 @@ def on_previous(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     return on_page(
-        ctx, -1, page, dataset, task, source, error_type, state, position, annotator, text, sort, request
+        ctx,
+        -1,
+        page,
+        dataset,
+        task,
+        source,
+        error_type,
+        state,
+        position,
+        annotator,
+        text,
+        sort,
+        difficulty,
+        request,
     )
 
 
@@ -189,10 +210,24 @@ def on_next(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     return on_page(
-        ctx, 1, page, dataset, task, source, error_type, state, position, annotator, text, sort, request
+        ctx,
+        1,
+        page,
+        dataset,
+        task,
+        source,
+        error_type,
+        state,
+        position,
+        annotator,
+        text,
+        sort,
+        difficulty,
+        request,
     )
 
 
@@ -208,6 +243,7 @@ def on_open(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     user = require_user(ctx, request)
@@ -216,7 +252,7 @@ def on_open(
             ctx,
             user,
             item_id,
-            _filter(dataset, task, source, error_type, state, position, annotator, text, sort),
+            _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty),
         )
     except ServiceError as exc:
         return _refused(exc, ITEM)
@@ -234,6 +270,7 @@ def on_select(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     evt: gr.SelectData,
     request: gr.Request,
 ) -> dict[str, Any]:
@@ -245,7 +282,19 @@ def on_select(
         return {}
     return {
         **on_open(
-            ctx, item_id, dataset, task, source, error_type, state, position, annotator, text, sort, request
+            ctx,
+            item_id,
+            dataset,
+            task,
+            source,
+            error_type,
+            state,
+            position,
+            annotator,
+            text,
+            sort,
+            difficulty,
+            request,
         ),
         "open_id": str(item_id),
     }
@@ -359,6 +408,13 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             error_type = gr.Dropdown([ANY], value=ANY, label="Error type", elem_id="br-error-type")
             state = gr.Dropdown([ANY, *browse.STATES], value=ANY, label="State", elem_id="br-state")
             position = gr.Number(label="Error at step", precision=0, minimum=0, elem_id="br-position")
+            difficulty = gr.Dropdown(
+                [ANY, *browse.DIFFICULTIES],
+                value=ANY,
+                label="Difficulty",
+                elem_id="br-difficulty",
+                min_width=110,
+            )
         with gr.Row(elem_id="br-filters-2"):
             annotator = gr.Textbox(label="Annotator", elem_id="br-annotator")
             text = gr.Textbox(label="Text in question or steps", elem_id="br-text", scale=2)
@@ -386,14 +442,20 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             with gr.Column(scale=2):
                 plot = gr.Plot(format="png", show_label=False, elem_id="br-plot")
                 plot_steps = gr.Plot(format="png", show_label=False, elem_id="br-plot-steps")
+                plot_chains = gr.Plot(format="png", show_label=False, elem_id="br-plot-chains")
+                plot_annotators = gr.Plot(format="png", show_label=False, elem_id="br-plot-annotators")
+                plot_time = gr.Plot(format="png", show_label=False, elem_id="br-plot-time")
 
-    filters = [dataset, task, source, error_type, state, position, annotator, text, sort]
+    filters = [dataset, task, source, error_type, state, position, annotator, text, sort, difficulty]
     shown = Outputs(
         results=results,
         page_line=page_line,
         page=page,
         plot=plot,
         plot_steps=plot_steps,
+        plot_chains=plot_chains,
+        plot_annotators=plot_annotators,
+        plot_time=plot_time,
         link=link,
         status=status,
     )
@@ -410,6 +472,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         annotator=annotator,
         text=text,
         sort=sort,
+        difficulty=difficulty,
         **{**shown.components, **item.components},
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
