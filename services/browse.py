@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -25,6 +26,7 @@ from qc.plots import (
 )
 from services.access import require_reviewer
 from services.errors import InvalidInput, NotFound
+from services.exports import ItemSelection, Progress, Written, export
 from store.browse import (
     DIFFICULTIES,
     PAGE,
@@ -37,6 +39,7 @@ from store.browse import (
     filter_choices,
     label_time_rows,
     lineage_rows,
+    matching_item_ids,
     step_count_rows,
 )
 from store.items import ItemView, get_item
@@ -57,11 +60,13 @@ __all__ = [
     "Page",
     "choices",
     "distribution",
+    "export_view",
     "figures",
     "filter_from_query",
     "open_item",
     "query_for",
     "search",
+    "select_items",
     "step_counts",
 ]
 
@@ -224,3 +229,21 @@ def filter_from_query(params: Mapping[str, str]) -> tuple[BrowseFilter, int | No
         sort=params.get("sort") or "id",
     )
     return _checked(f), number("item"), max((number("page") or 1) - 1, 0)
+
+
+def select_items(store: Store, f: BrowseFilter) -> ItemSelection:
+    """The filter's matching items for an export, and the filter as its manifest names it (with the
+    link that reopens the view). No role check: callers check (Browse) or own the file (the CLI)."""
+    f = _checked(f)
+    named = {n: getattr(f, n) for n in (*_FIELDS, "error_position") if getattr(f, n) not in (None, "")}
+    return ItemSelection(matching_item_ids(store, f), {**named, "sort": f.sort, "link": query_for(f)})
+
+
+def export_view(
+    store: Store, user: Annotator, f: BrowseFilter, fmt: str, out: Path, progress: Progress | None = None
+) -> Written:
+    """The current filter's items in a format, for an adjudicator or admin (it carries every label)."""
+    require_reviewer(user)
+    return export(
+        store, fmt, out, dataset=_checked(f).dataset, items=select_items(store, f), progress=progress
+    )

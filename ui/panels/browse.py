@@ -8,6 +8,8 @@ view. Every handler asks services.browse, which checks the role: Gradio exposes 
 
 from __future__ import annotations
 
+import shutil
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -17,19 +19,34 @@ import pandas as pd
 from services import browse
 from services.browse import BrowseFilter, ItemDetail
 from services.errors import ServiceError
+from services.exports import EXPORT_FORMATS, suffix_of
 from ui.auth import require_user
 from ui.context import AppContext
+from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown, step_body, word_diff
 
-__all__ = ["build", "on_filter", "on_next", "on_open", "on_page", "on_previous", "on_select", "on_tab_open"]
+__all__ = [
+    "build",
+    "on_export",
+    "on_filter",
+    "on_next",
+    "on_open",
+    "on_page",
+    "on_previous",
+    "on_select",
+    "on_tab_open",
+]
 
 FOR_REVIEWERS = "Browse is for adjudicators and admins: it shows every annotator's labels."
 ANY = ""
 PLOTS = ("plot", "plot_steps", "plot_chains", "plot_annotators", "plot_time")  # browse.FIGURES' order
 RESULTS = ("results", "page_line", "page", *PLOTS, "link", "status")
 ITEM = ("item_view", "lineage", "annotations", "link", "status")
+EXPORTED = ("export_status", "export_file")
+# What a filter can be exported as: everything but the agreement report (a whole dataset's).
+VIEW_FORMATS = tuple(f for f in EXPORT_FORMATS if not f.startswith("report-"))
 _CHAIN_ROLES = ("modified", "solution", "candidate", "original", "predicted", "reference")
 
 
@@ -300,6 +317,43 @@ def on_select(
     }
 
 
+def on_export(
+    ctx: AppContext,
+    fmt: Any,
+    dataset: Any,
+    task: Any,
+    source: Any,
+    error_type: Any,
+    state: Any,
+    position: Any,
+    annotator: Any,
+    text: Any,
+    sort: Any,
+    difficulty: Any,
+    request: gr.Request,
+    progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's way of asking for a progress bar)
+) -> dict[str, Any]:
+    """Write the filter's items in a format and offer the file and its manifest to this user only."""
+    user = require_user(ctx, request)
+    f = _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty)
+    if fmt not in VIEW_FORMATS:  # checked before it becomes part of a file name
+        return {"export_status": refusal(f"choose a format: {', '.join(VIEW_FORMATS)}")}
+    folder = export_folder(ctx)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    out = folder / f"browse-{fmt}-{stamp}.{suffix_of(fmt)}"
+    try:
+        written = browse.export_view(
+            ctx.store, user, f, fmt, out, progress=lambda done, what: progress(done, what)
+        )
+    except ServiceError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        return {"export_status": refusal(str(exc)), "export_file": gr.update(value="", visible=False)}
+    return {
+        "export_status": f"Wrote {written.rows} row(s) of this view as {fmt}.",
+        "export_file": gr.update(value=offer_export(ctx, user, written.path, written.manifest), visible=True),
+    }
+
+
 def _item(ctx: AppContext, user: Any, item_id: Any, f: BrowseFilter) -> dict[str, Any]:
     detail = browse.open_item(ctx.store, user, item_id)
     return {
@@ -428,6 +482,16 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         with gr.Row():
             open_id = gr.Textbox(label="Open item (number)", elem_id="br-open-id", scale=1)
             go = gr.Button("Open", size="sm", elem_id="br-open", scale=0)
+        with gr.Row(elem_id="br-export-row"):
+            export_fmt = gr.Dropdown(
+                list(VIEW_FORMATS),
+                value="stepgate-jsonl",
+                label="Export this view as",
+                elem_id="br-export-format",
+            )
+            export_run = gr.Button("Export", size="sm", elem_id="br-export", scale=0)
+            export_status = gr.Markdown(elem_id="br-export-status")
+        export_file = gr.HTML("", visible=False, elem_id="br-export-file")
         status = gr.Markdown(elem_id="br-status")
         link = gr.Markdown(elem_id="br-link")
         with gr.Row(equal_height=False):
@@ -487,3 +551,11 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         event(item.bind(on_open, ctx), [open_id, *filters], list(item), **private)
     picked = Outputs(open_id=open_id, **item.components)
     results.select(picked.bind(on_select, ctx), [results, *filters], list(picked), **private)
+    exported = Outputs(export_status=export_status, export_file=export_file)
+    export_run.click(
+        exported.bind(on_export, ctx),
+        [export_fmt, *filters],
+        list(exported),
+        api_visibility="private",
+        show_progress="full",
+    )
