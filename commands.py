@@ -179,12 +179,8 @@ def cmd_study(args: argparse.Namespace, store: Store) -> int:
     try:
         edges = [float(x) for x in args.edges.split(",")]
         counts = [int(x) for x in args.counts.split(",")]
-        examples = [
-            json.loads(line)
-            for line in Path(args.examples).read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
-    except (OSError, ValueError) as exc:
+        examples = step_match.read_examples(Path(args.examples))
+    except (ServiceError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     try:
