@@ -3,7 +3,7 @@
 python app.py                      serve ./stepgate.duckdb on 127.0.0.1:7860 (demo data on first run)
 python app.py serve --db PATH --host HOST --port PORT
 python app.py import PATH [--format F] [--dataset NAME] [--skip-bad]
-python app.py export --format F --out PATH [--dataset NAME]
+python app.py export --format F --out PATH [--dataset NAME] [--filter QUERY]
 python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE | remove NAME
 python app.py datasets list | set NAME KEY=VALUE ...
 """
@@ -70,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stepgate-jsonl: images as base64 in the file, or copied beside it (default: embedded)",
     )
     exp.add_argument("--no-log", action="store_true", help="stepgate-jsonl: leave the annotation log out")
+    exp.add_argument(
+        "--filter",
+        metavar="QUERY",
+        help="only the items of a Browse view: its link's query, e.g. 'error_type=circular&status=consensus' "
+        "(keys: dataset task source error_type status difficulty error_position annotator text)",
+    )
 
     usr = verbs.add_parser("users", help="manage annotators: add, list, passwd, role, remove")
     uverbs = usr.add_subparsers(dest="users_verb", metavar="ACTION", required=True)

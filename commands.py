@@ -58,22 +58,33 @@ def cmd_import(args: argparse.Namespace, store: Store) -> int:
 
 
 def cmd_export(args: argparse.Namespace, store: Store) -> int:
+    from urllib.parse import parse_qsl
+
+    from services import browse
     from services.errors import ServiceError
     from services.exports import export
 
     try:
+        items, dataset = None, args.dataset
+        if args.filter:  # a Browse link's query (or its part after '?'): that view's items only
+            f, _, _ = browse.filter_from_query(dict(parse_qsl(args.filter.split("?", 1)[-1])))
+            if dataset and f.dataset and dataset != f.dataset:
+                raise ServiceError(f"--dataset {dataset} and the filter's dataset={f.dataset} differ")
+            items, dataset = browse.select_items(store, f), dataset or f.dataset
         written = export(
             store,
             args.format,
             Path(args.out),
-            dataset=args.dataset,
+            dataset=dataset,
             images=args.images,
             with_log=not args.no_log,
+            items=items,
         )
     except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {written.rows} row(s) to {written.path} (manifest: {written.manifest})")
+    matched = f" of the {len(items.item_ids)} item(s) the filter matches" if items is not None else ""
+    print(f"wrote {written.rows} row(s){matched} to {written.path} (manifest: {written.manifest})")
     return 0
 
 
@@ -168,12 +179,8 @@ def cmd_study(args: argparse.Namespace, store: Store) -> int:
     try:
         edges = [float(x) for x in args.edges.split(",")]
         counts = [int(x) for x in args.counts.split(",")]
-        examples = [
-            json.loads(line)
-            for line in Path(args.examples).read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
-    except (OSError, ValueError) as exc:
+        examples = step_match.read_examples(Path(args.examples))
+    except (ServiceError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     try:

@@ -21,7 +21,9 @@ __all__ = [
     "agreement_by_error_type_figure",
     "annotator_heatmap_figure",
     "error_position_figure",
+    "labels_by_annotator_figure",
     "step_counts_figure",
+    "steps_per_chain_figure",
     "time_per_item_figure",
 ]
 
@@ -212,4 +214,46 @@ def step_counts_figure(rows: pd.DataFrame) -> Figure:
     ax.set_ylabel("steps per chain")
     ax.set_title("Step counts by error type (PRMBench-V Fig. 8)", fontsize=11)
     ax.legend(fontsize=8, frameon=False)
+    return fig
+
+
+def steps_per_chain_figure(rows: pd.DataFrame) -> Figure:
+    """How long the chains are: a histogram of steps per chain, one series per chain (original,
+    modified, solution). `rows`: role, n_steps (one row per item and chain)."""
+    if rows.empty:
+        return _empty("No chains in the current filter.")
+    fig = Figure(figsize=(_WIDTH, _HEIGHT), dpi=100)
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.14, top=0.9)
+    ax = fig.add_subplot()
+    top = int(rows["n_steps"].max())
+    bins = [float(b) for b in np.arange(0.5, top + 1.5, max(1, int(np.ceil(top / 40))))]
+    for k, role in enumerate(sorted(set(rows["role"]))):
+        counts = rows.loc[rows["role"] == role, "n_steps"].to_numpy(dtype=float)
+        colour = _COLOURS[k % len(_COLOURS)]
+        ax.hist(counts, bins=bins, alpha=0.55, color=colour, label=f"{_text(role)} (n={len(counts)})")
+    ax.set_xlabel("steps per chain")
+    ax.set_ylabel("chains")
+    ax.set_title("Steps per chain", fontsize=11)
+    ax.legend(fontsize=8, frameon=False)
+    return fig
+
+
+def labels_by_annotator_figure(rows: pd.DataFrame) -> Figure:
+    """Labels each annotator stored on the filter's items (corrections included) and how many items
+    that covers. `rows`: annotator, item, labels (one row per annotator and item)."""
+    if rows.empty:
+        return _empty("No labels on the items of the current filter.")
+    per = rows.groupby(rows["annotator"].astype(str)).agg(labels=("labels", "sum"), items=("item", "nunique"))
+    per = per.sort_values(["labels", "items"], ascending=True)
+    height = max(_HEIGHT, 0.6 + 0.3 * len(per))
+    fig = Figure(figsize=(_WIDTH, height), dpi=100)
+    fig.subplots_adjust(left=0.2, right=0.97, bottom=0.6 / height, top=1 - 0.35 / height)
+    ax = fig.add_subplot()
+    y = np.arange(len(per))
+    ax.barh(y + 0.2, per["labels"], height=0.4, color=_COLOURS[0], label="labels")
+    ax.barh(y - 0.2, per["items"], height=0.4, color=_COLOURS[1], label="items")
+    ax.set_yticks(y, [_text(n) for n in per.index], fontsize=8)
+    ax.set_xlabel("count")
+    ax.set_title("Labels by annotator", fontsize=11)
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
     return fig

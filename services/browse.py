@@ -10,16 +10,25 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from qc.plots import error_position_figure, step_counts_figure
+from qc.plots import (
+    error_position_figure,
+    labels_by_annotator_figure,
+    step_counts_figure,
+    steps_per_chain_figure,
+    time_per_item_figure,
+)
 from services.access import require_reviewer
 from services.errors import InvalidInput, NotFound
+from services.exports import ItemSelection, Progress, Written, export
 from store.browse import (
+    DIFFICULTIES,
     PAGE,
     SORTS,
     STATES,
@@ -28,7 +37,9 @@ from store.browse import (
     browse_page,
     error_position_counts,
     filter_choices,
+    label_time_rows,
     lineage_rows,
+    matching_item_ids,
     step_count_rows,
 )
 from store.items import ItemView, get_item
@@ -39,6 +50,8 @@ if TYPE_CHECKING:
     from store import Store
 
 __all__ = [
+    "DIFFICULTIES",
+    "FIGURES",
     "PAGE",
     "SORTS",
     "STATES",
@@ -47,15 +60,20 @@ __all__ = [
     "Page",
     "choices",
     "distribution",
+    "export_view",
+    "figures",
     "filter_from_query",
     "open_item",
     "query_for",
     "search",
+    "select_items",
     "step_counts",
 ]
 
 _MAX_TEXT = 200
-_FIELDS = ("dataset", "task", "source", "error_type", "status", "annotator", "text")
+_FIELDS = ("dataset", "task", "source", "error_type", "status", "annotator", "text", "difficulty")
+# The Browse panel's plots, each for the current filter, in the order shown.
+FIGURES = ("error_positions", "step_counts", "steps_per_chain", "labels_by_annotator", "time_per_item")
 
 
 @dataclass(frozen=True)
@@ -82,6 +100,8 @@ def _checked(f: BrowseFilter) -> BrowseFilter:
     """Bounded, known values only: the filter comes from a form or a URL anyone can edit."""
     if f.status and f.status not in STATES:
         raise InvalidInput(f"unknown state {f.status!r}: choose one of {', '.join(STATES)}")
+    if f.difficulty and f.difficulty not in DIFFICULTIES:
+        raise InvalidInput(f"unknown difficulty {f.difficulty!r}: choose one of {', '.join(DIFFICULTIES)}")
     if f.sort not in SORTS:
         raise InvalidInput(f"unknown sort {f.sort!r}: choose one of {', '.join(SORTS)}")
     if f.error_position is not None and not 1 <= f.error_position <= 10_000:
@@ -127,6 +147,22 @@ def step_counts(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.Data
     require_reviewer(user)
     rows = step_count_rows(store, _checked(f))
     return rows, step_counts_figure(rows)
+
+
+def figures(store: Store, user: Annotator, f: BrowseFilter) -> dict[str, Figure]:
+    """Every plot of the panel for the filter (FIGURES' names): PRMBench-V's Figures 7 and 8, steps
+    per chain, labels by annotator and time per item (three queries, however many plots)."""
+    require_reviewer(user)
+    f = _checked(f)
+    chains = step_count_rows(store, f)
+    labels = label_time_rows(store, f)
+    return {
+        "error_positions": error_position_figure(error_position_counts(store, f)),
+        "step_counts": step_counts_figure(chains),
+        "steps_per_chain": steps_per_chain_figure(chains),
+        "labels_by_annotator": labels_by_annotator_figure(labels),
+        "time_per_item": time_per_item_figure(labels),
+    }
 
 
 def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:
@@ -193,3 +229,21 @@ def filter_from_query(params: Mapping[str, str]) -> tuple[BrowseFilter, int | No
         sort=params.get("sort") or "id",
     )
     return _checked(f), number("item"), max((number("page") or 1) - 1, 0)
+
+
+def select_items(store: Store, f: BrowseFilter) -> ItemSelection:
+    """The filter's matching items for an export, and the filter as its manifest names it (with the
+    link that reopens the view). No role check: callers check (Browse) or own the file (the CLI)."""
+    f = _checked(f)
+    named = {n: getattr(f, n) for n in (*_FIELDS, "error_position") if getattr(f, n) not in (None, "")}
+    return ItemSelection(matching_item_ids(store, f), {**named, "sort": f.sort, "link": query_for(f)})
+
+
+def export_view(
+    store: Store, user: Annotator, f: BrowseFilter, fmt: str, out: Path, progress: Progress | None = None
+) -> Written:
+    """The current filter's items in a format, for an adjudicator or admin (it carries every label)."""
+    require_reviewer(user)
+    return export(
+        store, fmt, out, dataset=_checked(f).dataset, items=select_items(store, f), progress=progress
+    )

@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,34 @@ from store.items import items_frame
 if TYPE_CHECKING:
     from store import Store
 
-__all__ = ["EXPORT_FORMATS", "IMAGE_MODES", "Written", "export", "manifest_path", "stepgate_version"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "IMAGE_MODES",
+    "ItemSelection",
+    "Progress",
+    "Written",
+    "export",
+    "manifest_path",
+    "stepgate_version",
+    "suffix_of",
+]
+
+Progress = Callable[[float, str], None]  # (fraction done, what is happening), e.g. a gr.Progress
+
+
+@dataclass(frozen=True)
+class ItemSelection:
+    """Some items only (a Browse filter's matches): their ids, and the filter as the manifest names it."""
+
+    item_ids: list[int]
+    description: dict[str, Any] = field(default_factory=dict)
+
+
+def suffix_of(fmt: str) -> str:
+    """The file ending a format writes (jsonl, csv, parquet, md, json)."""
+    if fmt not in FORMATS:
+        raise InvalidInput(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+    return FORMATS[fmt].suffix
 
 
 @dataclass(frozen=True)
@@ -83,6 +111,28 @@ def _data(
     return build_dataset_report(store, dataset)
 
 
+def _only(data: Any, reads: str, ids: set[int]) -> Any:
+    """What a format reads, cut to the selected items (the report is refused before this)."""
+    if reads in ("log", "items"):
+        return data[data["item_id"].isin(ids)].reset_index(drop=True)
+    bundle = dict(data.bundle)
+    versions = [v for v in bundle["versions"] if v["item_id"] in ids]
+    keys = {(v["dataset"], v["external_id"]) for v in versions}
+    used = {h for v in versions for h in (v["images"] or [])}
+    annotations = [a for a in bundle["annotations"] if (a["dataset"], a["external_id"]) in keys]
+    names = {a["annotator"] for a in annotations}
+    bundle.update(
+        versions=versions,
+        states=[s for s in bundle["states"] if (s["dataset"], s["external_id"]) in keys],
+        images={h: m for h, m in bundle["images"].items() if h in used},
+        annotations=annotations,
+        annotators=[p for p in bundle["annotators"] if p["name"] in names],
+    )
+    return BundleExport(
+        bundle, data.images, data.with_log, {**data.filter, "items": len(keys)}, data.stepgate_version
+    )
+
+
 def export(
     store: Store,
     fmt: str,
@@ -93,6 +143,8 @@ def export(
     images: str = "embedded",
     with_log: bool = True,
     manifest: bool = True,
+    items: ItemSelection | None = None,
+    progress: Progress | None = None,
 ) -> Written:
     """Write one export; the file appears whole or not at all, with a manifest beside it.
 
@@ -102,8 +154,11 @@ def export(
     stepgate-jsonl (images embedded as base64 or copied beside the file; the annotation log or not).
 
     With `annotator`, only the annotation log can be written, holding that annotator's rows only:
-    what an annotator may download on a blind task. Raises a ServiceError saying what to fix.
+    what an annotator may download on a blind task. With `items`, only those items (and their log
+    rows, versions and images); the manifest names the selection. `progress` hears how far it got.
+    Raises a ServiceError saying what to fix.
     """
+    step = progress or (lambda _done, _what: None)
     if fmt not in FORMATS:
         raise InvalidInput(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
     spec = FORMATS[fmt]
@@ -122,7 +177,16 @@ def export(
         raise InvalidInput(f"the folder {out.parent} does not exist")
     if images not in IMAGE_MODES:
         raise InvalidInput(f"images must be one of {', '.join(IMAGE_MODES)}")
+    if items is not None and spec.reads == "report":
+        raise InvalidInput(
+            f"{fmt} reports on a whole dataset: export it from the Data panel, not for a filter"
+        )
+    step(0.05, f"reading {spec.reads} from the database")
     data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log)
+    if items is not None:
+        step(0.45, f"keeping the {len(items.item_ids)} item(s) of the filter")
+        data = _only(data, spec.reads, set(items.item_ids))
+    step(0.6, f"writing {out.name}")
     try:
         rows = write_whole(fmt, data, out)
     except ExportError as exc:
@@ -134,12 +198,20 @@ def export(
         "format": fmt,
         "file": out.name,
         "rows": rows,
-        "filter": {k: v for k, v in filters.items() if v is not None},
+        "filter": {
+            **{k: v for k, v in filters.items() if v is not None},
+            **(
+                {"items": items.description, "items_matched": len(items.item_ids)}
+                if items is not None
+                else {}
+            ),
+        },
         "options": {"images": images, "log": with_log} if spec.reads == "bundle" else {},
         "database": database_counts(store, dataset_id),
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "stepgate_version": stepgate_version(),
     }
     side = manifest_path(out)
-    side.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    side.write_text(json.dumps(state, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    step(1.0, f"wrote {rows} row(s)")
     return Written(out, rows, side)

@@ -11,11 +11,13 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from exports.step_study import STUDY_REPORT_FORMATS, write_study_report
 from qc.matching import DEFAULT_EDGES, TAU, greedy_matches, macro_scores, table_s1
 from qc.step_study import (
     SAMPLING_COUNTS,
@@ -28,7 +30,7 @@ from qc.step_study import (
     human_majority,
     sample_pairs,
 )
-from services.access import require_reviewer
+from services.access import require_admin, require_reviewer
 from services.encoder import Encoder
 from services.errors import InvalidInput, NotFound
 from services.matching import similarity
@@ -41,7 +43,18 @@ from store.records import ItemRecord
 from store.users import Annotator
 from tasks import STEP_MATCH
 
-__all__ = ["StudyCreated", "StudyReport", "create_study", "study_report"]
+__all__ = [
+    "STUDY_REPORT_FORMATS",
+    "StudyCreated",
+    "StudyReport",
+    "create_study",
+    "create_study_from_file",
+    "read_examples",
+    "study_report",
+    "study_report_file",
+]
+
+MAX_EXAMPLES_BYTES = 50_000_000  # an examples file is steps as text: far below this
 
 
 @dataclass(frozen=True)
@@ -318,3 +331,63 @@ def _calibrate(
         else math.nan
     )
     return calibration, f1_tau, f1_cal
+
+
+def read_examples(path: Path, shown_as: str | None = None) -> list[dict[str, Any]]:
+    """The examples of a JSONL file (one object a line: example, model, predicted, reference, optional
+    question). A bad line refuses the whole file, named as `file:line: what is wrong`."""
+    name = shown_as or Path(path).name
+    try:
+        if Path(path).stat().st_size > MAX_EXAMPLES_BYTES:
+            raise InvalidInput(f"{name}: larger than {MAX_EXAMPLES_BYTES // 1_000_000} MB")
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{name}: not UTF-8 text (a JSONL file of examples is expected)") from None
+    except OSError as exc:
+        raise InvalidInput(f"{name}: cannot read it ({exc.strerror or exc})") from None
+    examples = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            example = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{name}:{number}: not JSON ({exc.msg}, column {exc.colno})") from None
+        if not isinstance(example, dict):
+            raise InvalidInput(f"{name}:{number}: an object with 'predicted' and 'reference' is expected")
+        try:
+            _check_examples([example])
+        except InvalidInput as exc:
+            raise InvalidInput(f"{name}:{number}: {str(exc).removeprefix('example 1: ')}") from None
+        examples.append(example)
+    if not examples:
+        raise InvalidInput(f"{name}: no examples in the file")
+    return examples
+
+
+def create_study_from_file(
+    store: Store,
+    user: Annotator,
+    encoder: Encoder,
+    path: Path,
+    dataset: str,
+    *,
+    shown_as: str | None = None,
+    **options: Any,
+) -> StudyCreated:
+    """An admin's upload of predicted and reference example sets, sampled into a new study (the Data
+    panel's twin of `app.py study`). Nothing is stored when the file or the options are refused."""
+    require_admin(user)
+    dataset = (dataset or "").strip()
+    if not dataset or len(dataset) > 100:
+        raise InvalidInput("name the study's dataset (1-100 characters)")
+    return create_study(store, encoder, read_examples(path, shown_as), dataset, **options)
+
+
+def study_report_file(
+    store: Store, user: Annotator, name: str, fmt: str, out: Path, encoder: Encoder | None = None
+) -> Path:
+    """The study's report (Table S1 and the rest) as a Markdown or CSV file naming its encoder."""
+    if fmt not in STUDY_REPORT_FORMATS:
+        raise InvalidInput(f"report format: one of {', '.join(STUDY_REPORT_FORMATS)}, not {fmt!r}")
+    return write_study_report(study_report(store, user, name, encoder), fmt, out)

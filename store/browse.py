@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from store.annotations import RULING
+
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
@@ -24,19 +26,30 @@ __all__ = [
     "browse_page",
     "error_position_counts",
     "filter_choices",
+    "label_time_rows",
     "lineage_rows",
+    "matching_item_ids",
     "step_count_rows",
 ]
 
-STATES = ("open", "consensus", "complete", "discarded", "disputed", "rejected")
+# Item states (item_state.status, by the task's rule) and "regenerating": rejected and waiting for a
+# regeneration job (queued or running), the gate's state until the new version arrives.
+STATES = ("open", "consensus", "complete", "discarded", "disputed", "accepted", "rejected", "regenerating")
+DIFFICULTIES = ("easy", "medium", "hard")  # the decided difficulty (PRMBench-V's tool, majority of labels)
+_STATE = (
+    "CASE WHEN EXISTS (SELECT 1 FROM jobs j WHERE j.item_id = i.id AND j.status IN ('queued', 'running')) "
+    "THEN 'regenerating' ELSE coalesce(st.status, 'open') END"
+)
+_DIFFICULTY = "json_extract_string(st.decision, '$.difficulty')"
 # name -> ORDER BY clause (fixed text: the request only picks a name)
 SORTS = {
     "id": "i.id",
     "error type": "v.error_type NULLS LAST, i.id",
-    "state": "coalesce(st.status, 'open'), i.id",
+    "state": f"{_STATE}, i.id",
     "error position": "v.earliest_error NULLS LAST, i.id",
     "source": "v.source NULLS LAST, i.id",
     "newest version": "v.created_at DESC, i.id",
+    "difficulty": f"{_DIFFICULTY} NULLS LAST, i.id",
 }
 PAGE = 25
 
@@ -54,6 +67,7 @@ class BrowseFilter:
     annotator: str | None = None
     text: str | None = None
     sort: str = "id"
+    difficulty: str | None = None
 
 
 def _where(f: BrowseFilter) -> tuple[str, list[Any]]:
@@ -69,8 +83,11 @@ def _where(f: BrowseFilter) -> tuple[str, list[Any]]:
             clauses.append(clause)
             params.append(value)
     if f.status:
-        clauses.append("coalesce(st.status, 'open') = ?")
+        clauses.append(f"{_STATE} = ?")
         params.append(f.status)
+    if f.difficulty:
+        clauses.append(f"{_DIFFICULTY} = ?")
+        params.append(f.difficulty)
     if f.error_position is not None:
         # PRMBench's error steps (0-based in the store) or ProcessBench's earliest error.
         clauses.append(
@@ -107,7 +124,7 @@ def browse_page(db: Store | Tx, f: BrowseFilter, page: int = 0, size: int = PAGE
     total = int(db.scalar(f"SELECT count(*) {_FROM}{where}", params))
     frame = db.df(
         "SELECT i.id AS item_id, d.name AS dataset, i.external_id, v.version, v.error_type, v.source, "
-        "coalesce(st.status, 'open') AS state, v.earliest_error, v.error_steps, "
+        f"{_STATE} AS state, {_DIFFICULTY} AS difficulty, v.earliest_error, v.error_steps, "
         f"left(v.question, 120) AS question {_FROM}{where} ORDER BY {order} LIMIT ? OFFSET ?",
         [*params, size, max(page, 0) * size],
     )
@@ -142,8 +159,9 @@ def step_count_rows(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
 
 
 def filter_choices(db: Store | Tx) -> dict[str, list[str]]:
-    """The values the filter dropdowns offer (datasets, tasks, sources, error types)."""
+    """The values the filter dropdowns offer (difficulties, datasets, tasks, sources, error types)."""
     return {
+        "difficulty": list(DIFFICULTIES),
         "dataset": [r[0] for r in db.fetchall("SELECT name FROM datasets ORDER BY name")],
         "task": [r[0] for r in db.fetchall("SELECT DISTINCT task FROM datasets ORDER BY 1")],
         "source": [
@@ -183,4 +201,24 @@ def annotation_rows(db: Store | Tx, item_id: int) -> pd.DataFrame:
         "FROM annotations a JOIN annotators u ON u.id = a.annotator_id "
         "JOIN item_versions v ON v.id = a.version_id WHERE a.item_id = ? ORDER BY a.id",
         [item_id],
+    )
+
+
+def matching_item_ids(db: Store | Tx, f: BrowseFilter) -> list[int]:
+    """Every matching item's id in the filter's sort order (what an export of the filter carries)."""
+    where, params = _where(f)
+    order = SORTS.get(f.sort, SORTS["id"])
+    return [int(r[0]) for r in db.fetchall(f"SELECT i.id {_FROM}{where} ORDER BY {order}", params)]
+
+
+def label_time_rows(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
+    """Per annotator and matching item: labels stored (corrections included, rulings not) and the
+    seconds spent on it summed, as the dashboard counts them (every version of the item)."""
+    where, params = _where(f)
+    return db.df(
+        "SELECT u.name AS annotator, a.item_id AS item, count(*) AS labels, "
+        "sum(a.seconds_spent) AS seconds FROM annotations a JOIN annotators u ON u.id = a.annotator_id "
+        f"WHERE a.task <> '{RULING}' AND a.item_id IN (SELECT i.id {_FROM}{where}) "
+        "GROUP BY ALL ORDER BY annotator, item",
+        params,
     )

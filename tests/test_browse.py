@@ -20,7 +20,7 @@ from ui.context import AppContext
 from ui.panels import browse as panel
 
 LABEL = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
-NO_FILTER = ("", "", "", "", "", None, "", "", "id")
+NO_FILTER = ("", "", "", "", "", None, "", "", "id", "")
 
 
 @pytest.fixture
@@ -161,9 +161,9 @@ def test_the_panel_handlers_for_an_adjudicator_and_for_an_annotator(prm: Store) 
     assert "Versions (lineage)" in opened["lineage"] and "edited" in opened["lineage"]
     assert "**Version 2 from 1** (edited)" in opened["lineage"] and "<ins>Edited.</ins>" in opened["lineage"]
     assert opened["item_view"].count('<b class="br-error-tag">error</b>') == 2
-    shown = panel.on_filter(ctx, "prm", "", "", "circular", "", None, "", "", "id", _as("adj"))
+    shown = panel.on_filter(ctx, "prm", "", "", "circular", "", None, "", "", "id", "", _as("adj"))
     assert set(shown["results"]["error_type"]) == {"circular"} and "error_type=circular" in shown["link"]
-    nxt = panel.on_next(ctx, shown["page"], "prm", "", "", "circular", "", None, "", "", "id", _as("adj"))
+    nxt = panel.on_next(ctx, shown["page"], "prm", "", "", "circular", "", None, "", "", "id", "", _as("adj"))
     assert nxt["page"] == min(1, int(shown["page_line"].split("of ")[1]) - 1)
 
     refused = panel.on_tab_open(ctx, "?tab=browse&item=1", _as("ann"))

@@ -17,7 +17,7 @@ from tests.security.support import call_event, config, event_of, login, make_tea
 pytestmark = pytest.mark.browser  # starts the real app
 
 SECONDS = 4242.5  # bob's time on his label: a value that appears nowhere else
-NO_FILTER = ["", "", "", "", "", None, "bob", "", "id"]  # ... annotator = bob
+NO_FILTER = ["", "", "", "", "", None, "bob", "", "id", ""]  # ... annotator = bob
 
 
 @pytest.fixture(scope="module")

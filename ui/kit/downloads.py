@@ -27,8 +27,10 @@ __all__ = [
     "Download",
     "DownloadRegistry",
     "download_link_html",
+    "export_folder",
     "find_download",
     "offer_download",
+    "offer_export",
     "private_dir",
 ]
 
@@ -117,3 +119,20 @@ def download_link_html(download: Download) -> str:
         f"Download {name}</a> <span class='stepgate-download-note'>(link works until {until}, "
         "for you only)</span>"
     )
+
+
+def export_folder(ctx: AppContext) -> Path:
+    """A fresh private folder for one export to be written in (removed by offer_export)."""
+    folder = private_dir(ctx) / secrets.token_hex(16)
+    folder.mkdir()
+    return folder
+
+
+def offer_export(ctx: AppContext, user: Annotator, path: Path, manifest: Path | None) -> str:
+    """Links to a written export and its manifest for `user` only; the folder it was written in goes
+    (with the image files a stepgate export may have put beside it)."""
+    links = download_link_html(offer_download(ctx, user, path, path.name))
+    if manifest is not None:  # what the file holds: filter, counts, time, version
+        links += " " + download_link_html(offer_download(ctx, user, manifest, manifest.name))
+    shutil.rmtree(path.parent, ignore_errors=True)
+    return links

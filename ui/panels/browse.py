@@ -8,6 +8,8 @@ view. Every handler asks services.browse, which checks the role: Gradio exposes 
 
 from __future__ import annotations
 
+import shutil
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -17,24 +19,41 @@ import pandas as pd
 from services import browse
 from services.browse import BrowseFilter, ItemDetail
 from services.errors import ServiceError
+from services.exports import EXPORT_FORMATS, suffix_of
 from ui.auth import require_user
 from ui.context import AppContext
+from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown, step_body, word_diff
 
-__all__ = ["build", "on_filter", "on_next", "on_open", "on_page", "on_previous", "on_select", "on_tab_open"]
+__all__ = [
+    "build",
+    "on_export",
+    "on_filter",
+    "on_next",
+    "on_open",
+    "on_page",
+    "on_previous",
+    "on_select",
+    "on_tab_open",
+]
 
 FOR_REVIEWERS = "Browse is for adjudicators and admins: it shows every annotator's labels."
 ANY = ""
-RESULTS = ("results", "page_line", "page", "plot", "plot_steps", "link", "status")
+PLOTS = ("plot", "plot_steps", "plot_chains", "plot_annotators", "plot_time")  # browse.FIGURES' order
+RESULTS = ("results", "page_line", "page", *PLOTS, "link", "status")
 ITEM = ("item_view", "lineage", "annotations", "link", "status")
+EXPORTED = ("export_status", "export_file")
+# What a filter can be exported as: everything but the agreement report (a whole dataset's).
+VIEW_FORMATS = tuple(f for f in EXPORT_FORMATS if not f.startswith("report-"))
 _CHAIN_ROLES = ("modified", "solution", "candidate", "original", "predicted", "reference")
 
 
 def _filter(*values: Any) -> BrowseFilter:
-    dataset, task, source, error_type, status, position, annotator, text, sort = values
+    dataset, task, source, error_type, status, position, annotator, text, sort, difficulty = values
     return BrowseFilter(
+        difficulty=difficulty or None,
         dataset=dataset or None,
         task=task or None,
         source=source or None,
@@ -54,15 +73,13 @@ def _link(query: str) -> str:
 
 def _results(ctx: AppContext, user: Any, f: BrowseFilter, page: int) -> dict[str, Any]:
     found = browse.search(ctx.store, user, f, page)
-    _, figure = browse.distribution(ctx.store, user, f)
-    _, steps_figure = browse.step_counts(ctx.store, user, f)
+    figures = browse.figures(ctx.store, user, f)
     rows = found.rows.rename(columns={"earliest_error": "first error step", "error_steps": "error steps"})
     return {
         "results": rows,
         "page_line": f"**{found.total}** item(s) · page {found.page + 1} of {found.pages}",
         "page": found.page,
-        "plot": figure,
-        "plot_steps": steps_figure,
+        **{name: figures[key] for name, key in zip(PLOTS, browse.FIGURES, strict=True)},
         "link": _link(browse.query_for(f, page=found.page)),
         "status": "",
     }
@@ -87,6 +104,7 @@ def on_tab_open(ctx: AppContext, query: str, request: gr.Request) -> dict[str, A
         "task": gr.update(choices=[ANY, *options["task"]]),
         "source": gr.update(choices=[ANY, *options["source"]]),
         "error_type": gr.update(choices=[ANY, *options["error_type"]]),
+        "difficulty": gr.update(choices=[ANY, *options["difficulty"]]),
     }
     try:
         f, item_id, page = browse.filter_from_query(params if params.get("tab") == "browse" else {})
@@ -100,6 +118,7 @@ def on_tab_open(ctx: AppContext, query: str, request: gr.Request) -> dict[str, A
                 "annotator": f.annotator or "",
                 "text": f.text or "",
                 "sort": f.sort,
+                "difficulty": gr.update(choices=[ANY, *options["difficulty"]], value=f.difficulty or ANY),
             }
         )
         if item_id is not None:
@@ -120,12 +139,16 @@ def on_filter(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     user = require_user(ctx, request)
     try:
         return _results(
-            ctx, user, _filter(dataset, task, source, error_type, state, position, annotator, text, sort), 0
+            ctx,
+            user,
+            _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty),
+            0,
         )
     except ServiceError as exc:
         return _refused(exc, RESULTS)
@@ -144,6 +167,7 @@ def on_page(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     user = require_user(ctx, request)
@@ -151,7 +175,7 @@ def on_page(
         return _results(
             ctx,
             user,
-            _filter(dataset, task, source, error_type, state, position, annotator, text, sort),
+            _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty),
             max(int(page or 0) + step, 0),
         )
     except ServiceError as exc:
@@ -170,10 +194,24 @@ def on_previous(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     return on_page(
-        ctx, -1, page, dataset, task, source, error_type, state, position, annotator, text, sort, request
+        ctx,
+        -1,
+        page,
+        dataset,
+        task,
+        source,
+        error_type,
+        state,
+        position,
+        annotator,
+        text,
+        sort,
+        difficulty,
+        request,
     )
 
 
@@ -189,10 +227,24 @@ def on_next(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     return on_page(
-        ctx, 1, page, dataset, task, source, error_type, state, position, annotator, text, sort, request
+        ctx,
+        1,
+        page,
+        dataset,
+        task,
+        source,
+        error_type,
+        state,
+        position,
+        annotator,
+        text,
+        sort,
+        difficulty,
+        request,
     )
 
 
@@ -208,6 +260,7 @@ def on_open(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     request: gr.Request,
 ) -> dict[str, Any]:
     user = require_user(ctx, request)
@@ -216,7 +269,7 @@ def on_open(
             ctx,
             user,
             item_id,
-            _filter(dataset, task, source, error_type, state, position, annotator, text, sort),
+            _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty),
         )
     except ServiceError as exc:
         return _refused(exc, ITEM)
@@ -234,6 +287,7 @@ def on_select(
     annotator: Any,
     text: Any,
     sort: Any,
+    difficulty: Any,
     evt: gr.SelectData,
     request: gr.Request,
 ) -> dict[str, Any]:
@@ -245,9 +299,58 @@ def on_select(
         return {}
     return {
         **on_open(
-            ctx, item_id, dataset, task, source, error_type, state, position, annotator, text, sort, request
+            ctx,
+            item_id,
+            dataset,
+            task,
+            source,
+            error_type,
+            state,
+            position,
+            annotator,
+            text,
+            sort,
+            difficulty,
+            request,
         ),
         "open_id": str(item_id),
+    }
+
+
+def on_export(
+    ctx: AppContext,
+    fmt: Any,
+    dataset: Any,
+    task: Any,
+    source: Any,
+    error_type: Any,
+    state: Any,
+    position: Any,
+    annotator: Any,
+    text: Any,
+    sort: Any,
+    difficulty: Any,
+    request: gr.Request,
+    progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's way of asking for a progress bar)
+) -> dict[str, Any]:
+    """Write the filter's items in a format and offer the file and its manifest to this user only."""
+    user = require_user(ctx, request)
+    f = _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty)
+    if fmt not in VIEW_FORMATS:  # checked before it becomes part of a file name
+        return {"export_status": refusal(f"choose a format: {', '.join(VIEW_FORMATS)}")}
+    folder = export_folder(ctx)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    out = folder / f"browse-{fmt}-{stamp}.{suffix_of(fmt)}"
+    try:
+        written = browse.export_view(
+            ctx.store, user, f, fmt, out, progress=lambda done, what: progress(done, what)
+        )
+    except ServiceError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        return {"export_status": refusal(str(exc)), "export_file": gr.update(value="", visible=False)}
+    return {
+        "export_status": f"Wrote {written.rows} row(s) of this view as {fmt}.",
+        "export_file": gr.update(value=offer_export(ctx, user, written.path, written.manifest), visible=True),
     }
 
 
@@ -359,6 +462,13 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             error_type = gr.Dropdown([ANY], value=ANY, label="Error type", elem_id="br-error-type")
             state = gr.Dropdown([ANY, *browse.STATES], value=ANY, label="State", elem_id="br-state")
             position = gr.Number(label="Error at step", precision=0, minimum=0, elem_id="br-position")
+            difficulty = gr.Dropdown(
+                [ANY, *browse.DIFFICULTIES],
+                value=ANY,
+                label="Difficulty",
+                elem_id="br-difficulty",
+                min_width=110,
+            )
         with gr.Row(elem_id="br-filters-2"):
             annotator = gr.Textbox(label="Annotator", elem_id="br-annotator")
             text = gr.Textbox(label="Text in question or steps", elem_id="br-text", scale=2)
@@ -372,6 +482,16 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         with gr.Row():
             open_id = gr.Textbox(label="Open item (number)", elem_id="br-open-id", scale=1)
             go = gr.Button("Open", size="sm", elem_id="br-open", scale=0)
+        with gr.Row(elem_id="br-export-row"):
+            export_fmt = gr.Dropdown(
+                list(VIEW_FORMATS),
+                value="stepgate-jsonl",
+                label="Export this view as",
+                elem_id="br-export-format",
+            )
+            export_run = gr.Button("Export", size="sm", elem_id="br-export", scale=0)
+            export_status = gr.Markdown(elem_id="br-export-status")
+        export_file = gr.HTML("", visible=False, elem_id="br-export-file")
         status = gr.Markdown(elem_id="br-status")
         link = gr.Markdown(elem_id="br-link")
         with gr.Row(equal_height=False):
@@ -386,14 +506,20 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             with gr.Column(scale=2):
                 plot = gr.Plot(format="png", show_label=False, elem_id="br-plot")
                 plot_steps = gr.Plot(format="png", show_label=False, elem_id="br-plot-steps")
+                plot_chains = gr.Plot(format="png", show_label=False, elem_id="br-plot-chains")
+                plot_annotators = gr.Plot(format="png", show_label=False, elem_id="br-plot-annotators")
+                plot_time = gr.Plot(format="png", show_label=False, elem_id="br-plot-time")
 
-    filters = [dataset, task, source, error_type, state, position, annotator, text, sort]
+    filters = [dataset, task, source, error_type, state, position, annotator, text, sort, difficulty]
     shown = Outputs(
         results=results,
         page_line=page_line,
         page=page,
         plot=plot,
         plot_steps=plot_steps,
+        plot_chains=plot_chains,
+        plot_annotators=plot_annotators,
+        plot_time=plot_time,
         link=link,
         status=status,
     )
@@ -410,6 +536,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         annotator=annotator,
         text=text,
         sort=sort,
+        difficulty=difficulty,
         **{**shown.components, **item.components},
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
@@ -424,3 +551,11 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         event(item.bind(on_open, ctx), [open_id, *filters], list(item), **private)
     picked = Outputs(open_id=open_id, **item.components)
     results.select(picked.bind(on_select, ctx), [results, *filters], list(picked), **private)
+    exported = Outputs(export_status=export_status, export_file=export_file)
+    export_run.click(
+        exported.bind(on_export, ctx),
+        [export_fmt, *filters],
+        list(exported),
+        api_visibility="private",
+        show_progress="full",
+    )

@@ -30,6 +30,7 @@ from ui.auth import require_admin, require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
+from ui.panels import data_study
 
 __all__ = [
     "build",
@@ -529,6 +530,8 @@ def build(ctx: AppContext) -> None:
                 )
             export_status = gr.Markdown("", elem_id="data-export-status", latex_delimiters=[])
             download = gr.HTML("", visible=False, elem_id="data-export-file")
+        with gr.Tab("Step-match study", id="data-study"):
+            data_study.build(ctx)
 
     private = {"api_visibility": "private"}
     gr.on(

@@ -9,6 +9,7 @@ report (CRYSTAL's Table S1, human-human agreement, the calibrated threshold) bel
 from __future__ import annotations
 
 import math
+import shutil
 import time
 import uuid
 from typing import Any
@@ -23,11 +24,21 @@ from services.records import Annotator, Dataset
 from tasks import STEP_MATCH
 from ui.auth import require_user
 from ui.context import AppContext
+from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
-__all__ = ["build", "on_choose", "on_dataset_change", "on_report", "on_save", "on_skip", "on_tab_open"]
+__all__ = [
+    "build",
+    "on_choose",
+    "on_dataset_change",
+    "on_report",
+    "on_report_file",
+    "on_save",
+    "on_skip",
+    "on_tab_open",
+]
 
 PANEL = STEP_MATCH  # drafts are kept per user and panel
 
@@ -264,6 +275,23 @@ def on_report(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict
     }
 
 
+def on_report_file(ctx: AppContext, dataset: str | None, fmt: str, request: gr.Request) -> dict[str, Any]:
+    """The report (Table S1, naming its encoder) as a Markdown or CSV file for this reviewer only."""
+    user = require_user(ctx, request)
+    if fmt not in step_match.STUDY_REPORT_FORMATS:  # checked before it becomes part of a file name
+        return {
+            "report_note": _say(f"choose a format: {', '.join(step_match.STUDY_REPORT_FORMATS)}", warn=True)
+        }
+    folder = export_folder(ctx)
+    out = folder / f"table-s1-{fmt}.{fmt}"
+    try:
+        step_match.study_report_file(ctx.store, user, dataset or "", fmt, out, ctx.encoder)
+    except ServiceError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        return {"report_note": _say(str(exc), warn=True), "report_file": gr.update(value="", visible=False)}
+    return {"report_file": gr.update(value=offer_export(ctx, user, out, None), visible=True)}
+
+
 def build(ctx: AppContext, tab: gr.Tab) -> None:
     math_ = {"latex_delimiters": LATEX_DELIMITERS}
     with gr.Column(elem_id="sm-panel"):
@@ -291,7 +319,16 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         with gr.Accordion(
             "Study report (adjudicators and admins)", open=False, visible=False, elem_id="sm-report"
         ) as report_box:
-            refresh = gr.Button("Show the report", size="sm", elem_id="sm-report-refresh")
+            with gr.Row():
+                refresh = gr.Button("Show the report", size="sm", elem_id="sm-report-refresh")
+                report_fmt = gr.Dropdown(
+                    [(title, key) for key, title in step_match.STUDY_REPORT_FORMATS.items()],
+                    value="md",
+                    label="Report file",
+                    elem_id="sm-report-format",
+                )
+                download = gr.Button("Download the report", size="sm", elem_id="sm-report-download")
+            report_file = gr.HTML("", visible=False, elem_id="sm-report-file")
             report_note = gr.Markdown(elem_id="sm-report-note")
             table = gr.Dataframe(label="Table S1: by similarity band", interactive=False, elem_id="sm-table")
             sampling = gr.Dataframe(label="By sampling band", interactive=False, elem_id="sm-sampling")
@@ -330,3 +367,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
     skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
     refresh.click(report.bind(on_report, ctx), [dataset], list(report), api_visibility="private")
+    filed = Outputs(report_note=report_note, report_file=report_file)
+    download.click(
+        filed.bind(on_report_file, ctx), [dataset, report_fmt], list(filed), api_visibility="private"
+    )
