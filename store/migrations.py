@@ -189,6 +189,11 @@ CREATE TABLE embeddings (
 )
 """
 
+# Who made a version in a panel (an edit saved at the quality gate); NULL for imports and generators.
+_V6_VERSION_AUTHOR = """
+ALTER TABLE item_versions ADD COLUMN created_by INTEGER
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -199,6 +204,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (3, "drafts kept per annotator on the server", _V3_DRAFTS),
     (4, "session epochs and removed annotators", _V4_SESSIONS),
     (5, "sentence embeddings cached by text hash and encoder", _V5_EMBEDDINGS),
+    (6, "who made an item version (quality gate edits)", _V6_VERSION_AUTHOR),
 ]
 
 

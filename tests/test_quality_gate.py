@@ -144,3 +144,176 @@ def test_the_adjudicators_ruling_is_final():
     ruling = {RULING: "reject", "criteria": {**ALL, "c4": False}, "failed": ["c4"], "reason": "wrong answer"}
     d = _decide([a, b, ruling], {"dual_percent": 100})
     assert d.status == "rejected" and d.decision["adjudicated"] and d.decision["failed"] == ["c4"]
+
+
+# --- handlers and services on a real store ---------------------------------------------------------
+
+import gradio as gr  # noqa: E402
+
+from services import adjudicate, gate  # noqa: E402
+from services.errors import NotAllowed  # noqa: E402
+from store import annotations as annotation_log  # noqa: E402
+from store import state, users  # noqa: E402
+from store.datasets import update_settings  # noqa: E402
+from store.db import Store  # noqa: E402
+from ui.context import AppContext  # noqa: E402
+from ui.panels import quality_gate as panel  # noqa: E402
+from ui.panels import quality_gate_disputes as disputes_panel  # noqa: E402
+
+DEMO = "mathvista-quality-gate"
+ALL_CHECKED = list(CRITERIA)
+
+
+@pytest.fixture
+def ctx(demo_store: Store) -> AppContext:
+    for name, role in (("ann", "annotator"), ("bob", "annotator"), ("judy", "adjudicator")):
+        users.add_user(demo_store, name, role)
+    return AppContext(store=demo_store, encoder=None)  # type: ignore[arg-type]
+
+
+def as_user(name: str) -> gr.Request:
+    return gr.Request(username=name)
+
+
+def open_tab(ctx: AppContext, name: str) -> dict:
+    shown = panel.on_tab_open(ctx, None, None, as_user(name))
+    shown.pop("dataset")
+    return shown
+
+
+def test_opening_the_tab_shows_every_element_of_the_figure(ctx: AppContext) -> None:
+    shown = open_tab(ctx, "ann")
+    item = shown["current"]
+    assert item["dataset"] == DEMO and item["external_id"] == "mv-geometry-1"
+    assert shown["image"].endswith(".png")
+    assert "parallelogram" in shown["question"]
+    assert shown["choices"].startswith("**Choices**") and "A. 3" in shown["choices"]
+    assert "**Answer:** 6" in shown["answer"] and "**Source:**" in shown["answer"]
+    assert list(shown["table"]["Step"])[1] == "In a parallelogram opposite sides are equal, so AB = DC."
+    assert "Index 1 / 10" in shown["header"]
+    assert shown["slider"].maximum == 10
+    assert "| 1 | — | imported |" in shown["lineage"]
+
+
+def test_accept_without_all_criteria_or_reject_without_reason_stores_nothing(ctx: AppContext) -> None:
+    shown = open_tab(ctx, "ann")
+    table, current = shown["table"], shown["current"]
+    out = panel.on_decide(ctx, "accept", table, ["c1", "c2"], "", current, as_user("ann"))
+    assert "Not saved" in out["status"] and "C3 Visual grounding" in out["status"]
+    out = panel.on_decide(ctx, "reject", table, ["c1", "c2"], "", current, as_user("ann"))
+    assert "give a reason" in out["status"]
+    assert ctx.store.scalar("SELECT count(*) FROM annotations") == 0
+
+
+def test_an_edited_step_accepted_becomes_a_new_version_with_its_author_and_diff(ctx: AppContext) -> None:
+    shown = open_tab(ctx, "ann")
+    current = shown["current"]
+    table = shown["table"].copy()
+    table.loc[3, "Step"] = "Adding 8 to both sides: 3y = 18, hence y = 6."
+    table.loc[1, "Incorrect"] = True
+    out = panel.on_decide(ctx, "accept", table, ALL_CHECKED, "", current, as_user("ann"))
+    assert "✓ Saved: accepted" in out["status"]
+    item_id = current["item_id"]
+    found = state.get_item_state(ctx.store, item_id)
+    assert found.status == "accepted" and found.decision["edited_version"] == 2
+    ann = users.get_user(ctx.store, "ann")
+    rows = gate.lineage(ctx.store, ann, item_id)
+    assert [(r["version"], r["reason"], r["created_by"]) for r in rows] == [
+        (1, "imported", None),
+        (2, "edited", "ann"),
+    ]
+    assert rows[1]["steps"][3] == "Adding 8 to both sides: 3y = 18, hence y = 6."
+    label = annotation_log.item_annotations(ctx.store, item_id, current["version_id"])[0].payload
+    assert label["steps"]["2"] == "incorrect" and label["edited_steps"][3].startswith("Adding 8")
+    # The lineage as the panel shows it: who and why, and the step's word diff.
+    assert "| 2 | 1 | edited | ann |" in out["lineage"] and "<ins>" in out["lineage"]
+    # Another annotator cannot read the history of an item they never held.
+    with pytest.raises(NotAllowed):
+        gate.lineage(ctx.store, users.get_user(ctx.store, "bob"), item_id)
+
+
+def test_a_reject_is_stored_as_rejected_with_failed_criteria_and_reason(ctx: AppContext) -> None:
+    shown = open_tab(ctx, "ann")
+    current = shown["current"]
+    out = panel.on_decide(
+        ctx, "reject", shown["table"], ["c1", "c2", "c3"], "answer is 8", current, as_user("ann")
+    )
+    assert r"rejected \(C4 Answer consistency failed\)" in out["status"]
+    found = state.get_item_state(ctx.store, current["item_id"])
+    assert found.status == "rejected"
+    assert found.decision["failed"] == ["c4"] and found.decision["reasons"] == ["answer is 8"]
+
+
+def test_step_tools_move_insert_delete_and_text(ctx: AppContext) -> None:
+    shown = open_tab(ctx, "ann")
+    table = shown["table"]
+    first = list(table["Step"])
+    out = panel.on_move_step(ctx, table, 1, "up", as_user("ann"))
+    assert list(out["table"]["Step"])[:2] == [first[1], first[0]] and out["selected"] == 0
+    out = panel.on_insert_step(ctx, out["table"], 0, as_user("ann"))
+    assert len(out["table"]) == len(first) + 1 and out["selected"] == 1
+    out = panel.on_delete_step(ctx, out["table"], 1, as_user("ann"))
+    assert len(out["table"]) == len(first)
+    assert "Click a step" in panel.on_delete_step(ctx, table, None, as_user("ann"))["step_note"]
+    text = panel.on_text_open(ctx, table, as_user("ann"))["steps_text"]
+    out = panel.on_steps_from_text(ctx, text + "\n\nA last step.\n", table, as_user("ann"))
+    assert list(out["table"]["Step"]) == [*first, "A last step."]
+
+
+def test_jump_by_index_and_the_slider(ctx: AppContext) -> None:
+    shown = open_tab(ctx, "ann")
+    out = panel.on_jump(ctx, 3.0, shown["current"], as_user("ann"))
+    assert "Index 3 / 10" in out["header"] and "Jumped to index 3" in out["status"]
+    out = panel.on_jump(ctx, "nope", shown["current"], as_user("ann"))
+    assert "Cannot open item" in out["status"]
+
+
+def _label_dual(ctx: AppContext, name: str, verdict: str, edit: str | None = None) -> dict:
+    shown = open_tab(ctx, name)
+    table = shown["table"].copy()
+    if edit:
+        table.loc[0, "Step"] = edit
+    checked = ALL_CHECKED if verdict == "accept" else ["c1", "c2", "c4"]
+    out = panel.on_decide(
+        ctx,
+        verdict,
+        table,
+        checked,
+        "" if verdict == "accept" else "figure misread",
+        shown["current"],
+        as_user(name),
+    )
+    assert "✓ Saved" in out["status"], out["status"]
+    return shown["current"]
+
+
+def test_a_dual_item_goes_to_a_second_blind_annotator_then_an_adjudicator_decides(ctx: AppContext) -> None:
+    update_settings(ctx.store, DEMO, {"dual_percent": 100})
+    first = _label_dual(ctx, "ann", "accept", edit="The figure shows parallelogram ABCD.")
+    assert state.get_item_state(ctx.store, first["item_id"]).status == "open"
+    second = _label_dual(ctx, "bob", "reject")
+    assert second["item_id"] == first["item_id"]  # the started item goes to the second annotator first
+    assert state.get_item_state(ctx.store, first["item_id"]).status == "disputed"
+    # Annotators see no dispute; the adjudicator sees both judgements side by side.
+    assert "adjudicators" in disputes_panel.on_list(ctx, DEMO, as_user("ann"))["status"]
+    listed = disputes_panel.on_list(ctx, DEMO, as_user("judy"))
+    assert "1 disputed" in listed["status"]
+    shown = disputes_panel.on_show(ctx, DEMO, first["item_id"], as_user("judy"))
+    assert shown["judgements"].count('class="qg-judgement"') == 2
+    assert "**ann**: **accept**" in shown["judgements"] and "**bob**: **reject**" in shown["judgements"]
+    assert "figure misread" in shown["judgements"]
+    out = disputes_panel.on_rule(
+        ctx, DEMO, first["item_id"], "accept", ALL_CHECKED, "ann", "", as_user("judy")
+    )
+    assert "Settled: accepted" in out["status"]
+    found = state.get_item_state(ctx.store, first["item_id"])
+    assert (
+        found.status == "accepted" and found.decision["adjudicated"] and found.decision["edited_version"] == 2
+    )
+    rows = gate.lineage(ctx.store, users.get_user(ctx.store, "judy"), first["item_id"])
+    assert rows[-1]["created_by"] == "judy" and rows[-1]["steps"][0] == "The figure shows parallelogram ABCD."
+
+
+def test_an_annotator_cannot_rule(ctx: AppContext) -> None:
+    with pytest.raises(NotAllowed):
+        adjudicate.disputes(ctx.store, users.get_user(ctx.store, "ann"), DEMO)
