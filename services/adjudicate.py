@@ -1,5 +1,8 @@
 """Adjudication: a reviewer settles a disputed item (its annotators tied) by a ruling of their own.
 
+Any task whose rule can leave an item disputed: step review (Keep / Reject) and the quality gate
+(Accept / Reject with the criteria, a reason and the steps that stand, checked by its spec).
+
 The ruling is a row of the append-only log (task "adjudication"), so the item's state can always be
 recomputed from the log; the task's rule reads the latest ruling. QC leaves rulings out of agreement
 (they are no annotator's label), the raw log export keeps them.
@@ -21,7 +24,8 @@ from store.datasets import get_dataset
 from store.db import Store
 from store.items import ItemView
 from store.users import Annotator
-from tasks import STEP_REVIEW
+from tasks import QUALITY_GATE, STEP_REVIEW, PayloadError
+from tasks import quality_gate as gate_spec
 from tasks.step_review import RULING, RULINGS
 
 __all__ = ["Dispute", "disputes", "rule"]
@@ -36,7 +40,11 @@ class Dispute:
 def disputes(store: Store, reviewer: Annotator, dataset_name: str) -> list[Dispute]:
     """The dataset's disputed items with every annotator's judgement, for an adjudicator only."""
     require_reviewer(reviewer)
-    dataset = dataset_for(store, dataset_name, STEP_REVIEW)
+    dataset = dataset_for(store, dataset_name)
+    if dataset.task not in _RULED:
+        raise InvalidInput(
+            f"dataset {dataset.name!r} is a {dataset.task} dataset: its items are never disputed"
+        )
     found = []
     for item_id in state.items_in_state(store, dataset.id, "disputed"):
         item = items.get_item(store, item_id)
@@ -53,11 +61,32 @@ def disputes(store: Store, reviewer: Annotator, dataset_name: str) -> list[Dispu
     return found
 
 
-def rule(store: Store, reviewer: Annotator, item_id: int, ruling: str, note: str = "") -> str:
-    """Store the ruling and settle the item; returns the item's new state ("complete" or "rejected")."""
-    require_reviewer(reviewer)
+_RULED = (STEP_REVIEW, QUALITY_GATE)
+
+
+def _ruling(task: str, ruling: str, details: dict[str, Any] | None, item: ItemView) -> dict[str, Any]:
+    """The ruling's payload as its task accepts it (step review: the word alone)."""
+    if task == QUALITY_GATE:
+        try:
+            return gate_spec.validate_ruling({**(details or {}), gate_spec.RULING: ruling}, item)
+        except PayloadError as exc:
+            raise InvalidInput(str(exc)) from exc
     if ruling not in RULINGS:
         raise InvalidInput(f"a ruling is one of {', '.join(RULINGS)}, not {ruling!r}")
+    return {RULING: ruling}
+
+
+def rule(
+    store: Store,
+    reviewer: Annotator,
+    item_id: int,
+    ruling: str,
+    note: str = "",
+    details: dict[str, Any] | None = None,
+) -> str:
+    """Store the ruling and settle the item; returns the item's new state ("complete", "accepted" or
+    "rejected"). ``details``: what else the task's ruling carries (the gate: criteria, reason, steps)."""
+    require_reviewer(reviewer)
     if len(note) > 4000:
         raise InvalidInput("the note of a ruling holds at most 4,000 characters")
     now = now_utc()
@@ -73,7 +102,7 @@ def rule(store: Store, reviewer: Annotator, item_id: int, ruling: str, note: str
         dataset = get_dataset(tx, item.dataset_id)
         if dataset is None:
             raise NotFound(f"item {item.external_id} belongs to no dataset")
-        payload = {RULING: ruling, **({"note": note} if note else {})}
+        payload = {**_ruling(dataset.task, ruling, details, item), **({"note": note} if note else {})}
         stored = annotation_log.insert_annotation(
             tx,
             request_id=f"ruling-{uuid.uuid4().hex}",

@@ -10,11 +10,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from services.gate_versions import follow_up
 from store import state
 from store.annotations import RULING, StoredAnnotation, latest_per_annotator
 from store.datasets import DEFAULT_SETTINGS, Dataset
 from store.db import Tx
-from tasks import Decision, LabelLimits, spec_for
+from store.items import ItemView
+from tasks import QUALITY_GATE, Decision, LabelLimits, spec_for
 from tasks.base import Item
 
 __all__ = ["current_labels", "decide", "label_limits", "settings_of", "settle"]
@@ -61,6 +63,8 @@ def settle(
 ) -> Decision:
     """Decide the item from its log rows and store the decision as its state, in the caller's transaction."""
     result = decide(dataset, item, current_labels(rows), target)
+    if dataset.task == QUALITY_GATE and isinstance(item, ItemView):
+        result = follow_up(tx, item, rows, result)  # an accepted edit becomes the item's new version
     state.set_item_state(
         tx,
         item_id,

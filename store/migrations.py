@@ -189,6 +189,11 @@ CREATE TABLE embeddings (
 )
 """
 
+# Who made a version in a panel (an edit saved at the quality gate); NULL for imports and generators.
+_V6_VERSION_AUTHOR = """
+ALTER TABLE item_versions ADD COLUMN created_by INTEGER
+"""
+
 # Model predictions to score against the gated labels (services.scores): one row per model and
 # item version, replaced whole when the model's file is imported again. Lists are JSON text.
 _V8_PREDICTIONS = """
@@ -221,6 +226,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (3, "drafts kept per annotator on the server", _V3_DRAFTS),
     (4, "session epochs and removed annotators", _V4_SESSIONS),
     (5, "sentence embeddings cached by text hash and encoder", _V5_EMBEDDINGS),
+    (6, "who made an item version (quality gate edits)", _V6_VERSION_AUTHOR),
     (8, "model predictions per model and item version", _V8_PREDICTIONS),
 ]
 

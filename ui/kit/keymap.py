@@ -33,6 +33,14 @@ PANEL_KEYS: dict[str, list[tuple[str, str]]] = {
         ("r", "show or hide the reference solution"),
         ("v", "statistics"),
     ],
+    "Quality gate": [
+        ("1 2 3 4", "criterion C1-C4 holds / does not (toggle)"),
+        ("a", "accept (all four criteria hold)"),
+        ("r", "reject: the unchecked criteria fail; type the reason first"),
+        ("e", "edit the steps as text, one per line"),
+        ("l", "versions of the item (lineage)"),
+        ("z", "enlarge the image"),
+    ],
 }
 # ProcessBench's guidance to its annotators (what counts as an error), "typically but non-inclusively".
 EARLIEST_ERROR_GUIDANCE = [

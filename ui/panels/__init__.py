@@ -6,7 +6,17 @@ checks the role again, since Gradio exposes each event over HTTP.
 
 from __future__ import annotations
 
-from ui.panels import browse, dashboard, data, earliest_error, home, planned, step_match, step_review
+from ui.panels import (
+    browse,
+    dashboard,
+    data,
+    earliest_error,
+    home,
+    planned,
+    quality_gate,
+    step_match,
+    step_review,
+)
 
 __all__ = ["PANELS"]
 
@@ -15,7 +25,7 @@ PANELS = [
     ("Home", home, "everyone"),
     ("Step review", step_review, "everyone"),
     ("Earliest error", earliest_error, "everyone"),
-    ("Quality gate", planned.quality_gate, "admins"),
+    ("Quality gate", quality_gate, "everyone"),
     ("Perturbation check", planned.perturbation_check, "admins"),
     ("Step-match study", step_match, "everyone"),
     ("QC dashboard", dashboard, "reviewers"),

@@ -11,7 +11,6 @@ from ui.context import AppContext
 __all__ = ["PLANNED"]
 
 PLANNED = {
-    "quality_gate": "Quality gate (CRYSTAL phase 4 human gate): planned.",
     "perturbation_check": "Perturbation check (ConfProBench data quality control): planned.",
 }
 
@@ -23,5 +22,4 @@ def _panel(key: str) -> SimpleNamespace:
     return SimpleNamespace(__name__=f"ui.panels.{key}", build=build)
 
 
-quality_gate = _panel("quality_gate")
 perturbation_check = _panel("perturbation_check")

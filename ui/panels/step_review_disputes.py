@@ -16,6 +16,7 @@ from services import adjudicate
 from services.errors import ServiceError
 from ui.auth import require_user
 from ui.context import AppContext
+from ui.kit import disputes
 from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
 from ui.panels import step_review_render as view
@@ -23,28 +24,11 @@ from ui.panels import step_review_render as view
 __all__ = ["build", "on_list", "on_rule", "on_show"]
 
 COLUMNS = ["annotator", "original", "modification", "difficulty", "note"]
-ONLY_REVIEWERS = "Disputed samples are settled by adjudicators and admins."
-
-
-def _label(dispute: adjudicate.Dispute) -> str:
-    return f"{dispute.item.external_id}"
 
 
 def on_list(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict[str, Any]:
     """The dataset's disputed samples to pick from (reviewers only; annotators get one line)."""
-    user = require_user(ctx, request)
-    if not user.can_see_labels:
-        return {"status": said(ONLY_REVIEWERS), "pick": gr.update(choices=[], value=None)}
-    try:
-        found = adjudicate.disputes(ctx.store, user, dataset or "")
-    except ServiceError as exc:
-        return {"status": refusal(str(exc))}
-    choices = [(_label(d), d.item.item_id) for d in found]
-    note = f"{len(found)} disputed sample(s) in {dataset}." if found else f"No disputed samples in {dataset}."
-    return {
-        "status": said(note),
-        "pick": gr.update(choices=choices, value=choices[0][1] if choices else None),
-    }
+    return disputes.listing(ctx, dataset, request, "sample")
 
 
 def on_show(ctx: AppContext, dataset: str | None, item_id: Any, request: gr.Request) -> dict[str, Any]:
@@ -53,15 +37,13 @@ def on_show(ctx: AppContext, dataset: str | None, item_id: Any, request: gr.Requ
     if not user.can_see_labels or item_id is None:
         return {"steps": "", "judgements": pd.DataFrame(columns=COLUMNS)}
     try:
-        found = [
-            d for d in adjudicate.disputes(ctx.store, user, dataset or "") if d.item.item_id == int(item_id)
-        ]
+        found = disputes.find(ctx, user, dataset, item_id)
     except (ServiceError, ValueError, TypeError) as exc:
         return {"status": refusal(str(exc))}
-    if not found:
+    if found is None:
         return {"status": said("That sample is no longer disputed."), "steps": ""}
-    item = found[0].item
-    rows = [[who, *(str(label.get(c, "")) for c in COLUMNS[1:])] for who, label in found[0].judgements]
+    item = found.item
+    rows = [[who, *(str(label.get(c, "")) for c in COLUMNS[1:])] for who, label in found.judgements]
     steps = view.steps_html(
         item.steps.get("original", []), item.steps.get("modified", []), item.error_steps, item.modified_steps
     )

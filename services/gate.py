@@ -1,0 +1,95 @@
+"""The quality gate's own use cases beside annotate's: an item's lineage, and its candidate steps
+grouped where they say the same thing (CRYSTAL's phase-2 clustering, with the sentence encoder).
+
+Labels, navigation and adjudication go through services.annotate and services.adjudicate like every
+task; what follows an accepted edit (a new version) is services.gate_versions, inside the submit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from qc.clustering import cluster_steps
+from services.annotate import dataset_for, now_utc
+from services.decide import settings_of
+from services.encoder import Encoder
+from services.errors import NotAllowed, NotFound
+from services.matching import embed
+from store import annotations as annotation_log
+from store.datasets import get_dataset
+from store.db import Store
+from store.items import get_item
+from store.users import Annotator
+from store.versions import lineage_with_authors
+from tasks import QUALITY_GATE
+from tasks.quality_gate import NUMBERS, OPTIONS, STEP_ROLE
+
+__all__ = ["StepGroup", "gate_settings", "lineage", "step_groups"]
+
+
+@dataclass(frozen=True)
+class StepGroup:
+    """Candidate steps that say the same thing: their 1-based numbers and the representative (medoid)."""
+
+    steps: tuple[int, ...]
+    representative: int
+
+
+def gate_settings(store: Store, dataset_name: str) -> dict[str, Any]:
+    return settings_of(dataset_for(store, dataset_name, QUALITY_GATE))
+
+
+def _may_see(store: Store, user: Annotator, item_id: int, versions: list[dict[str, Any]]) -> bool:
+    """Reviewers see any item's history; an annotator only that of an item they hold or labelled."""
+    if user.can_see_labels:
+        return True
+    item = get_item(store, item_id)
+    if item is None:
+        return False
+    if store.scheduler.holds(store, item.dataset_id, item_id, user.id, now_utc()):
+        return True
+    return any(
+        r.annotator_id == user.id
+        for v in versions
+        for r in annotation_log.item_annotations(store, item_id, int(v["version_id"]))
+    )
+
+
+def lineage(store: Store, user: Annotator, item_id: int) -> list[dict[str, Any]]:
+    """The item's versions oldest first: number, parent, why, who, when (see store.versions), and each
+    version's candidate steps (``steps``) for the diff from its parent."""
+    rows = lineage_with_authors(store, int(item_id))
+    if not rows:
+        raise NotFound(f"there is no item {item_id}")
+    if not _may_see(store, user, int(item_id), rows):
+        raise NotAllowed(f"item {item_id} is not one you hold or labelled")
+    for row in rows:
+        version = get_item(store, int(item_id), int(row["version_id"]))
+        row["steps"] = list(version.steps.get(STEP_ROLE, [])) if version else []
+    return rows
+
+
+def step_groups(
+    store: Store, user: Annotator, item_id: int, version_id: int, encoder: Encoder | None
+) -> list[StepGroup] | None:
+    """Groups of two or more candidate steps above the dataset's cluster threshold; None when grouping
+    is off for the dataset or there is no encoder (the gate works without it)."""
+    item = get_item(store, int(item_id), int(version_id))
+    if item is None:
+        raise NotFound(f"there is no item {item_id}")
+    dataset = get_dataset(store, item.dataset_id)
+    if dataset is None or dataset.task != QUALITY_GATE:
+        raise NotFound(f"item {item_id} is not a quality-gate item")
+    settings = settings_of(dataset)
+    if encoder is None or settings.get("step_groups", OPTIONS["step_groups"][0]) == "off":
+        return None
+    if not _may_see(store, user, item.item_id, [{"version_id": item.version_id}]):
+        raise NotAllowed(f"item {item.external_id} is not one you hold or labelled")
+    steps = item.steps.get(STEP_ROLE, [])
+    if len(steps) < 2:
+        return []
+    vectors = embed(store, encoder, steps)
+    threshold = float(settings.get("cluster_threshold", NUMBERS["cluster_threshold"].default))
+    clusters = cluster_steps(vectors @ vectors.T, threshold=threshold)
+    return [StepGroup(tuple(m + 1 for m in c.members), c.medoid + 1) for c in clusters if len(c.members) > 1]
