@@ -57,4 +57,5 @@ SPEC = TaskSpec(
     export_formats=("crystal",),
     validate_label=_validate,
     decide_item=_decide,
+    regenerate_on_reject=True,
 )
