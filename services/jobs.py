@@ -20,11 +20,13 @@ from services.annotate import now_utc
 from services.errors import InvalidInput, NotFound, ServiceError
 from services.generation import BACKENDS, GenerationError, GeneratorConfig, config_from
 from services.regeneration import LOOP_SETTINGS
+from store import datasets, items, state
 from store import jobs as queue
 from store.db import Store
 from store.errors import StoreRequestError
 from store.jobs import Job
 from store.users import Annotator
+from tasks import spec_for
 
 __all__ = [
     "SETTINGS",
@@ -33,11 +35,14 @@ __all__ = [
     "Worker",
     "configure",
     "generator_config",
+    "job_rows",
     "list_jobs",
+    "loop_table",
     "retry",
     "run_one",
     "run_pending",
     "shown_settings",
+    "standing",
 ]
 
 # What admins may set, and how; the command is set from the command line only (the web never
@@ -256,3 +261,96 @@ def shown_settings(config: GeneratorConfig) -> dict[str, Any]:
         "temperature": config.temperature,
         "command": " ".join(config.command),
     }
+
+
+def _item_names(store: Store, item_ids: set[int]) -> dict[int, tuple[str, str]]:
+    """(dataset, external id) per item, for admins' tables."""
+    names = {}
+    for item_id in item_ids:
+        item = items.get_item(store, item_id)
+        if item is not None:
+            dataset = datasets.get_dataset(store, item.dataset_id)
+            names[item_id] = (dataset.name if dataset else "?", item.external_id)
+    return names
+
+
+def job_rows(store: Store, user: Annotator | None, status: str | None = None) -> list[dict[str, Any]]:
+    """The jobs as admins read them: what, for which item, where it stands, its last error."""
+    found = list_jobs(store, user, status)[:300]
+    names = _item_names(store, {j.item_id for j in found})
+    now = now_utc()
+    return [
+        {
+            "job": j.id,
+            "kind": j.kind,
+            "loop": j.loop or "",
+            "dataset": names.get(j.item_id, ("?", "?"))[0],
+            "item": names.get(j.item_id, ("?", str(j.item_id)))[1],
+            "status": "waiting (backoff)" if j.waiting(now) else j.status,
+            "attempts": f"{j.attempts}/{j.max_attempts}",
+            "why": j.reason or "",
+            "last error": j.error or "",
+            "updated": f"{j.updated_at:%Y-%m-%d %H:%M:%S}" if j.updated_at else "",
+        }
+        for j in found
+    ]
+
+
+def standing(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
+    """Every item sent back (rejected, failed, waiting for a variant, with the judge) and where it
+    stands: regenerating, waiting, or failed with the reason; nothing sent back goes unlisted."""
+    if user is not None:
+        require_admin(user)
+    rows = []
+    now = now_utc()
+    for dataset in datasets.list_datasets(store):
+        if not spec_for(dataset.task).regenerate_on_reject:
+            continue
+        for status in ("rejected", "failed", "waiting", "judging"):
+            for item_id in state.items_in_state(store, dataset.id, status, limit=1000):
+                item = items.get_item(store, item_id)
+                history = queue.item_jobs(store, item_id)
+                job = history[-1] if history else None
+                st = state.get_item_state(store, item_id)
+                if job is None:
+                    where, why = "no job", "no regeneration was queued"
+                elif job.status == "running":
+                    where, why = "regenerating", job.reason or ""
+                elif job.status == "queued":
+                    where = "waiting (backoff)" if job.waiting(now) else "queued"
+                    why = job.error or job.reason or ""
+                elif job.status == "failed":
+                    where, why = "job failed", job.error or ""
+                else:
+                    where, why = status, str((st.decision or {}).get("reason", "")) if st else ""
+                rows.append(
+                    {
+                        "dataset": dataset.name,
+                        "item": item.external_id if item else str(item_id),
+                        "version": item.version if item else 0,
+                        "state": status,
+                        "standing": where,
+                        "reason": why,
+                        "jobs": len(history),
+                    }
+                )
+    return rows
+
+
+def loop_table(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
+    """Per dataset and loop, the share of items that re-iterated (CRYSTAL: < 5 % for both loops)."""
+    if user is not None:
+        require_admin(user)
+    rows = []
+    for dataset in datasets.list_datasets(store):
+        for loop, share in queue.loop_shares(store, dataset.id).items():
+            rows.append(
+                {
+                    "dataset": dataset.name,
+                    "loop": loop,
+                    "items re-iterated": int(share["items"]),
+                    "of": int(share["of"]),
+                    "share": f"{share['share']:.1%}",
+                }
+            )
+    return rows

@@ -7,6 +7,7 @@ import sys
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -151,3 +152,50 @@ def test_creating_a_check_is_for_admins_and_says_what_is_wrong(demo_store: Store
         perturbation.create_check_dataset(demo_store, None, "qwq-earliest-error", "x", "image")
     with pytest.raises(InvalidInput, match="choose one of synonym, syntactic, image"):
         perturbation.create_check_dataset(demo_store, None, "qwq-earliest-error", "x", "blur")
+
+
+def _value(update: Any) -> Any:
+    return update.get("value") if isinstance(update, dict) else getattr(update, "value", update)
+
+
+def test_the_panel_shows_the_transformation_and_a_failed_check_brings_a_new_variant(
+    demo_store: Store,
+) -> None:
+    import gradio as gr
+
+    from ui.context import AppContext
+    from ui.panels import jobs as jobs_panel
+    from ui.panels import perturbation_check as panel
+
+    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    ctx = AppContext(store=demo_store)
+    users.add_user(demo_store, "cleo", "annotator")
+    users.add_user(demo_store, "ada", "admin")
+    cleo, ada = gr.Request(username="cleo"), gr.Request(username="ada")
+    made = jobs_panel.on_create_check(ctx, "mathvista-quality-gate", "syn", "syntactic", 1, "all", ada)
+    assert "1 units queued" in made["status_line"]
+    jobs_panel.on_run(ctx, "all", ada)
+
+    shown = panel.on_tab_open(ctx, None, None, cleo)
+    assert "transformation applied:" in shown["made"] and _value(shown["admin_box"].visible) is False
+    choices = [key for _, key in shown["checklist"].choices]
+    assert choices == ["T1", "T2", "T3", "T4"]
+    first = shown["current"]
+    saved = panel.on_save(ctx, ["T1", "T2", "T3"], first, cleo)
+    assert "failed (T4)" in saved["status"]
+
+    jobs_panel.on_run(ctx, "all", ada)
+    again = panel.on_tab_open(ctx, "syn", None, cleo)
+    assert (
+        again["current"]["item_id"] == first["item_id"]
+        and again["current"]["version_id"] != first["version_id"]
+    )
+    assert "variant 2" in again["made"]
+    history = panel.on_history(ctx, "syn", again["current"], ada)
+    assert list(history["variants"]["reason"]) == ["imported", "perturbed", "regenerated"]
+    with pytest.raises(gr.Error):
+        panel.on_history(ctx, "syn", again["current"], cleo)
+    view = jobs_panel.on_refresh(ctx, "all", ada)
+    assert set(view["jobs_table"]["status"]) == {"done"} and list(view["loops"]["loop"]) == ["perturbation"]
+    with pytest.raises(gr.Error):
+        jobs_panel.on_refresh(ctx, "all", cleo)

@@ -6,7 +6,18 @@ checks the role again, since Gradio exposes each event over HTTP.
 
 from __future__ import annotations
 
-from ui.panels import browse, dashboard, data, earliest_error, home, planned, step_match, step_review
+from ui.panels import (
+    browse,
+    dashboard,
+    data,
+    earliest_error,
+    home,
+    jobs,
+    perturbation_check,
+    planned,
+    step_match,
+    step_review,
+)
 
 __all__ = ["PANELS"]
 
@@ -16,9 +27,10 @@ PANELS = [
     ("Step review", step_review, "everyone"),
     ("Earliest error", earliest_error, "everyone"),
     ("Quality gate", planned.quality_gate, "admins"),
-    ("Perturbation check", planned.perturbation_check, "admins"),
+    ("Perturbation check", perturbation_check, "everyone"),
     ("Step-match study", step_match, "everyone"),
     ("QC dashboard", dashboard, "reviewers"),
     ("Browse", browse, "reviewers"),
     ("Data", data, "admins"),
+    ("Jobs", jobs, "admins"),
 ]

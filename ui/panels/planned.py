@@ -12,7 +12,6 @@ __all__ = ["PLANNED"]
 
 PLANNED = {
     "quality_gate": "Quality gate (CRYSTAL phase 4 human gate): planned.",
-    "perturbation_check": "Perturbation check (ConfProBench data quality control): planned.",
 }
 
 
@@ -24,4 +23,3 @@ def _panel(key: str) -> SimpleNamespace:
 
 
 quality_gate = _panel("quality_gate")
-perturbation_check = _panel("perturbation_check")
