@@ -6,6 +6,7 @@ python app.py import PATH [--format F] [--dataset NAME] [--skip-bad]
 python app.py export --format F --out PATH [--dataset NAME] [--filter QUERY]
 python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE | remove NAME
 python app.py datasets list | set NAME KEY=VALUE ...
+python app.py jobs run | list | retry [ID] | config KEY=VALUE ... | perturb SOURCE --dataset NAME --type T
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     pimp.add_argument("--model", required=True, help="the model's name, as the score tables show it")
     pimp.add_argument("--dataset", required=True, help="the dataset whose items the ids name")
     _add_plan(verbs)
+    _add_jobs_parser(verbs)
     return parser
 
 
@@ -176,6 +178,44 @@ def _add_plan(verbs: argparse._SubParsersAction) -> None:
     plan.add_argument("--plot", metavar="PNG", help="write the half-width plot here")
 
 
+def _add_jobs_parser(verbs: argparse._SubParsersAction) -> None:
+    from tasks.perturbation_check import PERTURBATION_TYPES
+
+    jobs = verbs.add_parser(
+        "jobs", help="the regeneration job queue: run, list, retry, config, perturb, judge"
+    )
+    jverbs = jobs.add_subparsers(dest="jobs_verb", metavar="ACTION", required=True)
+    run = jverbs.add_parser("run", help="work through the jobs that are due now, with progress")
+    _add_db(run)
+    run.add_argument("--limit", type=int, help="stop after this many jobs")
+    lst = jverbs.add_parser("list", help="list jobs, newest first, with attempts and last error")
+    _add_db(lst)
+    lst.add_argument("--status", choices=("queued", "running", "done", "failed"))
+    retry = jverbs.add_parser("retry", help="queue failed jobs again with fresh attempts (all, or one)")
+    _add_db(retry)
+    retry.add_argument("job", nargs="?", type=int, help="the job id (default: every failed job)")
+    config = jverbs.add_parser(
+        "config",
+        help="show or set generator settings: backend=none|http|command judge_backend=... base_url=URL "
+        "model=NAME api_key=KEY timeout_seconds=N temperature=T command='PROGRAM ARGS' prompt.KIND=TEXT "
+        "loop1_max_attempts=N loop2_max_restarts=N",
+    )
+    _add_db(config)
+    config.add_argument("settings", nargs="*", metavar="KEY=VALUE")
+    perturb = jverbs.add_parser(
+        "perturb", help="a perturbation-check dataset from a dataset's steps or images (ConfProBench)"
+    )
+    _add_db(perturb)
+    perturb.add_argument("source", help="the dataset whose steps or images are perturbed")
+    perturb.add_argument("--dataset", required=True, help="name of the new perturbation-check dataset")
+    perturb.add_argument("--type", required=True, choices=PERTURBATION_TYPES)
+    perturb.add_argument("--role", help="which step list (default: candidate, original or solution)")
+    perturb.add_argument("--limit", type=int, help="at most this many units")
+    judge = jverbs.add_parser("judge", help="queue CRYSTAL's loop-1 judge on a gate dataset's open items")
+    _add_db(judge)
+    judge.add_argument("dataset")
+
+
 def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     _add_db(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
@@ -187,6 +227,9 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-demo", action="store_true", help="do not import the demo data into an empty database"
+    )
+    parser.add_argument(
+        "--no-worker", action="store_true", help="do not run the job queue inside the app (use `jobs run`)"
     )
     parser.add_argument(
         "--encoder",
@@ -304,6 +347,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     ctx.logout_hooks.append(partial(drafts.clear_at_logout, store))
     app = build_app(ctx)
     app.queue(default_concurrency_limit=8)
+    from services.jobs import Worker
+
+    worker = None if args.no_worker else Worker(store).start()
     message = (
         "Local mode: type your annotator name and a password (8 characters or more). A new name "
         "creates your annotator with that password."
@@ -327,6 +373,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             **launch_kwargs(ctx),
         )
     finally:
+        if worker is not None:
+            worker.stop()
         remove_control_file(Path(args.db))
         store.close()
     return 0

@@ -1,4 +1,4 @@
-"""The command line's data verbs (import, export, users, datasets), run on an open store.
+"""The command line's data verbs (import, export, users, datasets, study, jobs), run on an open store.
 
 They run in the command's own process when it can open the database. While the app serves that
 database (one process owns a DuckDB file), the command hands the same arguments to the app over a
@@ -254,6 +254,70 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
+    """The job queue: run what is due (with progress), list, retry failed jobs, configure generators,
+    start a perturbation check, queue loop-1 judging."""
+    from tqdm import tqdm
+
+    from services import jobs
+    from services.errors import ServiceError
+    from services.generation import GenerationError
+
+    try:
+        if args.jobs_verb == "run":
+            due = len(jobs.list_jobs(store, None, "queued"))
+            with tqdm(total=due or None, desc="jobs", unit=" jobs", disable=None) as bar:
+                summary = jobs.run_pending(
+                    store, "command", progress=lambda job: bar.update(1), limit=args.limit
+                )
+            print(f"jobs: {summary.line()}")
+            return 1 if summary.failed else 0
+        if args.jobs_verb == "list":
+            for job in jobs.list_jobs(store, None, args.status):
+                error = f"\t{job.error}" if job.error else ""
+                print(
+                    f"{job.id}\t{job.kind}\titem {job.item_id}\t{job.status}\t"
+                    f"attempt {job.attempts}/{job.max_attempts}\t{job.loop or ''}{error}"
+                )
+            return 0
+        if args.jobs_verb == "retry":
+            count = jobs.retry(store, None, args.job)
+            print(f"queued again: {count} job(s)")
+            return 0
+        if args.jobs_verb == "config":
+            changes = {}
+            for pair in args.settings:
+                key, equals, value = pair.partition("=")
+                if not equals:
+                    print(f"error: {pair!r}: write KEY=VALUE, e.g. backend=http", file=sys.stderr)
+                    return 1
+                changes[key.strip()] = value
+            shown = jobs.shown_settings(
+                jobs.configure(store, None, changes) if changes else jobs.generator_config(store)
+            )
+            print(json.dumps(shown, indent=1))
+            return 0
+        if args.jobs_verb == "perturb":
+            from services import perturbation
+
+            made = perturbation.create_check_dataset(
+                store, None, args.source, args.dataset, args.type, role=args.role, limit=args.limit
+            )
+            print(f"{made.dataset}: {made.units} unit(s), {made.jobs} job(s) queued (python app.py jobs run)")
+            return 0
+        if args.jobs_verb == "judge":
+            from services import regeneration
+            from services.annotate import dataset_for
+
+            count = regeneration.judge_pending(store, dataset_for(store, args.dataset), None)
+            print(f"{count} item(s) queued for the judge")
+            return 0
+    except (ServiceError, GenerationError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 2
+
+
 VERBS = {
     "import": cmd_import,
     "export": cmd_export,
@@ -261,6 +325,7 @@ VERBS = {
     "datasets": cmd_datasets,
     "study": cmd_study,
     "predictions": cmd_predictions,
+    "jobs": cmd_jobs,
 }
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 

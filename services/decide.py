@@ -62,7 +62,8 @@ def settle(
     now: datetime,
 ) -> Decision:
     """Decide the item from its log rows and store the decision as its state, in the caller's transaction."""
-    result = decide(dataset, item, current_labels(rows), target)
+    labels = current_labels(rows)
+    result = decide(dataset, item, labels, target)
     if dataset.task == QUALITY_GATE and isinstance(item, ItemView):
         result = follow_up(tx, item, rows, result)  # an accepted edit becomes the item's new version
     state.set_item_state(
@@ -74,4 +75,8 @@ def settle(
         settled_at=result.settled_at,
         now=now,
     )
+    # A rejected item of a task that regenerates goes back to generation in this same transaction.
+    from services.regeneration import on_decision
+
+    on_decision(tx, dataset, item, result, labels, now)  # type: ignore[arg-type]
     return result

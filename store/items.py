@@ -36,6 +36,7 @@ __all__ = [
     "position",
     "prefetch",
     "step_counts",
+    "version_rows",
     "write_records",
 ]
 
@@ -500,3 +501,14 @@ def step_counts(db: Store | Tx, dataset_id: int | None = None, role: str = "solu
         f"{where} GROUP BY i.id ORDER BY i.id",
         [role, dataset_id] if dataset_id is not None else [role],
     )
+
+
+def version_rows(db: Store | Tx, item_id: int) -> list[tuple[int, int, int | None, str]]:
+    """An item's versions, oldest first: (version id, version number, parent version id, reason)."""
+    return [
+        (int(r[0]), int(r[1]), None if r[2] is None else int(r[2]), str(r[3]))
+        for r in db.fetchall(
+            "SELECT id, version, parent_id, reason FROM item_versions WHERE item_id = ? ORDER BY version",
+            [item_id],
+        )
+    ]

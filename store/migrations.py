@@ -194,6 +194,25 @@ _V6_VERSION_AUTHOR = """
 ALTER TABLE item_versions ADD COLUMN created_by INTEGER
 """
 
+# The durable job queue (issue 13, regeneration): attempts and backoff, who holds a running job since
+# when (a restart finds it and runs it again), the loop a job belongs to, and the generator settings
+# (backends, prompt templates) an admin edits.
+_V7_JOB_QUEUE = """
+ALTER TABLE jobs ADD COLUMN attempts INTEGER DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN max_attempts INTEGER DEFAULT 3;
+ALTER TABLE jobs ADD COLUMN run_after TIMESTAMP;
+ALTER TABLE jobs ADD COLUMN claimed_by VARCHAR;
+ALTER TABLE jobs ADD COLUMN claimed_at TIMESTAMP;
+ALTER TABLE jobs ADD COLUMN loop VARCHAR;
+ALTER TABLE jobs ADD COLUMN errors VARCHAR DEFAULT '[]';
+CREATE TABLE generator_settings (
+    name VARCHAR PRIMARY KEY,
+    value VARCHAR NOT NULL,
+    updated_by VARCHAR,
+    updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+)
+"""
+
 # Model predictions to score against the gated labels (services.scores): one row per model and
 # item version, replaced whole when the model's file is imported again. Lists are JSON text.
 _V8_PREDICTIONS = """
@@ -227,6 +246,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (4, "session epochs and removed annotators", _V4_SESSIONS),
     (5, "sentence embeddings cached by text hash and encoder", _V5_EMBEDDINGS),
     (6, "who made an item version (quality gate edits)", _V6_VERSION_AUTHOR),
+    (7, "job queue: attempts, backoff, claims, loops; generator settings", _V7_JOB_QUEUE),
     (8, "model predictions per model and item version", _V8_PREDICTIONS),
 ]
 

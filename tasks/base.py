@@ -139,6 +139,9 @@ class TaskSpec:
     list_settings: tuple[str, ...] = ()
     # The task's own numeric dataset settings, each with the paper's default and its range.
     numbers: Mapping[str, NumberSetting] = field(default_factory=dict)
+    # A rejected item goes back to generation (CRYSTAL's loop 2, ConfProBench's re-apply) and returns
+    # as a new version of itself (services.regeneration).
+    regenerate_on_reject: bool = False
 
     def validate(
         self,

@@ -249,4 +249,5 @@ SPEC = TaskSpec(
     decide_item=_decide,
     options=OPTIONS,
     numbers=NUMBERS,
+    regenerate_on_reject=True,
 )

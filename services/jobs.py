@@ -1,0 +1,356 @@
+"""Running the job queue: a worker thread inside the app, `python app.py jobs run` beside it, and what
+admins do with jobs (see them, retry the failed ones, configure the generators).
+
+A job's handler generates outside any transaction (a model may take a minute), then stores its
+result and marks the job done in one transaction, and only while the job is still this worker's: a
+restart in the middle loses the attempt, never a result, and never stores one twice.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from qc.generators import JOB_KINDS, AnswerError
+from services.access import require_admin
+from services.annotate import now_utc
+from services.errors import InvalidInput, NotFound, ServiceError
+from services.generation import BACKENDS, GenerationError, GeneratorConfig, config_from
+from services.regeneration import LOOP_SETTINGS
+from store import datasets, items, state
+from store import jobs as queue
+from store.db import Store
+from store.errors import StoreRequestError
+from store.jobs import Job
+from store.users import Annotator
+from tasks import spec_for
+
+__all__ = [
+    "SETTINGS",
+    "Job",
+    "RunSummary",
+    "Worker",
+    "configure",
+    "generator_config",
+    "job_rows",
+    "list_jobs",
+    "loop_table",
+    "retry",
+    "run_one",
+    "run_pending",
+    "shown_settings",
+    "standing",
+]
+
+# What admins may set, and how; the command is set from the command line only (the web never
+# chooses a program for the server to run).
+SETTINGS = {
+    "backend": "none | http | command: where text jobs go (synonym, syntactic, regenerate_steps, ...)",
+    "judge_backend": "none | http | command: CRYSTAL's loop-1 judge (off while none)",
+    "base_url": "the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1",
+    "model": "the model name sent to the endpoint",
+    "api_key": "the endpoint's key (or STEPGATE_GENERATOR_KEY / OPENAI_API_KEY in the environment)",
+    "timeout_seconds": "how long one call may take",
+    "temperature": "sampling temperature of generation jobs (the judge runs at 0)",
+    "command": "the program of the command backend and its arguments (command line only)",
+    "loop1_max_attempts": "CRYSTAL loop 1: regenerations after a failed judgement before people (default 2)",
+    "loop2_max_restarts": "CRYSTAL loop 2: regenerations after human rejects; 0 = no cap (the default)",
+    "job_max_attempts": "attempts of one job (generator errors, timeouts) before it stays failed (default 3)",
+}
+BACKOFF_SECONDS = 30.0
+
+
+def _handlers() -> dict[str, Callable[[Store, Job, str, GeneratorConfig], None]]:
+    from services import perturbation, regeneration
+
+    return {
+        "perturb": perturbation.run_job,
+        "regenerate": regeneration.run_regenerate,
+        "judge": regeneration.run_judge,
+    }
+
+
+def generator_config(store: Store) -> GeneratorConfig:
+    return config_from(queue.generator_settings(store))
+
+
+def run_one(store: Store, worker: str, backoff_seconds: float = BACKOFF_SECONDS) -> Job | None:
+    """Claim the next due job and run it; returns it as it ended (None when nothing is due)."""
+    job = queue.claim(store, worker, now_utc())
+    if job is None:
+        return None
+    handler = _handlers().get(job.kind)
+    try:
+        if handler is None:
+            raise GenerationError(f"no handler for jobs of kind {job.kind!r}")
+        handler(store, job, worker, generator_config(store))
+    except (GenerationError, AnswerError, ServiceError, StoreRequestError, OSError, ValueError) as exc:
+        queue.fail(store, job.id, worker, str(exc), now_utc(), backoff_seconds)
+    except Exception as exc:  # a bug in a handler must not stop the worker; the admin sees it
+        detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        queue.fail(store, job.id, worker, f"unexpected error: {detail}", now_utc(), backoff_seconds)
+    return queue.get_job(store, job.id)
+
+
+@dataclass
+class RunSummary:
+    done: int = 0
+    retrying: int = 0
+    failed: int = 0
+
+    def line(self) -> str:
+        return f"{self.done} done, {self.retrying} to retry after a backoff, {self.failed} failed"
+
+
+_RUNNING: dict[int, Worker] = {}  # the app's worker per store, so that `jobs run` in the app shares it
+
+
+def run_pending(
+    store: Store,
+    worker: str = "command",
+    progress: Callable[[Job], None] | None = None,
+    backoff_seconds: float = BACKOFF_SECONDS,
+    limit: int | None = None,
+) -> RunSummary:
+    """Work through the jobs that are due now. A job left running by a stopped process is queued
+    again first, unless this process's app worker is the one running it."""
+    if id(store) not in _RUNNING:
+        queue.release_abandoned(store, now_utc())
+    summary = RunSummary()
+    while limit is None or summary.done + summary.failed + summary.retrying < limit:
+        job = run_one(store, worker, backoff_seconds)
+        if job is None:
+            break
+        if job.status == "done":
+            summary.done += 1
+        elif job.status == "failed":
+            summary.failed += 1
+        else:
+            summary.retrying += 1
+        if progress is not None:
+            progress(job)
+    return summary
+
+
+class Worker:
+    """The app's worker thread: runs due jobs, then waits poll_seconds (or until woken)."""
+
+    def __init__(self, store: Store, name: str = "app", poll_seconds: float = 2.0) -> None:
+        self.store, self.name, self.poll_seconds = store, name, poll_seconds
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Worker:
+        queue.release_abandoned(self.store, now_utc())
+        _RUNNING[id(self.store)] = self
+        self._thread = threading.Thread(target=self._loop, name=f"stepgate-jobs-{self.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        _RUNNING.pop(id(self.store), None)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                job = run_one(self.store, self.name)
+            except ServiceError:
+                job = None
+            except Exception:  # the store closed under us, a full disk: wait and look again
+                job = None
+                if self._stop.wait(self.poll_seconds):
+                    return
+            if job is None:
+                self._wake.wait(self.poll_seconds)
+                self._wake.clear()
+
+
+def list_jobs(store: Store, user: Annotator | None, status: str | None = None) -> list[Job]:
+    """Every job, newest first (admins; the command line acts as the database's owner)."""
+    if user is not None:
+        require_admin(user)
+    if status is not None and status not in ("queued", "running", "done", "failed"):
+        raise InvalidInput(f"status {status!r}: choose queued, running, done or failed")
+    return queue.list_jobs(store, status=status, limit=1000)
+
+
+def retry(store: Store, user: Annotator | None, job_id: int | None = None) -> int:
+    """Queue one failed job (or all failed jobs) again with fresh attempts; returns how many."""
+    if user is not None:
+        require_admin(user)
+    try:
+        return queue.retry(store, now_utc(), job_id)
+    except queue.JobError as exc:
+        raise NotFound(str(exc)) if "no job" in str(exc) else InvalidInput(str(exc)) from exc
+
+
+def _clean(key: str, value: Any, user: Annotator | None) -> Any:
+    if key not in SETTINGS and not key.startswith("prompt."):
+        raise InvalidInput(f"unknown generator setting {key!r}: known are {', '.join(SETTINGS)}, prompt.KIND")
+    if key == "command" and user is not None:
+        raise InvalidInput("the command backend's program is set from the command line only (jobs config)")
+    if key in ("backend", "judge_backend") and value not in BACKENDS:
+        raise InvalidInput(f"{key} must be one of {', '.join(BACKENDS)}, not {value!r}")
+    if key in LOOP_SETTINGS:
+        whole = int(value) if isinstance(value, int) or str(value).strip().isdigit() else -1
+        if not 0 <= whole <= 1000 or (key == "job_max_attempts" and whole < 1):
+            raise InvalidInput(f"{key} must be a whole number from {int(key == 'job_max_attempts')} to 1000")
+        return whole
+    if key in ("timeout_seconds", "temperature"):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"{key} must be a number, not {value!r}") from None
+        if not 0 <= number <= (3600 if key == "timeout_seconds" else 2):
+            raise InvalidInput(f"{key}: {number:g} is out of range")
+        return number
+    if key == "command":
+        return value.split() if isinstance(value, str) else list(value)
+    if not isinstance(value, str) or len(value) > 20_000:
+        raise InvalidInput(f"{key} must be text of at most 20,000 characters")
+    return value
+
+
+def configure(store: Store, user: Annotator | None, changes: dict[str, Any]) -> GeneratorConfig:
+    """Change generator settings (an empty value removes one); ``prompt.KIND`` edits a prompt template."""
+    if user is not None:
+        require_admin(user)
+    saved = queue.generator_settings(store)
+    prompts = dict(saved.get("prompts") or {})
+    update: dict[str, Any] = {}
+    for key, value in changes.items():
+        if key.startswith("prompt."):
+            kind = key.removeprefix("prompt.")
+            if kind not in JOB_KINDS:
+                raise InvalidInput(f"no job kind {kind!r}: prompts exist for {', '.join(JOB_KINDS)}")
+            text = _clean(key, value, user)
+            if text.strip():
+                prompts[kind] = text
+            else:
+                prompts.pop(kind, None)
+            update["prompts"] = prompts
+        elif value in ("", None):
+            update[key] = None
+        else:
+            update[key] = _clean(key, value, user)
+    with store.writing() as tx:
+        queue.set_generator_settings(tx, update, user.name if user else "command line", now_utc())
+    return generator_config(store)
+
+
+def shown_settings(config: GeneratorConfig) -> dict[str, Any]:
+    """The settings as admins may see them: the key only as set or not."""
+    return {
+        "backend": config.backend,
+        "judge_backend": config.judge_backend,
+        "base_url": config.base_url,
+        "model": config.model,
+        "api_key": "set" if config.api_key else "not set",
+        "timeout_seconds": config.timeout_seconds,
+        "temperature": config.temperature,
+        "command": " ".join(config.command),
+    }
+
+
+def _item_names(store: Store, item_ids: set[int]) -> dict[int, tuple[str, str]]:
+    """(dataset, external id) per item, for admins' tables."""
+    names = {}
+    for item_id in item_ids:
+        item = items.get_item(store, item_id)
+        if item is not None:
+            dataset = datasets.get_dataset(store, item.dataset_id)
+            names[item_id] = (dataset.name if dataset else "?", item.external_id)
+    return names
+
+
+def job_rows(store: Store, user: Annotator | None, status: str | None = None) -> list[dict[str, Any]]:
+    """The jobs as admins read them: what, for which item, where it stands, its last error."""
+    found = list_jobs(store, user, status)[:300]
+    names = _item_names(store, {j.item_id for j in found})
+    now = now_utc()
+    return [
+        {
+            "job": j.id,
+            "kind": j.kind,
+            "loop": j.loop or "",
+            "dataset": names.get(j.item_id, ("?", "?"))[0],
+            "item": names.get(j.item_id, ("?", str(j.item_id)))[1],
+            "status": "waiting (backoff)" if j.waiting(now) else j.status,
+            "attempts": f"{j.attempts}/{j.max_attempts}",
+            "why": j.reason or "",
+            "last error": j.error or "",
+            "updated": f"{j.updated_at:%Y-%m-%d %H:%M:%S}" if j.updated_at else "",
+        }
+        for j in found
+    ]
+
+
+def standing(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
+    """Every item sent back (rejected, failed, waiting for a variant, with the judge) and where it
+    stands: regenerating, waiting, or failed with the reason; nothing sent back goes unlisted."""
+    if user is not None:
+        require_admin(user)
+    rows = []
+    now = now_utc()
+    for dataset in datasets.list_datasets(store):
+        if not spec_for(dataset.task).regenerate_on_reject:
+            continue
+        for status in ("rejected", "failed", "waiting", "judging"):
+            for item_id in state.items_in_state(store, dataset.id, status, limit=1000):
+                item = items.get_item(store, item_id)
+                history = queue.item_jobs(store, item_id)
+                job = history[-1] if history else None
+                st = state.get_item_state(store, item_id)
+                if job is None:
+                    where, why = "no job", "no regeneration was queued"
+                elif job.status == "running":
+                    where, why = "regenerating", job.reason or ""
+                elif job.status == "queued":
+                    where = "waiting (backoff)" if job.waiting(now) else "queued"
+                    why = job.error or job.reason or ""
+                elif job.status == "failed":
+                    where, why = "job failed", job.error or ""
+                else:
+                    where, why = status, str((st.decision or {}).get("reason", "")) if st else ""
+                rows.append(
+                    {
+                        "dataset": dataset.name,
+                        "item": item.external_id if item else str(item_id),
+                        "version": item.version if item else 0,
+                        "state": status,
+                        "standing": where,
+                        "reason": why,
+                        "jobs": len(history),
+                    }
+                )
+    return rows
+
+
+def loop_table(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
+    """Per dataset and loop, the share of items that re-iterated (CRYSTAL: < 5 % for both loops)."""
+    if user is not None:
+        require_admin(user)
+    rows = []
+    for dataset in datasets.list_datasets(store):
+        for loop, share in queue.loop_shares(store, dataset.id).items():
+            rows.append(
+                {
+                    "dataset": dataset.name,
+                    "loop": loop,
+                    "items re-iterated": int(share["items"]),
+                    "of": int(share["of"]),
+                    "share": f"{share['share']:.1%}",
+                }
+            )
+    return rows

@@ -1,0 +1,286 @@
+"""Reject -> job -> generator -> new version -> back in the gate, with each backend; the queue's
+retries, backoff, attempt limit and restarts; CRYSTAL's loop 1."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services import annotate, jobs, regeneration
+from services.annotate import now_utc
+from store import Store, items, state, users
+from store import jobs as queue
+from store.demo import populate_demo
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE = [sys.executable, str(ROOT / "tests" / "fake_generator.py")]
+GATE = "mathvista-quality-gate"
+ACCEPT = {"verdict": "accept", "criteria": dict.fromkeys(("c1", "c2", "c3", "c4"), True), "steps": {}}
+REJECT = {
+    "verdict": "reject",
+    "criteria": {"c1": False, "c2": True, "c3": True, "c4": True},
+    "steps": {},
+    "reason": "step 1 names a label the figure does not show",
+    "note": "step 1 names a label the figure does not show",
+}
+
+
+def _label(store: Store, name: str, dataset: str, payload: dict[str, Any]) -> items.ItemView:
+    user = users.get_user(store, name) or users.add_user(store, name, "annotator")
+    ds = annotate.dataset_for(store, dataset)
+    shown = annotate.next_item(store, user, ds)
+    assert shown is not None, f"nothing for {name} in {dataset}"
+    annotate.submit(
+        store,
+        annotator=user,
+        item_id=shown.item.item_id,
+        version_id=shown.item.version_id,
+        payload=payload,
+        request_id=uuid.uuid4().hex,
+    )
+    return shown.item
+
+
+def _status(store: Store, item_id: int) -> str:
+    found = state.get_item_state(store, item_id)
+    assert found is not None
+    return found.status
+
+
+def _reject_one(store: Store, name: str = "rita") -> items.ItemView:
+    item = _label(store, name, GATE, REJECT)
+    assert _status(store, item.item_id) == "rejected"
+    return item
+
+
+def _back_in_the_gate_and_accepted(store: Store, before: items.ItemView) -> items.ItemView:
+    after = items.get_item(store, before.item_id)
+    assert after is not None and after.version == before.version + 1
+    assert items.version_rows(store, before.item_id)[-1][2:] == (before.version_id, "regenerated")
+    assert _status(store, before.item_id) == "open"
+    again = _label(store, "alma", GATE, ACCEPT)  # another annotator gets the new version in the same gate
+    assert again.item_id == before.item_id and again.version_id == after.version_id
+    assert _status(store, before.item_id) == "accepted"
+    return after
+
+
+def test_a_reject_comes_back_regenerated_by_the_command_backend(demo_store: Store) -> None:
+    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    before = _reject_one(demo_store)
+    (job,) = queue.list_jobs(demo_store)
+    assert (job.kind, job.status, job.loop) == ("regenerate", "queued", "loop2")
+    assert job.payload["failed"] == ["c1"] and "figure" in job.payload["reason"]
+    summary = jobs.run_pending(demo_store)
+    assert summary.done == 1 and summary.failed == 0
+    after = _back_in_the_gate_and_accepted(demo_store, before)
+    assert after.steps["candidate"][0].startswith("Regenerated step 1")
+    assert after.meta["regeneration"]["loop"] == "loop2" and after.image_paths == before.image_paths
+    assert queue.get_job(demo_store, job.id).result_version_id == after.version_id  # type: ignore[union-attr]
+
+
+class _ChatServer:
+    """A local OpenAI-compatible chat-completions endpoint: answers, errors or stalls as told."""
+
+    def __init__(self) -> None:
+        self.mode = "ok"
+        self.requests: list[dict[str, Any]] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                owner.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+                if owner.mode == "error":
+                    self.send_response(500)
+                    self.end_headers()
+                    self.wfile.write(b"model overloaded")
+                    return
+                if owner.mode == "slow":
+                    time.sleep(2)
+                content = json.dumps({"reasoning_steps": ["A new first step.", "A new second step."]})
+                if owner.mode == "prose":
+                    content = "I cannot do that."
+                reply = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def chat() -> Iterator[_ChatServer]:
+    server = _ChatServer()
+    yield server
+    server.close()
+
+
+def test_a_reject_comes_back_regenerated_by_the_http_backend_through_errors_and_timeouts(
+    demo_store: Store, chat: _ChatServer
+) -> None:
+    jobs.configure(
+        demo_store,
+        None,
+        {"backend": "http", "base_url": chat.url, "model": "tiny", "api_key": "k-1", "timeout_seconds": "1"},
+    )
+    before = _reject_one(demo_store)
+    chat.mode = "error"
+    jobs.run_pending(demo_store, backoff_seconds=0.0, limit=1)
+    (job,) = queue.list_jobs(demo_store)
+    assert (
+        job.status == "queued" and "HTTP 500" in (job.error or "") and "model overloaded" in (job.error or "")
+    )
+    chat.mode = "slow"
+    jobs.run_pending(demo_store, backoff_seconds=0.0, limit=1)
+    job = queue.list_jobs(demo_store)[0]
+    assert job.status == "queued" and "did not answer within 1 s" in (job.error or "")
+    assert len(job.errors) == 2 and items.get_item(demo_store, before.item_id).version == before.version  # type: ignore[union-attr]
+    chat.mode = "ok"
+    jobs.run_pending(demo_store, backoff_seconds=0.0)
+    assert queue.get_job(demo_store, job.id).status == "done"  # type: ignore[union-attr]
+    after = _back_in_the_gate_and_accepted(demo_store, before)
+    assert after.steps["candidate"] == ["A new first step.", "A new second step."]
+    sent = chat.requests[-1]
+    assert sent["path"] == "/v1/chat/completions" and sent["auth"] == "Bearer k-1" and sent["model"] == "tiny"
+    parts = sent["messages"][0]["content"]
+    assert parts[1]["image_url"]["url"].startswith("data:image/png;base64,")  # the figure goes along
+    assert "c1" in parts[0]["text"] and "figure does not show" in parts[0]["text"]
+
+
+def test_a_job_stops_at_its_attempt_limit_and_an_admin_sees_why_and_retries(
+    demo_store: Store, chat: _ChatServer
+) -> None:
+    jobs.configure(demo_store, None, {"backend": "http", "base_url": chat.url, "model": "m"})
+    before = _reject_one(demo_store)
+    chat.mode = "prose"
+    summary = jobs.run_pending(demo_store, backoff_seconds=0.0)
+    (job,) = queue.list_jobs(demo_store)
+    assert summary.failed == 1 and job.status == "failed" and job.attempts == 3
+    assert "not JSON" in (job.error or "") and _status(demo_store, before.item_id) == "rejected"
+    assert jobs.list_jobs(demo_store, None, "failed") == [job]
+    chat.mode = "ok"
+    assert jobs.retry(demo_store, None) == 1
+    assert jobs.run_pending(demo_store).done == 1
+    _back_in_the_gate_and_accepted(demo_store, before)
+
+
+def test_backoff_doubles_and_holds_a_job_back(demo_store: Store) -> None:
+    _reject_one(demo_store)  # no backend configured: every attempt fails, saying how to set one
+    summary = jobs.run_pending(demo_store, backoff_seconds=60.0)
+    (job,) = queue.list_jobs(demo_store)
+    assert (
+        summary.retrying == 1 and job.waiting(now_utc()) and "no generator is configured" in (job.error or "")
+    )
+    assert jobs.run_pending(demo_store).done == 0  # still backing off: nothing runs
+    first_wait = job.run_after - job.updated_at  # type: ignore[operator]
+    assert 59 <= first_wait.total_seconds() <= 61
+
+
+def test_a_restart_mid_job_loses_nothing_and_repeats_nothing_finished(tmp_path: Path) -> None:
+    path = tmp_path / "restart.duckdb"
+    store = Store(path)
+    populate_demo(store)
+    jobs.configure(store, None, {"backend": "command", "command": FAKE})
+    first = _reject_one(store)
+    second = _reject_one(store, "rolf")
+    assert jobs.run_pending(store, limit=1).done == 1  # the first finished before the restart
+    claimed = queue.claim(store, "worker-that-dies", now_utc())  # the process stops mid-job
+    assert claimed is not None and claimed.item_id == second.item_id
+    store.close()
+
+    store = Store(path)
+    try:
+        worker = jobs.Worker(store, poll_seconds=0.05).start()  # the app starting again
+        deadline = time.time() + 20
+        while time.time() < deadline and queue.get_job(store, claimed.id).status != "done":  # type: ignore[union-attr]
+            time.sleep(0.05)
+        worker.stop()
+        done = queue.get_job(store, claimed.id)
+        assert done is not None and done.status == "done" and done.attempts == 2
+        assert [v[3] for v in items.version_rows(store, second.item_id)] == ["imported", "regenerated"]
+        assert [v[3] for v in items.version_rows(store, first.item_id)] == ["imported", "regenerated"]
+        assert jobs.run_pending(store).done == 0  # nothing finished runs again
+    finally:
+        store.close()
+
+
+def test_command_backend_errors_say_what_the_program_said(demo_store: Store, monkeypatch) -> None:
+    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE, "timeout_seconds": "1"})
+    _reject_one(demo_store)
+    for mode, expected in (
+        ("fail", "exited with 3: the pipeline is down"),
+        ("garbage", "not JSON"),
+        ("slow", "1 s"),
+    ):
+        monkeypatch.setenv("FAKE_GENERATOR_MODE", mode)
+        jobs.run_pending(demo_store, backoff_seconds=0.0, limit=1)
+        assert expected in (queue.list_jobs(demo_store)[0].error or "")
+
+
+def test_the_web_never_sets_the_command_and_only_admins_configure(demo_store: Store) -> None:
+    from services.errors import InvalidInput, NotAllowed
+
+    admin = users.add_user(demo_store, "ada", "admin")
+    annotator = users.add_user(demo_store, "ann", "annotator")
+    with pytest.raises(InvalidInput, match="command line only"):
+        jobs.configure(demo_store, admin, {"command": "rm -rf /"})
+    with pytest.raises(NotAllowed):
+        jobs.configure(demo_store, annotator, {"backend": "http"})
+    with pytest.raises(NotAllowed):
+        jobs.list_jobs(demo_store, annotator)
+    shown = jobs.shown_settings(
+        jobs.configure(demo_store, admin, {"api_key": "secret", "prompt.judge": "Judge $steps"})
+    )
+    assert shown["api_key"] == "set" and "secret" not in json.dumps(shown)
+    assert jobs.generator_config(demo_store).prompt("judge") == "Judge $steps"
+
+
+def test_loop_one_judges_a_regenerated_version_before_people_and_flags_it_past_its_attempts(
+    demo_store: Store, monkeypatch
+) -> None:
+    jobs.configure(demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE})
+    passed = _reject_one(demo_store)
+    jobs.run_pending(demo_store)
+    kinds = [(j.kind, j.loop, j.status) for j in queue.item_jobs(demo_store, passed.item_id)]
+    assert kinds == [("regenerate", "loop2", "done"), ("judge", "loop1", "done")]
+    assert _status(demo_store, passed.item_id) == "open"
+
+    monkeypatch.setenv("FAKE_GENERATOR_MODE", "judge_fail")
+    last = max(j.id for j in queue.list_jobs(demo_store))
+    flagged = _reject_one(demo_store, "rolf")
+    jobs.run_pending(demo_store)
+    history = [(j.kind, j.loop) for j in queue.item_jobs(demo_store, flagged.item_id) if j.id > last]
+    assert history == [("regenerate", "loop2")] + [("judge", "loop1"), ("regenerate", "loop1")] * 2 + [
+        ("judge", "loop1")
+    ]
+    st = state.get_item_state(demo_store, flagged.item_id)
+    assert st is not None and st.status == "open" and st.decision["flag"] == "validator_exhausted"  # type: ignore[index]
+    assert st.decision["failed"] == ["c4"]  # type: ignore[index]
+    ds = annotate.dataset_for(demo_store, GATE)
+    shares = regeneration.shares(demo_store, ds)
+    total = len(items.item_ids(demo_store, ds.id))
+    assert (
+        shares["loop2"]["items"] == len({passed.item_id, flagged.item_id}) == shares["loop1"]["items"]
+        and shares["loop2"]["of"] == total
+    )

@@ -1,0 +1,293 @@
+"""Perturbation check: ConfProBench's quality control (PROTOCOLS D3), one variant at a time.
+
+The checker sees the original and its perturbed version side by side (a step, or an image), which
+perturbation made it (for a syntactic variant, the one transformation it applies: T4 needs it), and
+the type's checklist. Ticking every item passes the variant; an unticked item fails it, and the same
+perturbation is applied again to the same step or image: the new variant comes back to the check.
+Admins also see each unit's variants with their records and verdicts, and the warnings.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from services import annotate, perturbation, statistics
+from services.annotate import WorkItem
+from services.errors import ServiceError
+from services.records import Annotator, Dataset
+from tasks import PERTURBATION_CHECK
+from tasks.perturbation_check import CHECKLISTS, perturbation_of
+from ui.auth import require_admin, require_user
+from ui.context import AppContext
+from ui.kit.messages import refusal, said
+from ui.kit.outputs import Outputs
+from ui.render import LATEX_DELIMITERS, escape_text
+
+__all__ = ["build", "on_dataset_change", "on_history", "on_save", "on_skip", "on_tab_open"]
+
+NO_DATASET = (
+    "No perturbation check yet: an admin starts one in the Jobs tab, or with "
+    "python app.py jobs perturb SOURCE --dataset NAME --type synonym|syntactic|image."
+)
+TYPE_TITLES = {
+    "synonym": "Synonym substitution",
+    "syntactic": "Syntactic transformation",
+    "image": "Image perturbation",
+}
+
+
+def _say(message: str, warn: bool = False) -> str:
+    return refusal(message) if warn else said(message)
+
+
+def _has_item(current: Any) -> bool:
+    return isinstance(current, dict) and current.get("item_id") is not None
+
+
+def _how_made(record: dict[str, Any]) -> str:
+    """Which perturbation made the variant, in the checker's words."""
+    kind = record.get("type")
+    line = f"**{TYPE_TITLES.get(str(kind), str(kind))}** · variant {record.get('attempt', '?')}"
+    if kind == "syntactic":
+        label = record.get("transformation_label") or record.get("transformation") or "not recorded"
+        line += f" · transformation applied: **{escape_text(str(label))}**"
+    elif kind == "image":
+        params = record.get("parameters") or [{}]
+        shown = ", ".join(f"{k} {v}" for k, v in (params[0] if params else {}).items() if k != "size")
+        line += f" · operation: **{escape_text(str(record.get('operation')))}** ({escape_text(shown)})"
+    return line
+
+
+def _checklist(kind: str | None) -> list[tuple[str, str]]:
+    return [(f"{key}: {text}", key) for key, text in CHECKLISTS.get(str(kind), {}).items()]
+
+
+def _empty(dataset: Dataset, message: str, counts: dict[str, int]) -> dict[str, Any]:
+    return {
+        "header": f"**Nothing left for you in {escape_text(dataset.name)}.** Thank you.",
+        "made": "",
+        "original": "",
+        "perturbed": "",
+        "original_image": gr.Image(value=None, visible=False),
+        "perturbed_image": gr.Image(value=None, visible=False),
+        "checklist": gr.CheckboxGroup(choices=[], value=[]),
+        "status": message,
+        "progress": f"You checked **{counts.get('mine', 0)}** of {counts.get('total', 0)} variants.",
+        "current": {"dataset": dataset.name, "item_id": None},
+    }
+
+
+def _show(dataset: Dataset, shown: WorkItem | None, message: str, counts: dict[str, int]) -> dict[str, Any]:
+    if shown is None:
+        return _empty(dataset, message, counts)
+    item = shown.item
+    record = perturbation_of(item)
+    kind = record.get("type")
+    mine = (shown.my_label or {}).get("checks") or {}
+    where = f"**{escape_text(item.external_id)}** · {shown.position} of {shown.progress.get('total', 0)}"
+    if shown.state == "done":
+        where += f" · you checked it: **{escape_text(str((shown.my_label or {}).get('verdict')))}**"
+    images = item.image_paths
+    n_original = int(record.get("images") or 0)
+    is_image = kind == "image" and len(images) > n_original > 0
+    return {
+        "header": where,
+        "made": _how_made(record),
+        "original": "" if is_image else escape_text((item.steps.get("original") or [""])[0]),
+        "perturbed": "" if is_image else escape_text((item.steps.get("perturbed") or [""])[0]),
+        "original_image": gr.Image(value=images[0] if is_image else None, visible=is_image),
+        "perturbed_image": gr.Image(value=images[n_original] if is_image else None, visible=is_image),
+        "checklist": gr.CheckboxGroup(choices=_checklist(kind), value=[k for k, ok in mine.items() if ok]),
+        "status": message,
+        "progress": f"You checked **{shown.progress.get('mine', 0)}** of {shown.progress.get('total', 0)} variants.",
+        "current": {
+            "dataset": dataset.name,
+            "item_id": item.item_id,
+            "version_id": item.version_id,
+            "type": kind,
+            "state": shown.state,
+            "request_id": uuid.uuid4().hex,
+            "opened_at": time.time(),
+        },
+    }
+
+
+def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
+    if not name:
+        return {"status": _say(NO_DATASET)}
+    try:
+        dataset = annotate.dataset_for(ctx.store, name, PERTURBATION_CHECK)
+        shown = annotate.next_item(ctx.store, user, dataset)
+        counts = annotate.progress(ctx.store, user, dataset)
+    except ServiceError as exc:
+        return {"status": _say(str(exc), warn=True)}
+    message = "" if shown else annotate.why_nothing_left(ctx.store, user, dataset)
+    return _show(dataset, shown, message, counts)
+
+
+def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
+    """Opening the tab gives the checker their next variant; admins also get the variants' history."""
+    user = require_user(ctx, request)
+    names = statistics.dataset_names(ctx.store, PERTURBATION_CHECK)
+    dataset = dataset if dataset in names else (names[0] if names else None)
+    out: dict[str, Any] = {
+        "dataset": gr.Dropdown(choices=names, value=dataset),
+        "admin_box": gr.Accordion(visible=user.is_admin),
+    }
+    if _has_item(current) and current["dataset"] == dataset:
+        return out
+    return {**out, **_open(ctx, user, dataset)}
+
+
+def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
+    user = require_user(ctx, request)
+    if _has_item(current) and current["dataset"] == dataset:
+        return {}
+    return _open(ctx, user, dataset)
+
+
+def on_save(ctx: AppContext, ticked: Any, current: Any, request: gr.Request) -> dict[str, Any]:
+    """Store the verdicts (ticked items hold, the rest fail) and show the next variant."""
+    user = require_user(ctx, request)
+    if not _has_item(current):
+        return {"status": _say("There is no variant to save.", warn=True)}
+    ticked = set(ticked or [])
+    checks = {key: key in ticked for key in CHECKLISTS.get(str(current.get("type")), {})}
+    try:
+        dataset = annotate.dataset_for(ctx.store, current.get("dataset"), PERTURBATION_CHECK)
+        receipt = annotate.submit(
+            ctx.store,
+            annotator=user,
+            item_id=current["item_id"],
+            version_id=current["version_id"],
+            payload={"checks": checks},
+            request_id=current["request_id"],
+            seconds_spent=round(max(time.time() - float(current["opened_at"]), 0.0), 1),
+        )
+        shown = annotate.next_item(ctx.store, user, dataset)
+        counts = annotate.progress(ctx.store, user, dataset)
+    except ServiceError as exc:
+        return {"status": _say(f"Not saved: {exc}", warn=True)}
+    failed = [key for key, ok in checks.items() if not ok]
+    verdict = (
+        f"failed ({', '.join(failed)}): a new variant will come back to the check" if failed else "passed"
+    )
+    saved = "Already saved" if receipt.duplicate else "Saved"
+    message = f"✓ {saved}: the variant {verdict}."
+    if shown is None:
+        message += " " + annotate.why_nothing_left(ctx.store, user, dataset)
+    return _show(dataset, shown, message, counts)
+
+
+def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
+    user = require_user(ctx, request)
+    if not _has_item(current) or current.get("state") == "done":
+        return {"status": _say("There is no variant of yours to skip.")}
+    try:
+        dataset = annotate.dataset_for(ctx.store, current.get("dataset"), PERTURBATION_CHECK)
+        shown = annotate.skip_item(ctx.store, user, dataset, current["item_id"])
+        counts = annotate.progress(ctx.store, user, dataset)
+    except ServiceError as exc:
+        return {"status": _say(str(exc), warn=True)}
+    return _show(dataset, shown, "Skipped: the variant went back to the pool.", counts)
+
+
+def on_history(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
+    """Admins: the shown unit's variants (records, verdicts, reviewers, parents) and the warnings."""
+    user = require_admin(ctx, request)
+    try:
+        warnings = perturbation.warnings(ctx.store, user, dataset or "")
+        variants = perturbation.history(ctx.store, user, current["item_id"]) if _has_item(current) else []
+    except ServiceError as exc:
+        return {"warnings": _say(str(exc), warn=True)}
+    rows = [
+        {
+            "version": v.version,
+            "reason": v.reason,
+            "parent version id": v.parent_version_id,
+            "attempt": v.record.get("attempt"),
+            "operation / transformation": v.record.get("operation") or v.record.get("transformation") or "",
+            "parameters": str(v.record.get("parameters") or ""),
+            "seed": v.record.get("seed"),
+            "candidate": v.record.get("candidate_index"),
+            "checks": "; ".join(f"{c['reviewer']}: {c['verdict']} {c['checks']}" for c in v.checks),
+        }
+        for v in variants
+    ]
+    lines = "\n".join(f"- ⚠ {escape_text(w)}" for w in warnings) or "No warnings."
+    return {"warnings": lines, "variants": pd.DataFrame(rows)}
+
+
+def build(ctx: AppContext, tab: gr.Tab) -> None:
+    math_ = {"latex_delimiters": LATEX_DELIMITERS}
+    with gr.Column(elem_id="pc-panel"):
+        current = gr.State(None)
+        with gr.Row(equal_height=True):
+            header = gr.Markdown(elem_id="pc-header")
+            dataset = gr.Dropdown(
+                choices=[], show_label=False, container=False, scale=0, min_width=220, elem_id="pc-dataset"
+            )
+        made = gr.Markdown(elem_id="pc-made")
+        with gr.Row(equal_height=True):
+            with gr.Column():
+                gr.Markdown("**Original**")
+                original = gr.Markdown(elem_id="pc-original", **math_)
+                original_image = gr.Image(
+                    visible=False,
+                    interactive=False,
+                    show_label=False,
+                    height=300,
+                    elem_id="pc-original-image",
+                )
+            with gr.Column():
+                gr.Markdown("**Perturbed**")
+                perturbed = gr.Markdown(elem_id="pc-perturbed", **math_)
+                perturbed_image = gr.Image(
+                    visible=False,
+                    interactive=False,
+                    show_label=False,
+                    height=300,
+                    elem_id="pc-perturbed-image",
+                )
+        checklist = gr.CheckboxGroup(
+            choices=[],
+            label="Tick every item that holds; an unticked item fails the variant",
+            elem_id="pc-checklist",
+        )
+        with gr.Row():
+            save = gr.Button("Save check (s)", variant="primary", elem_id="pc-save")
+            skip = gr.Button("Skip (x)", size="sm", elem_id="pc-skip")
+        status = gr.Markdown(elem_id="pc-status")
+        progress = gr.Markdown(elem_id="pc-progress")
+        with gr.Accordion(
+            "Variants and warnings (admins)", open=False, visible=False, elem_id="pc-admin"
+        ) as admin_box:
+            show = gr.Button("Show this unit's variants", size="sm", elem_id="pc-history")
+            warnings = gr.Markdown(elem_id="pc-warnings")
+            variants = gr.Dataframe(interactive=False, wrap=True, elem_id="pc-variants")
+
+    item = Outputs(
+        header=header,
+        made=made,
+        original=original,
+        perturbed=perturbed,
+        original_image=original_image,
+        perturbed_image=perturbed_image,
+        checklist=checklist,
+        status=status,
+        progress=progress,
+        current=current,
+    )
+    opened = Outputs(dataset=dataset, admin_box=admin_box, **item.components)
+    private = {"api_visibility": "private", "show_progress": "minimal"}
+    tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
+    dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
+    save.click(item.bind(on_save, ctx), [checklist, current], list(item), **private)
+    skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
+    history = Outputs(warnings=warnings, variants=variants)
+    show.click(history.bind(on_history, ctx), [dataset, current], list(history), api_visibility="private")
