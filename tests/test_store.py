@@ -86,6 +86,9 @@ def test_database_of_the_first_schema_version_opens_and_upgrades(tmp_path: Path)
         assert db.scalar("SELECT count(*) FROM studies") == 0
         versions = [r[0] for r in db.fetchall("SELECT version FROM schema_migrations ORDER BY version")]
     assert versions == [m[0] for m in MIGRATIONS]
+    # Numbered 1, 2, 3 ... with no gap: a migration added out of order would be skipped by a file that
+    # already has a higher one (migrate applies what is above the file's highest version).
+    assert [m[0] for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
 
 
 def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
