@@ -137,7 +137,7 @@ def _show(
     marked = {int(k) for k, v in (mine.get("steps") or {}).items() if v == "incorrect"}
     total = shown.progress.get("total", 0)
     return {
-        "header": view.header(item, shown.position, total, shown.state, mine),
+        "header": view.header(item, shown.position, total, shown.state, mine, dataset.name),
         "image": item.image_paths[0] if item.image_paths else None,
         "question": view.text_block(item.question),
         "choices": view.choices_markdown(item.options),
@@ -147,7 +147,7 @@ def _show(
         "reason": mine.get("reason", ""),
         "groups": _groups(ctx, user, item.item_id, item.version_id),
         "lineage": _lineage(ctx, user, item.item_id),
-        "slider": gr.Slider(minimum=1, maximum=max(total, 1), value=shown.position, step=1),
+        "slider": gr.Slider(minimum=1, maximum=max(total, 2), value=shown.position, step=1),
         "status": message,
         "current": current,
         "selected": None,
@@ -197,10 +197,13 @@ def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.
     shown = current.get("dataset") if _has_item(current) else None
     wanted = [n for n in (shown, dataset) if n in names]
     dataset = wanted[0] if wanted else (names[0] if names else None)
-    picker = gr.Dropdown(choices=names, value=dataset)
+    opened = {
+        "dataset": gr.Dropdown(choices=names, value=dataset),
+        "disputes_box": gr.Accordion(visible=user.can_see_labels),  # adjudicators and admins only
+    }
     if _has_item(current) and current["dataset"] == dataset:
-        return {"dataset": picker}
-    return {"dataset": picker, **_open(ctx, user, dataset)}
+        return opened
+    return {**opened, **_open(ctx, user, dataset)}
 
 
 def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
@@ -392,14 +395,14 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         selected = gr.State(None)
         with gr.Row(elem_id="qg-top", equal_height=True):
             header = gr.Markdown(elem_id="qg-header")
+            status = gr.Markdown(elem_id="qg-status")
             dataset = gr.Dropdown(
                 choices=[], show_label=False, container=False, scale=0, min_width=220, elem_id="qg-dataset"
             )
-        status = gr.Markdown(elem_id="qg-status")
         with gr.Row(elem_id="qg-layout", equal_height=False):
             with gr.Column(scale=2, min_width=380, elem_id="qg-left"):
                 image = gr.Image(
-                    label="Image", type="filepath", interactive=False, height=250,
+                    label="Image", type="filepath", interactive=False, height=200,
                     buttons=["fullscreen", "download"], elem_id="qg-image",
                 )  # fmt: skip
                 question = gr.Markdown(elem_id="qg-question", **math)
@@ -409,19 +412,22 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                     previous = gr.Button("◀️ Prev (p)", size="sm", elem_id="qg-previous", min_width=60)
                     skip = gr.Button("Skip (x)", size="sm", elem_id="qg-skip", min_width=60)
                     following = gr.Button("Next ▶️ (n)", size="sm", elem_id="qg-next", min_width=60)
-                slider = gr.Slider(1, 1, value=1, step=1, label="Index", elem_id="qg-slider")
-                with gr.Row(elem_id="qg-jump-row"):
+                with gr.Row(elem_id="qg-jump-row", equal_height=True):
+                    slider = gr.Slider(
+                        1, 2, value=1, step=1, label="Index", elem_id="qg-slider", scale=3, min_width=140
+                    )
                     jump = gr.Textbox(
-                        placeholder="Index or item id (g)", show_label=False, container=False,
-                        elem_id="qg-jump", scale=3, min_width=120,
+                        placeholder="Index or id (g)", show_label=False, container=False,
+                        elem_id="qg-jump", scale=2, min_width=90,
                     )  # fmt: skip
-                    go = gr.Button("Jump to Index", size="sm", elem_id="qg-go", scale=1, min_width=90)
+                    go = gr.Button("Jump to Index", size="sm", elem_id="qg-go", scale=1, min_width=80)
+                gr.Markdown(SHORTCUTS, elem_id="qg-keys")
             with gr.Column(scale=3, min_width=480, elem_id="qg-right"):
                 gr.Markdown("**Reference steps**: edit a cell to change a step; tick *Incorrect* to mark one",
                             elem_id="qg-steps-title")  # fmt: skip
                 table = gr.Dataframe(
                     headers=COLUMNS, datatype=["str", "bool"], interactive=True, wrap=True,
-                    show_row_numbers=True, max_height=250, column_widths=["88%", "12%"], elem_id="qg-steps",
+                    show_row_numbers=True, max_height=220, column_widths=["76%", "24%"], elem_id="qg-steps",
                 )  # fmt: skip
                 with gr.Row(elem_id="qg-step-tools"):
                     up = gr.Button("↑ Move up", size="sm", elem_id="qg-up", min_width=60)
@@ -446,18 +452,18 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                     reject = gr.Button("✕ Reject (r)", variant="stop", elem_id="qg-reject", min_width=90)
                 with gr.Accordion("Versions (lineage) (l)", open=False, elem_id="qg-lineage-box"):
                     lineage = gr.Markdown(elem_id="qg-lineage")
-                gr.Markdown(SHORTCUTS, elem_id="qg-keys")
-        disputes.build(ctx, dataset)
+        disputes_box = disputes.build(ctx, dataset)
 
     item = Outputs(
         header=header, image=image, question=question, choices=choices, answer=answer, table=table,
         criteria=criteria, reason=reason, groups=groups, lineage=lineage, slider=slider, status=status,
         current=current, selected=selected,
     )  # fmt: skip
-    shown = Outputs(dataset=dataset, jump=jump, **item.components)
+    shown = Outputs(dataset=dataset, jump=jump, disputes_box=disputes_box, **item.components)
     editing = Outputs(table=table, selected=selected, step_note=step_note, steps_text=steps_text)
     private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
-    tab.select(shown.bind(on_tab_open, ctx), [dataset, current], [dataset, *item], **private)
+    opened = Outputs(dataset=dataset, disputes_box=disputes_box, **item.components)
+    tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
     for button, word in ((accept, "accept"), (reject, "reject")):
         verdict = gr.State(word)

@@ -112,7 +112,9 @@ def on_rule(
 
 
 def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Accordion:
-    with gr.Accordion("Disputed items (adjudicators)", open=False, elem_id="qg-disputes") as box:
+    with gr.Accordion(
+        "Disputed items (adjudicators)", open=False, visible=False, elem_id="qg-disputes"
+    ) as box:
         with gr.Row(equal_height=True):
             pick = gr.Dropdown([], label="Disputed item", elem_id="qg-dispute-pick", scale=3)
             refresh = gr.Button("Refresh", elem_id="qg-dispute-refresh", scale=1, size="sm")

@@ -42,9 +42,13 @@ def answer_markdown(answer: str | None, source: str | None) -> str:
     )
 
 
-def header(item: Any, position: int, total: int, state: str, mine: Mapping[str, Any]) -> str:
-    """Item id, 'Index i / N' (1-based, as the slider), its version, and what the user did with it."""
+def header(
+    item: Any, position: int, total: int, state: str, mine: Mapping[str, Any], dataset: str = ""
+) -> str:
+    """Item id, 'Index i / N' of the dataset (1-based, as the slider), its version, and what the user did."""
     where = f"**Item {escape_text(item.external_id)}** · Index {position} / {total}"
+    if dataset:
+        where += f" of {escape_text(dataset)}"
     if item.version > 1:
         where += f" · version {item.version}"
     if state == "done":
