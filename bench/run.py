@@ -323,6 +323,9 @@ def main() -> int:
     rows.append(
         ("QC report, 100,000 items x 5 annotators, 1000 bootstrap replicates", f"{timed_qc(100_000):.1f} s")
     )
+    from bench.perturb import rows as perturbation_rows  # image perturbations per second beside a floor
+
+    rows += perturbation_rows()
     print("| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")

@@ -195,7 +195,7 @@ def _noise(
     sigma = rng.uniform(ranges.noise_low, ranges.noise_high)
     pixels = np.asarray(image, dtype=np.float32).copy()
     colour = pixels[..., :3]
-    colour += np.random.default_rng(seed).normal(0.0, sigma, colour.shape).astype(np.float32)
+    colour += np.random.default_rng(seed).standard_normal(colour.shape, dtype=np.float32) * np.float32(sigma)
     pixels[..., :3] = colour
     out = Image.fromarray(np.clip(np.rint(pixels), 0, 255).astype(np.uint8), image.mode)
     if out.tobytes() == image.tobytes():  # only possible for a tiny image with a tiny sigma

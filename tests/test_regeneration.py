@@ -284,3 +284,54 @@ def test_loop_one_judges_a_regenerated_version_before_people_and_flags_it_past_i
         shares["loop2"]["items"] == len({passed.item_id, flagged.item_id}) == shares["loop1"]["items"]
         and shares["loop2"]["of"] == total
     )
+
+
+def test_the_jobs_verbs_configure_run_list_and_retry(tmp_path: Path, capsys) -> None:
+    import app
+
+    db = str(tmp_path / "cli.duckdb")
+    with Store(db) as store:
+        populate_demo(store)
+        jobs.configure(store, None, {"job_max_attempts": 1})  # jobs made from now on get one attempt
+        before = _reject_one(store)
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = app.main([*argv, "--db", db])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    code, out, _ = run("jobs", "run")
+    assert code == 1 and "0 done" in out and "1 failed" in out
+    code, out, _ = run("jobs", "list", "--status", "failed")
+    assert "regenerate" in out and "no generator is configured" in out and "attempt 1/1" in out
+    code, out, _ = run("jobs", "config", "backend=command", f"command={' '.join(FAKE)}")
+    assert code == 0 and '"backend": "command"' in out and "fake_generator.py" in out
+    assert run("jobs", "retry")[1].startswith("queued again: 1")
+    code, out, _ = run("jobs", "run")
+    assert code == 0 and "1 done" in out
+    code, out, _ = run("jobs", "perturb", GATE, "--dataset", "figures", "--type", "image", "--limit", "2")
+    assert code == 0 and "2 unit(s)" in out
+    assert "2 done" in run("jobs", "run")[1]
+    code, _, err = run("jobs", "config", "backend=gpu")
+    assert code == 1 and "backend must be one of none, http, command" in err
+    code, _, err = run("jobs", "retry", "999")
+    assert code == 1 and "no job 999" in err
+    with Store(db) as store:
+        assert items.get_item(store, before.item_id).version == 2  # type: ignore[union-attr]
+
+
+def test_a_failed_image_variant_comes_back_from_the_built_in_backend_and_passes(demo_store: Store) -> None:
+    from services import perturbation
+    from tasks.perturbation_check import CHECKLISTS
+
+    perturbation.create_check_dataset(demo_store, None, GATE, "figures", "image", limit=1)
+    jobs.run_pending(demo_store)
+    fails = {"checks": {"I1": True, "I2": False}}
+    before = _label(demo_store, "cleo", "figures", fails)
+    assert _status(demo_store, before.item_id) == "waiting"
+    assert jobs.run_pending(demo_store).done == 1
+    after = items.get_item(demo_store, before.item_id)
+    assert after is not None and after.version == before.version + 1
+    assert items.version_rows(demo_store, before.item_id)[-1][2:] == (before.version_id, "regenerated")
+    again = _label(demo_store, "dora", "figures", {"checks": dict.fromkeys(CHECKLISTS["image"], True)})
+    assert again.version_id == after.version_id and _status(demo_store, before.item_id) == "accepted"

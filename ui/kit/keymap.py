@@ -41,6 +41,7 @@ PANEL_KEYS: dict[str, list[tuple[str, str]]] = {
         ("l", "versions of the item (lineage)"),
         ("z", "enlarge the image"),
     ],
+    "Perturbation check": [("1 2 …", "tick or untick the checklist's items in order (a ticked item holds)")],
 }
 # ProcessBench's guidance to its annotators (what counts as an error), "typically but non-inclusively".
 EARLIEST_ERROR_GUIDANCE = [
