@@ -6,7 +6,7 @@ checks the role again, since Gradio exposes each event over HTTP.
 
 from __future__ import annotations
 
-from ui.panels import browse, dashboard, data, earliest_error, home, planned, step_match, step_review
+from ui.panels import browse, dashboard, data, earliest_error, home, planned, scores, step_match, step_review
 
 __all__ = ["PANELS"]
 
@@ -21,4 +21,5 @@ PANELS = [
     ("QC dashboard", dashboard, "reviewers"),
     ("Browse", browse, "reviewers"),
     ("Data", data, "admins"),
+    ("Scores", scores, "reviewers"),
 ]
