@@ -35,6 +35,9 @@ __all__ = [
 NAN = float("nan")
 KEPT = ("consensus", "complete", "accepted")
 FAILURES = ("wrong step", "missed error", "false alarm", "no prediction")
+OUTCOME_COLUMNS = ["model", "item_id", "external_id", "subset", "error_type", "difficulty", "agreement",
+                   "gold_earliest", "predicted_earliest", "outcome", "gold_steps", "predicted_steps", "strict",
+                   "precision", "recall", "confidences"]  # fmt: skip
 
 
 def _missing(value: Any) -> bool:
@@ -142,7 +145,7 @@ def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFram
                     "confidences": pred.step_confidences if pred is not None else None,
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)
 
 
 def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:

@@ -12,9 +12,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qc.agreement import cohen_kappa, fleiss_kappa, gwet_ac1, observed_agreement, pabak
+from qc.bootstrap import wilson_interval
 from qc.consensus import NO_ERROR
 
-__all__ = ["TABLE2_ITEM_COLUMNS", "TABLE2_ROWS", "processbench_table2", "table2_items"]
+__all__ = [
+    "MPBENCH_ROWS",
+    "TABLE2_ITEM_COLUMNS",
+    "TABLE2_ROWS",
+    "mpbench_study",
+    "prmbench_v_study",
+    "processbench_table2",
+    "table2_items",
+]
 
 STEP_THRESHOLDS = (5, 10, 15)
 SETTLED_AT = (3, 4, 5)
@@ -127,3 +137,120 @@ def table2_items(states: pd.DataFrame) -> pd.DataFrame:
             "final_answer_correct": [_answer(v) for v in states["final_answer_correct"]],
         }
     )
+
+
+# ---- The agreement studies' tables (PROTOCOLS A5, C1a) -------------------------------------------
+# Row names follow Table 2's convention: "# " a count, "% " a share in percent, else a coefficient.
+
+PRMBENCH_V_PUBLISHED = {"# Items": 100.0, "# Agreements": 94.0, "% Observed agreement": 94.0}  # 000 l.370
+MPBENCH_PER_PARADIGM = 100  # 003 l.178: 100 instances per evaluation paradigm, 3 annotators
+
+
+def _valid(values: np.ndarray, valid: Any) -> np.ndarray:
+    """1.0 where a rating says valid, 0.0 where it says anything else, NaN where missing."""
+    out = np.full(values.shape, np.nan)
+    present = ~pd.isna(values)
+    out[present] = (values[present] == valid).astype(float)
+    return out
+
+
+def prmbench_v_study(ratings: pd.DataFrame, valid: Any) -> pd.DataFrame:
+    """PRMBench-V's agreement study (A5) as its recommended report, beside the paper's figures.
+
+    ``ratings``: items x raters, one validity label each (``valid`` is the label meaning valid). Each
+    item's first two ratings in column order are rater A and B (the paper's two researchers); items
+    with fewer than two take no part. Rows: counts, the 2x2 table, observed agreement with its
+    Wilson 95% interval, Cohen's kappa, PABAK (k = 2) and Gwet's AC1; columns "this study", "paper".
+    """
+
+    values = _valid(ratings.to_numpy(dtype=object), valid)
+    firsts = [row[~np.isnan(row)][:2] for row in values]
+    pairs = np.array([p for p in firsts if len(p) == 2]).reshape(-1, 2)
+    a, b = pairs[:, 0], pairs[:, 1]
+    n = len(pairs)
+    agree = int((a == b).sum())
+    oa = agree / n if n else float("nan")
+    low, high = wilson_interval(oa, n)
+    rows = {
+        "# Items": n,
+        "# Agreements": agree,
+        "% Observed agreement": 100 * oa,
+        "% OA 95% Wilson low": 100 * low,
+        "% OA 95% Wilson high": 100 * high,
+        "# Both valid": int(((a == 1) & (b == 1)).sum()),
+        "# A valid, B invalid": int(((a == 1) & (b == 0)).sum()),
+        "# A invalid, B valid": int(((a == 0) & (b == 1)).sum()),
+        "# Both invalid": int(((a == 0) & (b == 0)).sum()),
+        "Cohen's kappa": cohen_kappa(a.tolist(), b.tolist()),
+        "PABAK": pabak(a.tolist(), b.tolist(), n_categories=2),
+        "Gwet's AC1": gwet_ac1(pairs.tolist(), categories=[0.0, 1.0]),
+    }
+    published = [PRMBENCH_V_PUBLISHED.get(name, float("nan")) for name in rows]
+    return pd.DataFrame(
+        {"this study": [float(v) for v in rows.values()], "paper": published},
+        index=pd.Index(list(rows), name="row"),
+    )
+
+
+def _mpbench_column(values: np.ndarray, total: int, pool: float | None) -> list[float]:
+
+    rated = (~np.isnan(values)).sum(axis=1)
+    values = values[rated >= 2]
+    n = len(values)
+    counts = (~np.isnan(values)).sum(axis=1)
+    yes = np.nansum(values, axis=1)
+    unanimous_valid = float((yes == counts).mean()) if n else float("nan")
+    majority_valid = float((yes > counts / 2).mean()) if n else float("nan")
+    unanimous = float(((yes == counts) | (yes == 0)).mean()) if n else float("nan")
+    low, high = wilson_interval(unanimous_valid, n)
+    return [
+        float(n),
+        100 * n / total if total else float("nan"),
+        float(pool) if pool else float("nan"),
+        100 * n / pool if pool else float("nan"),
+        100 * unanimous_valid,
+        100 * low,
+        100 * high,
+        100 * majority_valid,
+        100 * unanimous,
+        100 * observed_agreement(values.tolist()) if n else float("nan"),
+        fleiss_kappa(values.tolist()) if n else float("nan"),
+    ]
+
+
+MPBENCH_ROWS = (
+    "# Items",
+    "% Of the study",
+    "# Pool",
+    "% Sampling fraction",
+    "% Unanimous valid",
+    "% Unanimous valid 95% Wilson low",
+    "% Unanimous valid 95% Wilson high",
+    "% Majority valid",
+    "% Unanimous agreement",
+    "% Pairwise agreement",
+    "Fleiss' kappa",
+)
+
+
+def mpbench_study(
+    ratings: pd.DataFrame, paradigm: pd.Series, valid: Any, pool: dict[str, int] | None = None
+) -> pd.DataFrame:
+    """MPBench's human verification study (C1a) with its allocation per paradigm.
+
+    ``ratings``: items x raters validity labels; ``paradigm``: item -> paradigm (its allocation
+    stratum); ``pool``: paradigm -> items it was drawn from (for the sampling fraction). One column
+    per paradigm and "Pooled"; the headline is the unanimous-valid rate (C1a's conservative reading)
+    with its Wilson 95% interval; majority-valid, unanimous and pairwise inter-annotator agreement and
+    Fleiss' kappa (not in the paper) beside it. Items with fewer than two ratings take no part.
+    """
+    values = _valid(ratings.to_numpy(dtype=object), valid)
+    groups = pd.Series(ratings.index.map(paradigm), index=ratings.index, dtype=object).fillna("(none)")
+    names = [str(g) for g in pd.unique(groups.astype(str))]
+    total = int(((~np.isnan(values)).sum(axis=1) >= 2).sum())
+    columns = {}
+    for name in names:
+        mine = (groups.astype(str) == name).to_numpy()
+        columns[name] = _mpbench_column(values[mine], total, (pool or {}).get(name))
+    columns["Pooled"] = _mpbench_column(values, total, float(sum(pool.values())) if pool else None)
+    return pd.DataFrame(columns, index=pd.Index(MPBENCH_ROWS, name="row"))

@@ -43,10 +43,11 @@ def settle(store: Store, n: int = 6) -> dict[str, int]:
                 seconds_spent=5.0,
             )
     rows = store.fetchall(
-        "SELECT i.external_id, i.id FROM item_state s JOIN items i ON i.id = s.item_id "
-        "WHERE s.status = 'consensus' ORDER BY i.id"
+        "SELECT i.external_id, i.id, v.final_answer_correct FROM item_state s JOIN items i ON i.id = s.item_id "
+        "JOIN item_versions v ON v.id = i.current_version_id WHERE s.status = 'consensus' ORDER BY i.id"
     )
-    return {str(e): (-1 if i % 2 else 0) for e, i in rows}
+    # "No error" on a wrong final answer is ProcessBench's discard: such an item is not scored.
+    return {str(e): (-1 if i % 2 else 0) for e, i, right in rows if not (i % 2 and right is False)}
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -199,3 +200,9 @@ def test_the_command_line_imports_predictions(store: Store, tmp_path: Path, caps
         main(["predictions", "import", str(bad), "--model", "m1", "--dataset", DATASET, "--db", str(db)]) == 1
     )
     assert "line 1: no item 'nope'" in capsys.readouterr().err
+
+
+def test_a_dataset_without_predictions_scores_nothing(demo_store: Store) -> None:
+    admin = _user(demo_store, "lead", "admin")
+    report = scores.score_report(demo_store, admin, "mathvista-quality-gate")
+    assert report.models == [] and report.table.empty and report.subsets.empty and report.by_difficulty.empty

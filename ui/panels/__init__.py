@@ -15,6 +15,7 @@ from ui.panels import (
     jobs,
     perturbation_check,
     quality_gate,
+    scores,
     step_match,
     step_review,
 )
@@ -32,5 +33,6 @@ PANELS = [
     ("QC dashboard", dashboard, "reviewers"),
     ("Browse", browse, "reviewers"),
     ("Data", data, "admins"),
+    ("Scores", scores, "reviewers"),
     ("Jobs", jobs, "admins"),
 ]

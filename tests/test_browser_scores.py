@@ -1,0 +1,77 @@
+"""The Scores tab in Chromium: predictions loaded and uploaded, the score table, a failure case opened in Browse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from services import scores
+from store import Store, users
+from store.demo import populate_demo
+from tests.browser_support import cli, login, running, screenshot
+from tests.test_predictions import DATASET, settle, write_jsonl
+
+pytestmark = pytest.mark.browser
+
+PASSWORD = "scores-password-1"
+
+
+def _db(tmp_path: Path) -> tuple[Path, dict[str, int]]:
+    db = tmp_path / "scores.duckdb"
+    cli("users", "add", "lead", "--role", "admin", "--password", PASSWORD, db=db)
+    store = Store(db)
+    try:
+        populate_demo(store)
+        gold = settle(store)
+        admin = users.get_user(store, "lead")
+        perfect = [{"id": e, "earliest_error": g} for e, g in gold.items()]
+        scores.import_predictions(
+            store, admin, write_jsonl(tmp_path / "p.jsonl", perfect), model="perfect", dataset=DATASET
+        )
+    finally:
+        store.close()
+    return db, gold
+
+
+def test_load_predictions_see_the_scores_and_open_a_failure_case(tmp_path: Path, page) -> None:
+    db, gold = _db(tmp_path)
+    false_alarms = [e for e, g in gold.items() if g == -1]
+    alarm = write_jsonl(tmp_path / "alarm-model.jsonl", [{"id": e, "earliest_error": 0} for e in gold])
+    with running(db) as server:
+        login(page, server.url, "lead", PASSWORD)
+        page.get_by_role("tab", name="Scores").click()
+        expect(page.locator("#sc-status")).to_contain_text("predictions", timeout=30_000)  # the first dataset
+        page.locator("#sc-dataset input").click()
+        page.get_by_role("option", name=DATASET, exact=True).click()
+        page.keyboard.press("Escape")
+        expect(page.locator("#sc-status")).to_contain_text(f"1 model(s) scored on {len(gold)} kept item(s)")
+        models = page.locator("#sc-models")
+        expect(models).to_contain_text("perfect", timeout=30_000)
+        expect(models).to_contain_text("100.0")
+
+        # An admin uploads a second model; the table shows both side by side.
+        page.locator("#sc-upload input[type=file]").set_input_files(alarm)
+        expect(page.locator("#sc-upload")).to_contain_text("alarm-model")
+        page.locator("#sc-upload-model textarea, #sc-upload-model input").first.fill("alarm")
+        page.locator("#sc-import").click()
+        expect(page.locator("#sc-import-status")).to_contain_text(
+            f"alarm on {DATASET}: {len(gold)} predictions stored"
+        )
+        expect(models).to_contain_text("alarm")
+        expect(models).to_contain_text("perfect")
+        failures = page.locator("#sc-failures")
+        expect(failures).to_contain_text("false alarm")
+        expect(failures.locator("a.sc-open")).to_have_count(len(false_alarms))
+        screenshot(page, "scores")
+
+        # A failure case opens in Browse, next to the gold.
+        first = failures.locator("tbody tr").first
+        external = first.locator("td").first.inner_text()
+        assert external in false_alarms
+        first.locator("a.sc-open").click()
+        page.wait_for_url("**tab=browse**")
+        page.wait_for_selector("#panels")
+        page.get_by_role("tab", name="Browse").click()
+        expect(page.locator("#br-item")).to_contain_text(external, timeout=30_000)

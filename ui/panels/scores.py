@@ -1,0 +1,259 @@
+"""Scores: models scored against the gated labels, side by side, with their failure cases.
+
+The scores hold the gold (every consensus label), so the tab is for adjudicators and admins; an
+annotator gets one line. Admins upload a model's predictions here (the command line's
+``predictions import``). Every figure comes from services.scores; a failure case links to the item
+in Browse, where the gold and every label on it are shown.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from services import reports, scores
+from services.browse import BrowseFilter, query_for
+from services.errors import ServiceError
+from ui.auth import require_admin, require_user
+from ui.binding import bind
+from ui.context import AppContext
+from ui.kit.outputs import Outputs
+from ui.render import escape_text
+
+__all__ = ["build", "on_failures", "on_import", "on_open", "on_show"]
+
+REVIEWERS_ONLY = (
+    "Scores are only for adjudicators and admins: they compare models with every consensus label, "
+    "and annotators work blind."
+)
+HELP = (
+    "Import a model's predictions (JSONL, one object per item): `id` and `earliest_error` (0-based, -1 = "
+    "no error), `error_steps` (1-based), `step_scores` with `threshold`, or `step_confidences`. Only kept "
+    "items are scored. Shares in percent; F1 is ProcessBench's harmonic mean of the accuracies on "
+    "erroneous and on correct items, Average F1 the mean over subsets (its Table 3)."
+)
+_MODELS = {
+    "model": "model",
+    "items": "items",
+    "predicted": "predicted",
+    "error_acc": "erroneous acc.",
+    "correct_acc": "correct acc.",
+    "f1": "F1",
+    "average_f1": "Average F1",
+    "strict_accuracy": "PRMBench-V acc.",
+    "precision": "precision",
+    "recall": "recall",
+    "css": "CSS",
+    "ccs": "CCS",
+}
+_SUBSETS = {
+    "model": "model",
+    "subset": "subset",
+    "n_error": "n erroneous",
+    "n_correct": "n correct",
+    "error_acc": "erroneous acc.",
+    "correct_acc": "correct acc.",
+    "f1": "F1",
+}
+_PERCENT = {
+    "error_acc",
+    "correct_acc",
+    "f1",
+    "average_f1",
+    "strict_accuracy",
+    "precision",
+    "recall",
+    "accuracy",
+}
+SHOW = (
+    "refusal",
+    "content",
+    "dataset",
+    "status",
+    "models",
+    "subsets",
+    "model",
+    "failures",
+    "difficulty",
+    "agreement",
+)
+
+
+def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataFrame:
+    """Shares as percentages with one decimal (as the papers print them), 'n/a' where undefined."""
+    names = names or {c: c for c in frame.columns}
+    out = frame[[c for c in names if c in frame.columns]].copy()
+    for column in out.columns:
+        if column in _PERCENT or column in ("css", "ccs"):
+            out[column] = ["n/a" if pd.isna(v) else f"{100 * float(v):.1f}" for v in out[column]]
+    return out.rename(columns=names).astype(str)
+
+
+def _failures_html(cases: pd.DataFrame, dataset: str) -> str:
+    """The failure cases, every cell escaped; each opens its item in Browse beside the gold."""
+    if cases.empty:
+        return '<p class="sc-note">No failure cases: the model is right on every kept item.</p>'
+    head = "<tr><th>item</th><th>what went wrong</th><th>gold step</th><th>predicted</th><th>difficulty</th><th></th></tr>"
+    rows = []
+    for case in cases.itertuples():
+        link = query_for(BrowseFilter(dataset=dataset), item_id=int(case.item_id))
+        predicted = (
+            "-"
+            if isinstance(case.predicted_step, float) and math.isnan(case.predicted_step)
+            else case.predicted_step
+        )
+        rows.append(
+            "<tr>"
+            f"<td>{html.escape(str(case.external_id))}</td><td>{html.escape(str(case.outcome))}</td>"
+            f"<td>{'no error' if case.gold_step == 0 else case.gold_step}</td>"
+            f"<td>{'no error' if predicted == 0 else predicted}</td>"
+            f"<td>{html.escape(str(case.difficulty))}</td>"
+            f'<td><a class="sc-open" href="{html.escape(link)}">open in Browse</a></td>'
+            "</tr>"
+        )
+    return f'<table class="sc-failures"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _refused() -> dict[str, Any]:
+    empty = pd.DataFrame()
+    return {
+        "refusal": gr.update(visible=True),
+        "content": gr.update(visible=False),
+        "status": "",
+        "models": empty,
+        "subsets": empty,
+        "failures": "",
+        "difficulty": empty,
+        "agreement": empty,
+    }
+
+
+def on_open(ctx: AppContext, request: gr.Request) -> tuple:
+    """Who sees what: reviewers the content, admins the upload too."""
+    user = require_user(ctx, request)
+    return gr.update(visible=not user.can_see_labels), gr.update(visible=user.is_admin)
+
+
+def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr.Request) -> dict[str, Any]:
+    """Every model on the dataset side by side, one model's failure cases, scores by human grouping."""
+    user = require_user(ctx, request)
+    if not user.can_see_labels:
+        return _refused()
+    names = reports.dataset_names(ctx.store)
+    dataset = dataset if dataset in names else (names[0] if names else None)
+    picker = gr.update(choices=names, value=dataset)
+    if dataset is None:
+        return {**_refused(), "refusal": gr.update(visible=False), "content": gr.update(visible=True),
+                "dataset": picker, "status": "No datasets yet: import one in Data."}  # fmt: skip
+    try:
+        report = scores.score_report(ctx.store, user, dataset)
+    except ServiceError as exc:
+        return {**_refused(), "refusal": gr.update(visible=False), "content": gr.update(visible=True),
+                "dataset": picker, "status": escape_text(str(exc))}  # fmt: skip
+    model = model if model in report.models else (report.models[0] if report.models else None)
+    status = (
+        f"**{escape_text(dataset)}**: {len(report.models)} model(s) scored on {report.n_kept} kept item(s)."
+        if report.models
+        else f"No predictions on **{escape_text(dataset)}** yet: an admin imports them below or with "
+        "`python app.py predictions import`."
+    )
+    return {
+        "refusal": gr.update(visible=False),
+        "content": gr.update(visible=True),
+        "dataset": picker,
+        "status": status,
+        "models": _table(report.table, _MODELS),
+        "subsets": _table(report.subsets, _SUBSETS),
+        "model": gr.update(choices=report.models, value=model),
+        "failures": _failures_html(scores.failure_cases(report, model), dataset) if model else "",
+        "difficulty": _table(report.by_difficulty),
+        "agreement": _table(report.by_agreement),
+    }
+
+
+def on_failures(ctx: AppContext, dataset: str | None, model: str | None, request: gr.Request) -> str:
+    """One model's failure cases (wrong step, missed error, false alarm, no prediction)."""
+    user = require_user(ctx, request)
+    if not user.can_see_labels or not dataset or not model:
+        return ""
+    try:
+        report = scores.score_report(ctx.store, user, dataset)
+        return _failures_html(scores.failure_cases(report, model), dataset)
+    except ServiceError as exc:
+        return f"<p>{html.escape(str(exc))}</p>"
+
+
+def on_import(
+    ctx: AppContext, file: str | None, model: str, dataset: str | None, request: gr.Request
+) -> dict[str, Any]:
+    """An admin's upload of a model's predictions: stored whole, or refused with every bad line."""
+    admin = require_admin(ctx, request)
+    if not file:
+        return {"import_status": "**Nothing imported.** Choose a predictions file first."}
+    if not dataset:
+        return {"import_status": "**Nothing imported.** Pick the dataset the predictions are for."}
+    path = Path(file)
+    try:
+        done = scores.import_predictions(
+            ctx.store, admin, path, model=model, dataset=dataset, shown_name=path.name
+        )
+    except ServiceError as exc:
+        return {"import_status": f"**Nothing imported.** {escape_text(str(exc))}"}
+    return {**on_show(ctx, dataset, done.model, request), "import_status": escape_text(done.summary())}
+
+
+def _frame(elem_id: str, label: str) -> gr.Dataframe:
+    return gr.Dataframe(interactive=False, wrap=True, elem_id=elem_id, label=label)
+
+
+def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
+    refusal = gr.Markdown(REVIEWERS_ONLY, visible=False, elem_id="sc-refusal")
+    with gr.Column(visible=False, elem_id="sc-content") as content:
+        with gr.Row(equal_height=True):
+            dataset = gr.Dropdown([], label="Dataset", scale=3, elem_id="sc-dataset")
+            refresh = gr.Button("Score", scale=1, elem_id="sc-refresh")
+        status = gr.Markdown("Open this tab to score the models.", elem_id="sc-status")
+        models = _frame("sc-models", "Models side by side (percent)")
+        subsets = _frame("sc-subsets", "ProcessBench per subset, then Average (percent)")
+        gr.Markdown("### Failure cases", elem_classes=["qc-heading"])
+        model = gr.Dropdown([], label="Model", elem_id="sc-model")
+        failures = gr.HTML("", elem_id="sc-failures")
+        gr.Markdown("### Where models fail that humans found hard", elem_classes=["qc-heading"])
+        with gr.Row():
+            difficulty = _frame("sc-difficulty", "By the annotators' difficulty")
+            agreement = _frame("sc-agreement", "By annotator agreement (3/n: settled with n annotators)")
+        with gr.Column(visible=False, elem_id="sc-admin") as admin_box:
+            gr.Markdown("### Import predictions", elem_classes=["qc-heading"])
+            gr.Markdown(HELP, elem_classes=["qc-note"])
+            with gr.Row(equal_height=True):
+                upload = gr.File(label="Predictions (JSONL)", file_types=[".jsonl", ".json"], height=120,
+                                 elem_id="sc-upload")  # fmt: skip
+                upload_model = gr.Textbox(label="Model name", elem_id="sc-upload-model")
+                do_import = gr.Button("Import predictions", variant="primary", elem_id="sc-import")
+            import_status = gr.Markdown("", elem_id="sc-import-status")
+    shown = Outputs(
+        refusal=refusal,
+        content=content,
+        dataset=dataset,
+        status=status,
+        models=models,
+        subsets=subsets,
+        model=model,
+        failures=failures,
+        difficulty=difficulty,
+        agreement=agreement,
+    )
+    private = {"api_visibility": "private", "show_progress": "minimal"}
+    gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], **private)
+    triggers = [refresh.click, dataset.input]
+    if tab is not None:
+        triggers.insert(0, tab.select)
+    gr.on(triggers, shown.bind(on_show, ctx), [dataset, model], list(shown), **private)
+    model.input(bind(on_failures, ctx), [dataset, model], [failures], **private)
+    imported = Outputs(**shown.components, import_status=import_status)
+    do_import.click(imported.bind(on_import, ctx), [upload, upload_model, dataset], list(imported), **private)
