@@ -189,6 +189,22 @@ CREATE TABLE embeddings (
 )
 """
 
+# Gold items (migration 9): an item's accepted label, who marked it, when and from what. Labels on it
+# with an annotation id above after_annotation are answers to check against it, not votes.
+_V9_GOLD = """
+CREATE TABLE gold (
+    item_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    version_id BIGINT NOT NULL,
+    label VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    marked_by INTEGER,
+    marked_at TIMESTAMP NOT NULL,
+    after_annotation BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX gold_dataset ON gold (dataset_id)
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -199,6 +215,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (3, "drafts kept per annotator on the server", _V3_DRAFTS),
     (4, "session epochs and removed annotators", _V4_SESSIONS),
     (5, "sentence embeddings cached by text hash and encoder", _V5_EMBEDDINGS),
+    (9, "gold items: accepted labels that calibrate annotators", _V9_GOLD),
 ]
 
 
