@@ -341,6 +341,12 @@ def _settle(
     now: datetime,
 ) -> None:
     scheduler = tx.store.scheduler
+    if scheduler.is_gold(tx, dataset.id, item.item_id):
+        # An answer on a gold item is scored against its gold label, never a vote on its state.
+        tx.after_commit(
+            partial(scheduler.record_gold, dataset.id, item.item_id, annotator.id, first_label=first_label)
+        )
+        return
     target = scheduler.target_of(tx, dataset.id, item.item_id)
     if target is None:
         current = state.get_item_state(tx, item.item_id)

@@ -17,6 +17,7 @@ from exports import ExportError
 from exports import report as report_format
 from qc.dashboard import DashboardReport, build_dashboard
 from qc.quality import OUTLIER_RULES
+from services import gold
 from services.access import require_reviewer
 from services.errors import NotFound, ServiceError
 from store import jobs_read, studies
@@ -111,7 +112,9 @@ def build_dataset_report(
     dataset = _dataset(store, dataset_name)
     quorums = {d.name: int(d.setting("quorum")) for d in list_datasets(store)}
     return build_dashboard(
-        _with_lengths(store, annotations_frame(store, dataset.id), dataset),
+        _with_lengths(
+            store, gold.for_agreement(store, dataset, annotations_frame(store, dataset.id)), dataset
+        ),
         _with_steps(store, states_frame(store, dataset.id), dataset),
         states_frame(store),
         jobs_read.gating_counts(store, dataset.id),
@@ -135,7 +138,7 @@ def build_study_report(
     dataset = _dataset(store, study.dataset)
     states = _with_steps(store, studies.study_states(store, study), dataset)
     tables = build_dashboard(
-        studies.study_annotations(store, study),
+        gold.for_agreement(store, dataset, studies.study_annotations(store, study)),
         states,
         states,
         {},

@@ -12,6 +12,7 @@ the whole truth; a multi-replica deployment over PostgreSQL would keep leases in
 from __future__ import annotations
 
 import bisect
+import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from store.cache import MISS
+from store.datasets import get_dataset
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -46,6 +48,14 @@ class _Pool:
     mine: dict[int, int] = field(default_factory=dict)  # annotator -> items labelled (loaded on demand)
     lapsed: dict[int, set[int]] = field(default_factory=dict)  # item -> annotators whose lease expired
     next_fresh: int = 0
+    # gold items (store/gold.py): handed to a share of each annotator's claims, outside the targets
+    gold: set[int] = field(default_factory=set)
+    gold_share: float = 0.0
+    gold_seen: dict[int, set[int]] = field(default_factory=dict)  # annotator -> gold items labelled
+    claims: dict[int, int] = field(default_factory=dict)  # annotator -> fresh claims so far
+    # With gold on, fresh items go out in a seeded shuffle: in id order, a gold item (often settled
+    # long ago) would stand out by its id.
+    fresh_order: list[int] = field(default_factory=list)
 
     def live_leases(self, item_id: int, now: datetime) -> dict[int, datetime]:
         leases = self.leases.get(item_id)
@@ -68,6 +78,8 @@ class _Pool:
     ) -> bool:
         if item_id not in self.target or annotator_id in self.done.get(item_id, ()):
             return False
+        if item_id in self.gold:  # handed out only on a gold turn
+            return False
         if not allow_skipped and item_id in self.skipped.get(annotator_id, {}):
             return False
         return self.taken_by_others(item_id, annotator_id, now) < self.target[item_id]
@@ -78,7 +90,32 @@ class _Pool:
             self.leases.get(previous, {}).pop(annotator_id, None)
         self.leases.setdefault(item_id, {})[annotator_id] = now + timedelta(seconds=seconds)
         self.held[annotator_id] = item_id
-        self.started.setdefault(item_id, None)
+        if item_id not in self.gold:
+            self.started.setdefault(item_id, None)
+
+    def end_lease(self, item_id: int, annotator_id: int, first_label: bool) -> None:
+        """After a committed label: the lease is used up (and a first label counts as theirs)."""
+        if first_label and annotator_id in self.mine:
+            self.mine[annotator_id] += 1
+        self.leases.get(item_id, {}).pop(annotator_id, None)
+        self.lapsed.get(item_id, set()).discard(annotator_id)
+        if self.held.get(annotator_id) == item_id:
+            del self.held[annotator_id]
+
+    def gold_turn(self, dataset_id: int, annotator_id: int) -> int | None:
+        """A gold item for this claim, or None: a seeded draw per (annotator, claim) at the dataset's
+        share, so no count or rhythm tells; each annotator meets the gold items in their own order."""
+        if self.gold_share <= 0 or not self.gold:
+            return None
+        turn = self.claims.get(annotator_id, 0)
+        draw = hashlib.sha256(f"gold:{dataset_id}:{annotator_id}:{turn}".encode()).digest()
+        if int.from_bytes(draw[:8], "big") / 2**64 >= self.gold_share:
+            return None
+        seen = self.gold_seen.get(annotator_id, set()) | set(self.skipped.get(annotator_id, {}))
+        fresh = [i for i in self.gold if i not in seen and annotator_id not in self.done.get(i, ())]
+        if not fresh:
+            return None
+        return min(fresh, key=lambda i: hashlib.sha256(f"{annotator_id}:{i}".encode()).digest())
 
     def close(self, item_id: int) -> None:
         self.target.pop(item_id, None)
@@ -151,6 +188,11 @@ class Scheduler:
         others filled the item), or 'no' (the item was never handed to this annotator)."""
         with self.lock:
             pool = self.pool(db, dataset_id)
+            if item_id in pool.gold:  # no capacity to run out of: a lapsed lease may still answer
+                if item_id in pool.gold_seen.get(annotator_id, ()):
+                    return "no"
+                live = annotator_id in pool.live_leases(item_id, now)
+                return "leased" if live or annotator_id in pool.lapsed.get(item_id, ()) else "no"
             if item_id not in pool.target:
                 return "lapsed" if annotator_id in pool.lapsed.get(item_id, ()) else "no"
             if annotator_id in pool.live_leases(item_id, now):
@@ -189,18 +231,26 @@ class Scheduler:
             pool = self._pools.get(dataset_id)
             if pool is None:
                 return
-            if first_label and annotator_id in pool.mine:
-                pool.mine[annotator_id] += 1
-            pool.leases.get(item_id, {}).pop(annotator_id, None)
-            pool.lapsed.get(item_id, set()).discard(annotator_id)
-            if pool.held.get(annotator_id) == item_id:
-                del pool.held[annotator_id]
+            pool.end_lease(item_id, annotator_id, first_label)
             if open_:
                 pool.target[item_id] = target
                 pool.done.setdefault(item_id, set()).add(annotator_id)
                 pool.started.setdefault(item_id, None)
             else:
                 pool.close(item_id)
+
+    def is_gold(self, db: Store | Tx, dataset_id: int, item_id: int) -> bool:
+        with self.lock:
+            return item_id in self.pool(db, dataset_id).gold
+
+    def record_gold(self, dataset_id: int, item_id: int, annotator_id: int, *, first_label: bool) -> None:
+        """After a committed answer on a gold item: the lease ends; the item's target is untouched."""
+        with self.lock:
+            pool = self._pools.get(dataset_id)
+            if pool is None:
+                return
+            pool.end_lease(item_id, annotator_id, first_label)
+            pool.gold_seen.setdefault(annotator_id, set()).add(item_id)
 
 
 def _carry_leases(old: _Pool, new: _Pool) -> None:
@@ -251,7 +301,26 @@ def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
         [dataset_id],
     ):
         pool.skipped.setdefault(annotator_id, {})[item_id] = when
+    _load_gold(db, dataset_id, pool)
     return pool
+
+
+def _load_gold(db: Store | Tx, dataset_id: int, pool: _Pool) -> None:
+    dataset = get_dataset(db, dataset_id)
+    pool.gold_share = int(dataset.setting("gold_percent")) / 100.0 if dataset is not None else 0.0
+    pool.gold = {
+        int(r[0]) for r in db.fetchall("SELECT item_id FROM gold WHERE dataset_id = ?", [dataset_id])
+    }
+    for item_id, annotator_id in db.fetchall(
+        "SELECT DISTINCT a.item_id, a.annotator_id FROM annotations a JOIN gold g ON g.item_id = a.item_id "
+        "WHERE g.dataset_id = ?",
+        [dataset_id],
+    ):
+        pool.gold_seen.setdefault(annotator_id, set()).add(item_id)
+    if pool.gold_share > 0 and pool.gold:
+        pool.fresh_order = sorted(
+            pool.order, key=lambda i: hashlib.sha256(f"order:{dataset_id}:{i}".encode()).digest()
+        )
 
 
 def _scheduler(db: Store | Tx) -> Scheduler:
@@ -264,6 +333,8 @@ def claim_next(
     """The annotator's live lease if any, else the next open item with room, leased to them.
 
     Items already started come first, so that escalations (a 4th, a 5th annotator) settle soonest.
+    While there is such an item, a share of claims (``gold_percent``) takes a gold item instead:
+    never once the annotator's other work is done, which would single the gold item out.
     """
     scheduler = _scheduler(db)
     with scheduler.lock:
@@ -271,26 +342,35 @@ def claim_next(
         held = pool.held.get(annotator_id)
         if held is not None and annotator_id in pool.live_leases(held, now):
             return Claim(held, resumed=True)
-        for item_id in pool.started:
-            if pool.eligible(item_id, annotator_id, now):
-                pool.lease(item_id, annotator_id, now, lease_seconds)
-                return Claim(item_id, resumed=False)
-        while pool.next_fresh < len(pool.order):
-            item_id = pool.order[pool.next_fresh]
-            if item_id in pool.started or item_id not in pool.target:
-                pool.next_fresh += 1
-                continue
-            if pool.eligible(item_id, annotator_id, now):
-                pool.lease(item_id, annotator_id, now, lease_seconds)
-                return Claim(item_id, resumed=False)
-            break  # pragma: no cover - a fresh item is always eligible
-        # Nothing new: offer back what this annotator skipped, oldest skip first.
-        skips = pool.skipped.get(annotator_id, {})
-        for item_id in sorted(skips, key=skips.__getitem__):
-            if pool.eligible(item_id, annotator_id, now, allow_skipped=True):
-                pool.lease(item_id, annotator_id, now, lease_seconds)
-                return Claim(item_id, resumed=False)
-        return None
+        item_id = _next_open(pool, annotator_id, now)
+        if item_id is None:
+            return None
+        gold = pool.gold_turn(dataset_id, annotator_id)
+        pool.claims[annotator_id] = pool.claims.get(annotator_id, 0) + 1
+        pool.lease(gold if gold is not None else item_id, annotator_id, now, lease_seconds)
+        return Claim(gold if gold is not None else item_id, resumed=False)
+
+
+def _next_open(pool: _Pool, annotator_id: int, now: datetime) -> int | None:
+    """The item the rules give this annotator next (not leased yet)."""
+    for item_id in pool.started:
+        if pool.eligible(item_id, annotator_id, now):
+            return item_id
+    fresh = pool.fresh_order or pool.order
+    while pool.next_fresh < len(fresh):
+        item_id = fresh[pool.next_fresh]
+        if item_id in pool.started or item_id not in pool.target or item_id in pool.gold:
+            pool.next_fresh += 1
+            continue
+        if pool.eligible(item_id, annotator_id, now):
+            return item_id
+        break  # pragma: no cover - a fresh item is always eligible
+    # Nothing new: offer back what this annotator skipped, oldest skip first.
+    skips = pool.skipped.get(annotator_id, {})
+    for item_id in sorted(skips, key=skips.__getitem__):
+        if pool.eligible(item_id, annotator_id, now, allow_skipped=True):
+            return item_id
+    return None
 
 
 def claim_item(
@@ -302,6 +382,8 @@ def claim_item(
         pool = scheduler.pool(db, dataset_id)
         if annotator_id in pool.done.get(item_id, ()):
             return "done"
+        if item_id in pool.gold and annotator_id in pool.live_leases(item_id, now):
+            return "leased"  # the gold item they hold opens like any item they hold
         if item_id not in pool.target:
             return "done" if annotator_id in _done_annotators(db, item_id) else "closed"
         if annotator_id in pool.live_leases(item_id, now):
@@ -332,13 +414,18 @@ def release(db: Store, annotator_id: int, item_id: int, dataset_id: int, now: da
 
 
 _TOTALS_TTL = 2.0  # seconds a dataset's settled/total counts may lag behind other annotators' saves
+_GOLD_TOTALS_TTL = 600.0
 
 
 def progress(db: Store | Tx, dataset_id: int, annotator_id: int | None = None) -> dict[str, int]:
     """Items in the dataset by gating state, and how many this annotator has labelled."""
     key = ("progress", dataset_id)
     cached = db.cache.get(key)
-    if cached is MISS or time.monotonic() - cached[0] > _TOTALS_TTL:
+    # With gold on, the totals move at most every _GOLD_TOTALS_TTL: a gold answer settles nothing, so
+    # totals that moved after each submit would tell a gold item from the others.
+    gold_on = _scheduler(db).pool(db, dataset_id).gold_share > 0
+    ttl = _GOLD_TOTALS_TTL if gold_on else _TOTALS_TTL
+    if cached is MISS or time.monotonic() - cached[0] > ttl:
         row = db.fetchone(
             "SELECT count(*), count(*) FILTER (WHERE status <> 'open'), "
             "count(*) FILTER (WHERE status = 'discarded') FROM item_state WHERE dataset_id = ?",

@@ -35,6 +35,21 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "max_payload_bytes": 64_000,  # a label's size as JSON
     "max_note_chars": 4_000,
     "max_seconds_spent": 86_400,  # time on one item a client may report
+    # gold items (store/gold.py): the share of each annotator's queue, feedback, the admins' alert
+    "gold_percent": 0,  # 0 = off; else the percent of each annotator's items that are gold
+    "gold_feedback": 0,  # 1: annotators see their own gold accuracy
+    "gold_in_agreement": 0,  # 1: answers on gold items count in agreement figures too
+    "gold_alert_accuracy": 70,  # percent: alert when recent gold accuracy falls below it
+    "gold_alert_min_items": 10,  # answers needed before an alert is raised
+    "gold_alert_window": 20,  # recent answers the alert looks at
+}
+_GOLD_RANGES = {
+    "gold_percent": (0, 100),
+    "gold_feedback": (0, 1),
+    "gold_in_agreement": (0, 1),
+    "gold_alert_accuracy": (0, 100),
+    "gold_alert_min_items": (1, 10_000),
+    "gold_alert_window": (1, 10_000),
 }
 _MAY_BE_ZERO = {"allow_corrections"}
 
@@ -160,6 +175,13 @@ def _validate(settings: dict[str, Any], task: str) -> dict[str, Any]:
                 clean[key] = spec.numbers[key].check(key, value)
             except ValueError as exc:
                 raise DatasetError(str(exc)) from None
+            continue
+        if key in _GOLD_RANGES:
+            low, high = _GOLD_RANGES[key]
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise DatasetError(
+                    f"setting {key!r} must be a whole number from {low} to {high}, not {value!r}"
+                )
             continue
         if key not in DEFAULT_SETTINGS:
             known = ", ".join([*DEFAULT_SETTINGS, *task_settings(task)])

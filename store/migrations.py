@@ -235,6 +235,22 @@ CREATE TABLE predictions (
 CREATE INDEX predictions_dataset ON predictions (dataset_id, model)
 """
 
+# Gold items (migration 9): an item's accepted label, who marked it, when and from what. Labels on it
+# with an annotation id above after_annotation are answers to check against it, not votes.
+_V9_GOLD = """
+CREATE TABLE gold (
+    item_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    version_id BIGINT NOT NULL,
+    label VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    marked_by INTEGER,
+    marked_at TIMESTAMP NOT NULL,
+    after_annotation BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX gold_dataset ON gold (dataset_id)
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -248,6 +264,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "who made an item version (quality gate edits)", _V6_VERSION_AUTHOR),
     (7, "job queue: attempts, backoff, claims, loops; generator settings", _V7_JOB_QUEUE),
     (8, "model predictions per model and item version", _V8_PREDICTIONS),
+    (9, "gold items: accepted labels that calibrate annotators", _V9_GOLD),
 ]
 
 

@@ -32,7 +32,7 @@ PANELS = [
     ("Step-match study", step_match, "everyone"),
     ("QC dashboard", dashboard, "reviewers"),
     ("Browse", browse, "reviewers"),
-    ("Data", data, "admins"),
     ("Scores", scores, "reviewers"),
+    ("Data", data, "admins"),
     ("Jobs", jobs, "admins"),
 ]

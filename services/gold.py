@@ -1,0 +1,329 @@
+"""Gold items and annotator calibration: admins mark items gold, reviewers watch calibration.
+
+Marking: from an adjudicated or settled item (its ruling, else each field's majority), every
+settled item of a finished study, or a file of (item id, label) rows (an import column). The
+scheduler then hands gold items to a share of each annotator's queue (``gold_percent``) exactly
+like other items; answers on them never settle anything and stay out of agreement figures unless
+``gold_in_agreement`` is 1. Annotators see their own gold accuracy only where ``gold_feedback`` is
+1, and then only over answers older than their last few labels, so that no figure moves right
+after the item that was gold.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from qc.dashboard import item_seconds
+from qc.gold import AlertRule, calibration_figure, calibration_series, calibration_table
+from qc.quality import annotator_quality, label_fields, long_labels, wide_by_field
+from services.access import require_admin, require_reviewer
+from services.errors import InvalidInput, NotFound
+from store import annotations as annotation_log
+from store import gold as gold_store
+from store import studies
+from store.datasets import Dataset, get_dataset, list_datasets
+
+if TYPE_CHECKING:
+    from store import Store
+    from store.users import Annotator
+
+__all__ = [
+    "Calibration",
+    "MarkOutcome",
+    "admin_alerts",
+    "calibration",
+    "for_agreement",
+    "gold_frame",
+    "import_gold",
+    "mark_items",
+    "mark_study",
+    "my_gold_accuracy",
+    "rule_of",
+    "unmark_items",
+]
+
+FEEDBACK_LAG = 10  # an annotator's own gold figure leaves out answers among their last 10 labels
+MAX_LABEL_FIELDS = 20
+
+
+@dataclass(frozen=True)
+class MarkOutcome:
+    marked: list[str]
+    skipped: list[str]  # "id: why"
+
+    def summary(self) -> str:
+        text = f"marked {len(self.marked)} item(s) gold"
+        if self.skipped:
+            text += f"; skipped {len(self.skipped)}: " + "; ".join(self.skipped[:10])
+            if len(self.skipped) > 10:
+                text += f"; and {len(self.skipped) - 10} more"
+        return text
+
+
+def _dataset(store: Store, name: str | None) -> Dataset:
+    found = get_dataset(store, name) if name else None
+    if found is None:
+        raise NotFound(f"There is no dataset named {name!r}.")
+    return found
+
+
+def _item_ids(store: Store, dataset: Dataset, refs: list[str]) -> dict[str, int | None]:
+    known = gold_store.item_ids_by_ref(store, dataset.id)
+    return {ref: known.get(ref) for ref in refs}
+
+
+def _check_label(label: Any, where: str) -> dict[str, Any]:
+    if isinstance(label, str):
+        try:
+            label = json.loads(label)
+        except json.JSONDecodeError:
+            raise InvalidInput(
+                f'{where}: the label is not JSON (write it like {{"original": "correct"}})'
+            ) from None
+    if not isinstance(label, dict) or not label or len(label) > MAX_LABEL_FIELDS:
+        raise InvalidInput(f"{where}: a gold label is a JSON object of 1 to {MAX_LABEL_FIELDS} fields")
+    if not all(isinstance(v, str | int | float | bool) or v is None for v in label.values()):
+        raise InvalidInput(f"{where}: gold label fields hold plain values (text, numbers, true/false)")
+    return label
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def mark_items(
+    store: Store, admin: Annotator, dataset: str, refs: list[str], label: Any = None
+) -> MarkOutcome:
+    """Mark items (by their id in the source file) gold: with ``label`` given (manual), else with their
+    accepted label (an adjudicator's ruling, else the settled item's majority)."""
+    require_admin(admin)
+    found = _dataset(store, dataset)
+    manual = _check_label(label, "gold label") if label is not None else None
+    ids = _item_ids(store, found, [r.strip() for r in refs if r.strip()])
+    if not ids:
+        raise InvalidInput("Name at least one item (its id in the source file).")
+    marked, skipped = [], []
+    with store.writing() as tx:
+        for ref, item_id in ids.items():
+            if item_id is None:
+                skipped.append(f"{ref}: no such item in {found.name}")
+                continue
+            accepted = (manual, "manual") if manual is not None else gold_store.accepted_label(tx, item_id)
+            if accepted is None:
+                skipped.append(f"{ref}: not settled and not adjudicated, so it has no accepted label yet")
+                continue
+            gold_store.mark_gold(tx, item_id, accepted[0], accepted[1], admin.id, _now())
+            marked.append(ref)
+    return MarkOutcome(marked, skipped)
+
+
+def mark_study(store: Store, admin: Annotator, study: str) -> MarkOutcome:
+    """Every settled item of a study becomes gold with its accepted label; open ones are listed."""
+    require_admin(admin)
+    found = studies.get_study(store, study)
+    if found is None:
+        raise NotFound(f"There is no study named {study!r}.")
+    refs = studies.study_items(store, found.id)["external_id"].astype(str).tolist()
+    outcome = mark_items(store, admin, found.dataset, refs)
+    return MarkOutcome(outcome.marked, outcome.skipped)
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise InvalidInput(f"{path}: no such file")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".csv":
+        return list(csv.DictReader(text.splitlines()))
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(
+                    f"{path.name} line {n}: not JSON ({exc.msg}); nothing was marked"
+                ) from None
+            if not isinstance(row, dict):
+                raise InvalidInput(f"{path.name} line {n}: not a JSON object; nothing was marked")
+            rows.append(row)
+    return rows
+
+
+def import_gold(
+    store: Store,
+    admin: Annotator,
+    dataset: str,
+    path: Path,
+    *,
+    id_column: str = "id",
+    label_column: str = "label",
+    field: str | None = None,
+) -> MarkOutcome:
+    """Gold labels from a file's column (JSONL or CSV): ``id_column`` names the item, ``label_column``
+    holds its label (a JSON object, or a plain value of the one ``field``). All or nothing."""
+    require_admin(admin)
+    found = _dataset(store, dataset)
+    rows = _read_rows(Path(path))
+    labels: dict[str, dict[str, Any]] = {}
+    for n, row in enumerate(rows, 1):
+        where = f"{Path(path).name} row {n}"
+        if id_column not in row or label_column not in row:
+            raise InvalidInput(
+                f"{where}: needs the columns {id_column!r} and {label_column!r}; nothing was marked"
+            )
+        value = row[label_column]
+        labels[str(row[id_column])] = _check_label({field: value} if field else value, where)
+    ids = _item_ids(store, found, list(labels))
+    missing = [ref for ref, item_id in ids.items() if item_id is None]
+    if missing:
+        raise InvalidInput(
+            f"{len(missing)} id(s) are not items of {found.name} (first: {missing[0]!r}); nothing was marked"
+        )
+    with store.writing() as tx:
+        for ref, item_id in ids.items():
+            assert item_id is not None
+            gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id, _now())
+    return MarkOutcome(list(ids), [])
+
+
+def unmark_items(store: Store, admin: Annotator, dataset: str, refs: list[str]) -> int:
+    require_admin(admin)
+    found = _dataset(store, dataset)
+    ids = _item_ids(store, found, refs)
+    with store.writing() as tx:
+        return sum(gold_store.unmark_gold(tx, i) for i in ids.values() if i is not None)
+
+
+def for_agreement(store: Store, dataset: Dataset, log: pd.DataFrame) -> pd.DataFrame:
+    """The log without answers on gold items, unless the dataset's admin included them."""
+    if int(dataset.setting("gold_in_agreement")) or log.empty:
+        return log
+    answers = gold_store.gold_answer_ids(store, dataset.id)
+    return log[~log["annotation_id"].isin(answers)].reset_index(drop=True) if answers else log
+
+
+def gold_frame(store: Store, user: Annotator, dataset: str) -> pd.DataFrame:
+    """The dataset's gold items with their labels, source, who marked them and when (reviewers only)."""
+    require_reviewer(user)
+    found = _dataset(store, dataset)
+    rows = gold_store.gold_items(store, found.id)
+    return pd.DataFrame(
+        [
+            {
+                "item": g.external_id,
+                "label": json.dumps(g.label, sort_keys=True),
+                "source": g.source,
+                "marked_by": g.marked_by or "-",
+                "marked_at": g.marked_at.strftime("%Y-%m-%d %H:%M"),
+            }
+            for g in rows
+        ],
+        columns=["item", "label", "source", "marked_by", "marked_at"],
+    )
+
+
+def rule_of(dataset: Dataset) -> AlertRule:
+    return AlertRule(
+        threshold=int(dataset.setting("gold_alert_accuracy")) / 100.0,
+        min_items=int(dataset.setting("gold_alert_min_items")),
+        window=int(dataset.setting("gold_alert_window")),
+    )
+
+
+@dataclass(frozen=True)
+class Calibration:
+    dataset: str
+    rule: AlertRule
+    table: pd.DataFrame  # per annotator: gold accuracy with interval, recent, flagged, consensus, time
+    series: pd.DataFrame  # rolling accuracy per annotator and answer
+    gold_items: int
+
+    def figure(self, annotator: str | None = None) -> Figure:
+        return calibration_figure(self.series, self.rule, annotator)
+
+    def alerts(self) -> list[str]:
+        flagged = self.table[self.table["flagged"]] if len(self.table) else self.table
+        return [
+            f"{row.annotator} on {self.dataset}: {row.recent_accuracy:.0%} right over their last "
+            f"{row.recent_answers} gold answers (alert below {self.rule.threshold:.0%})"
+            for row in flagged.itertuples()
+        ]
+
+
+def _consensus_and_time(store: Store, dataset: Dataset) -> pd.DataFrame:
+    """Each annotator's agreement with consensus (mean over fields) and median seconds, gold answers out."""
+    log = annotation_log.annotations_frame(store, dataset.id)
+    log = log[~log["annotation_id"].isin(gold_store.gold_answer_ids(store, dataset.id))]
+    if log.empty:
+        return pd.DataFrame(columns=["annotator", "consensus_agreement", "items", "median_seconds_all"])
+    fields = label_fields(dataset.task, log)
+    wides = wide_by_field(long_labels(log, list(fields)), list(fields))
+    quality = annotator_quality(wides, item_seconds(log))
+    if quality.empty:
+        return pd.DataFrame(columns=["annotator", "consensus_agreement", "items", "median_seconds_all"])
+    return (
+        quality.groupby("annotator")
+        .agg(
+            consensus_agreement=("agreement", "mean"),
+            items=("items", "max"),
+            median_seconds_all=("median_seconds", "first"),
+        )
+        .reset_index()
+    )
+
+
+def calibration(store: Store, user: Annotator, dataset: str) -> Calibration:
+    """Per annotator: gold accuracy (Wilson 95%), recent accuracy and the alert, agreement with
+    consensus and time per item (reviewers and admins)."""
+    require_reviewer(user)
+    found = _dataset(store, dataset)
+    rule = rule_of(found)
+    answers = gold_store.gold_answers(store, found.id)
+    table = calibration_table(answers, rule)
+    others = _consensus_and_time(store, found)
+    merged = table.merge(others, on="annotator", how="outer") if len(others) else table
+    if "flagged" in merged:
+        merged["flagged"] = merged["flagged"].astype("boolean").fillna(False).astype(bool)
+    return Calibration(
+        found.name,
+        rule,
+        merged,
+        calibration_series(answers, rule.window),
+        len(gold_store.gold_ids(store, found.id)),
+    )
+
+
+def admin_alerts(store: Store, admin: Annotator) -> list[str]:
+    """Every flagged annotator on every dataset with gold items (admins)."""
+    require_admin(admin)
+    lines: list[str] = []
+    for dataset in list_datasets(store):
+        if gold_store.gold_ids(store, dataset.id):
+            lines += calibration(store, admin, dataset.name).alerts()
+    return lines
+
+
+def my_gold_accuracy(store: Store, user: Annotator, dataset: str) -> str | None:
+    """An annotator's own gold accuracy where the dataset allows it (None otherwise), leaving out
+    answers among their last FEEDBACK_LAG labels so that it never moves right after a gold item."""
+    found = _dataset(store, dataset)
+    if not int(found.setting("gold_feedback")):
+        return None
+    recent = set(annotation_log.my_history(store, user.id, found.id)[-FEEDBACK_LAG:])
+    answers = gold_store.gold_answers(store, found.id)
+    mine = answers[(answers["annotator_id"] == user.id) & ~answers["item_id"].isin(recent)]
+    if mine.empty:
+        return f"Checked items: none scored yet (your last {FEEDBACK_LAG} labels are not counted yet)."
+    row = calibration_table(mine, rule_of(found)).iloc[0]
+    return (
+        f"Checked items: {int(row['correct'])} of {int(row['gold_answers'])} right ({row['accuracy']:.0%}, "
+        f"95% interval {row['lower']:.0%} to {row['upper']:.0%}); your last {FEEDBACK_LAG} labels are not counted yet."
+    )

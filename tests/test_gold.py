@@ -1,0 +1,156 @@
+"""Gold items: marked by admins, handed out as a share of each queue, scored, kept out of agreement."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pandas as pd
+import pytest
+
+from qc.gold import AlertRule, answer_correct, calibration_table
+from services import annotate
+from services import gold as gold_service
+from services.errors import InvalidInput, NotAllowed
+from store import Store, users, work
+from store import gold as gold_store
+from store.annotations import annotations_frame
+from store.datasets import DatasetError, get_dataset, update_settings
+from store.state import get_item_state
+
+DATASET = "prmbench-step-review"
+GOOD = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
+WRONG = {"original": "incorrect", "modification": "unreasonable"}
+
+
+def _work(store: Store, who, n: int, payload_for) -> list[int]:
+    """``who`` takes and labels ``n`` items; the ids they were handed, in order."""
+    dataset = get_dataset(store, DATASET)
+    seen = []
+    for _ in range(n):
+        found = work.next_item(store, who, dataset, annotate.now_utc())
+        assert found is not None
+        seen.append(found.item.item_id)
+        annotate.submit(
+            store,
+            annotator=who,
+            item_id=found.item.item_id,
+            version_id=found.item.version_id,
+            payload=payload_for(found.item.item_id),
+            request_id=uuid.uuid4().hex,
+            seconds_spent=4.0,
+        )
+    return seen
+
+
+@pytest.fixture
+def team(demo_store: Store):
+    lead = users.add_user(demo_store, "lead", "admin")
+    ann = users.add_user(demo_store, "ann", "annotator")
+    first = _work(demo_store, ann, 8, lambda _: GOOD)  # 1 annotator per item: each settles
+    refs = [demo_store.scalar("SELECT external_id FROM items WHERE id = ?", [i]) for i in first]
+    outcome = gold_service.mark_items(demo_store, lead, DATASET, refs)
+    assert outcome.marked == refs and outcome.skipped == []
+    update_settings(demo_store, DATASET, {"gold_percent": 40, "gold_alert_min_items": 5})
+    return demo_store, lead, set(first)
+
+
+def test_gold_label_is_the_settled_items_accepted_label(team) -> None:
+    store, _, gold_ids = team
+    dataset = get_dataset(store, DATASET)
+    marked = gold_store.gold_items(store, dataset.id)
+    assert {g.item_id for g in marked} == gold_ids
+    assert all(g.label == GOOD and g.source == "consensus" and g.marked_by == "lead" for g in marked)
+
+
+def test_an_annotator_answering_gold_wrongly_is_flagged_and_a_careful_one_is_not(team) -> None:
+    store, lead, gold_ids = team
+    bad = users.add_user(store, "bad", "annotator")
+    good = users.add_user(store, "good", "annotator")
+    states = {i: get_item_state(store, i) for i in gold_ids}
+    handed_bad = _work(store, bad, 30, lambda _: WRONG)
+    handed_good = _work(store, good, 30, lambda _: GOOD)
+    assert len(set(handed_bad) & gold_ids) >= 5 and len(set(handed_good) & gold_ids) >= 5
+    assert len(set(handed_bad)) == 30  # never the same item twice
+
+    result = gold_service.calibration(store, lead, DATASET)
+    rows = result.table.set_index("annotator")
+    assert rows.loc["bad", "flagged"] and rows.loc["bad", "accuracy"] == 0.0
+    assert not rows.loc["good", "flagged"] and rows.loc["good", "accuracy"] == 1.0
+    assert rows.loc["good", "lower"] < 1.0 == rows.loc["good", "upper"]  # Wilson: n answers cannot prove 100%
+    assert [line.split(" ")[0] for line in result.alerts()] == ["bad"]
+    assert gold_service.admin_alerts(store, lead) == result.alerts()
+    assert result.figure("bad") is not None
+    # answers on gold items are not votes: the gold items' states did not move
+    assert {i: get_item_state(store, i) for i in gold_ids} == states
+
+
+def test_gold_answers_stay_out_of_agreement_unless_included(team) -> None:
+    store, _, gold_ids = team
+    bad = users.add_user(store, "bad", "annotator")
+    _work(store, bad, 20, lambda _: WRONG)
+    dataset = get_dataset(store, DATASET)
+    log = annotations_frame(store, dataset.id)
+    kept = gold_service.for_agreement(store, dataset, log)
+    dropped = log[~log["annotation_id"].isin(kept["annotation_id"])]
+    assert len(dropped) > 0 and set(dropped["item_id"]) <= gold_ids and set(dropped["annotator"]) == {"bad"}
+    included = update_settings(store, DATASET, {"gold_in_agreement": 1})
+    assert len(gold_service.for_agreement(store, included, log)) == len(log)
+
+
+def test_no_gold_is_handed_out_while_the_share_is_zero(team) -> None:
+    store, _, gold_ids = team
+    update_settings(store, DATASET, {"gold_percent": 0})
+    other = users.add_user(store, "other", "annotator")
+    assert not set(_work(store, other, 25, lambda _: GOOD)) & gold_ids
+
+
+def test_own_gold_accuracy_only_where_allowed_and_late(team) -> None:
+    store, _, _ = team
+    bad = users.add_user(store, "bad", "annotator")
+    _work(store, bad, 30, lambda _: WRONG)
+    assert gold_service.my_gold_accuracy(store, bad, DATASET) is None
+    update_settings(store, DATASET, {"gold_feedback": 1})
+    text = gold_service.my_gold_accuracy(store, bad, DATASET)
+    assert text is not None and "right" in text and "last 10 labels are not counted" in text
+    assert json.dumps(GOOD) not in text
+
+
+def test_marking_is_for_admins_and_says_what_it_skipped(team) -> None:
+    store, lead, _ = team
+    ann = users.get_user(store, "ann")
+    with pytest.raises(NotAllowed):
+        gold_service.mark_items(store, ann, DATASET, ["x"])
+    open_ref = store.scalar(
+        "SELECT i.external_id FROM items i JOIN item_state s ON s.item_id = i.id "
+        "JOIN datasets d ON d.id = i.dataset_id WHERE d.name = ? AND s.status = 'open' LIMIT 1",
+        [DATASET],
+    )
+    outcome = gold_service.mark_items(store, lead, DATASET, [open_ref, "no-such-item"])
+    assert outcome.marked == [] and len(outcome.skipped) == 2
+    assert "no accepted label yet" in outcome.summary() and "no such item" in outcome.summary()
+    with pytest.raises(InvalidInput, match="JSON object"):
+        gold_service.mark_items(store, lead, DATASET, [open_ref], label="[1]")
+    manual = gold_service.mark_items(store, lead, DATASET, [open_ref], label='{"original": "correct"}')
+    assert manual.marked == [open_ref]
+    with pytest.raises(DatasetError, match="from 0 to 100"):
+        update_settings(store, DATASET, {"gold_percent": 101})
+
+
+def test_answers_are_scored_field_by_field() -> None:
+    assert answer_correct({"earliest_error": 3, "note": "x"}, {"earliest_error": 3})
+    assert not answer_correct({"earliest_error": 2}, '{"earliest_error": 3}')
+    assert not answer_correct({}, {})
+
+    answers = pd.DataFrame(
+        {
+            "annotator": ["a"] * 12,
+            "payload": [{"x": 1}] * 6 + [{"x": 0}] * 6,
+            "gold_label": [{"x": 1}] * 12,
+            "seconds_spent": [3.0] * 12,
+        }
+    )
+    row = calibration_table(answers, AlertRule(threshold=0.7, min_items=5, window=6)).iloc[0]
+    assert row["accuracy"] == 0.5 and row["recent_accuracy"] == 0.0 and row["flagged"]
+    few = calibration_table(answers.head(8), AlertRule(threshold=0.9, min_items=10, window=20)).iloc[0]
+    assert not few["flagged"]  # 8 answers are too few to say
