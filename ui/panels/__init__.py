@@ -19,6 +19,6 @@ PANELS = [
     ("Perturbation check", planned.perturbation_check, "admins"),
     ("Step-match study", step_match, "everyone"),
     ("QC dashboard", dashboard, "reviewers"),
-    ("Browse", browse, "reviewers"),
+    ("Browse", browse, "everyone"),  # annotators: their own finished work only (services.browse)
     ("Data", data, "admins"),
 ]
