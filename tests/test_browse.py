@@ -186,6 +186,7 @@ def test_the_panel_handlers_for_an_adjudicator_and_for_an_annotator(prm: Store) 
     assert set(shown["results"]["error_type"]) == {"circular"} and "error_type=circular" in shown["link"]
     nxt = panel.on_next(ctx, shown["page"], "prm", "", "", "circular", "", None, "", "", "id", "", _as("adj"))
     assert nxt["page"] == min(1, int(shown["page_line"].split("of ")[1]) - 1)
+    assert "plot" not in nxt and "results" in nxt  # a page turn keeps the filter's plots
 
     own = panel.on_tab_open(ctx, "?tab=browse", _as("ann"))
     assert own["note"] == panel.OWN_WORK and own["body"]["visible"] is True

@@ -75,15 +75,17 @@ def _link(query: str) -> str:
     return f"[Link to this view]({query}) · `{query}`"
 
 
-def _results(ctx: AppContext, user: Any, f: BrowseFilter, page: int) -> dict[str, Any]:
+def _results(ctx: AppContext, user: Any, f: BrowseFilter, page: int, plots: bool = True) -> dict[str, Any]:
+    """A page of results and the link to it; with `plots`, the filter's plots too (a page turn keeps
+    them: they are the whole filter's, and drawing them costs more than the page on 100k items)."""
     found = browse.search(ctx.store, user, f, page)
-    figures = browse.figures(ctx.store, user, f)
+    figures = browse.figures(ctx.store, user, f) if plots else {}
     rows = found.rows.rename(columns={"earliest_error": "first error step", "error_steps": "error steps"})
     return {
         "results": rows,
         "page_line": f"**{found.total}** item(s) · page {found.page + 1} of {found.pages}",
         "page": found.page,
-        **{name: figures[key] for name, key in zip(PLOTS, browse.FIGURES, strict=True)},
+        **{name: figures[key] for name, key in zip(PLOTS, browse.FIGURES, strict=True) if key in figures},
         "link": _link(browse.query_for(f, page=found.page)),
         "status": "",
     }
@@ -185,6 +187,7 @@ def on_page(
             user,
             _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty),
             max(int(page or 0) + step, 0),
+            plots=False,
         )
     except ServiceError as exc:
         return _refused(exc, RESULTS)
