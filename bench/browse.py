@@ -134,6 +134,10 @@ def measure(workdir: Path, n: int) -> list[tuple[str, float, float, str]]:
         matched = len(browse.select_items(store, text).item_ids)
         ms = _timed(lambda: browse.export_view(store, admin, text, "items-jsonl", workdir / "view.jsonl"), 1)
         rows.append((f"export a text filter's {matched:,} items as items-jsonl", ms, export_floor, copy))
+        ms = _timed(
+            lambda: browse.export_view(store, admin, text, "stepgate-jsonl", workdir / "view.sg.jsonl"), 1
+        )
+        rows.append((f"export a text filter's {matched:,} items as stepgate-jsonl", ms, export_floor, copy))
     return rows
 
 
