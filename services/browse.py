@@ -25,7 +25,7 @@ from qc.plots import (
     time_per_item_figure,
 )
 from services.access import require_reviewer
-from services.errors import InvalidInput, NotFound
+from services.errors import InvalidInput, NotAllowed, NotFound
 from services.exports import ItemSelection, Progress, Written, export
 from store.browse import (
     DIFFICULTIES,
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DIFFICULTIES",
     "FIGURES",
+    "OWN_WORK_ONLY",
     "PAGE",
     "SORTS",
     "STATES",
@@ -91,9 +92,8 @@ class ItemDetail:
     state: ItemState | None
     lineage: list[dict[str, Any]]
     annotations: pd.DataFrame
-    versions: list[
-        ItemView
-    ]  # every version, oldest first (for diffs between them)  # version, annotator, payload fields, seconds_spent, created_at
+    versions: list[ItemView]  # every version, oldest first (for diffs between them)
+    own_work_only: bool = False  # an annotator's view: their own labels, no decided state
 
 
 def _checked(f: BrowseFilter) -> BrowseFilter:
@@ -114,15 +114,33 @@ def _checked(f: BrowseFilter) -> BrowseFilter:
     return replace(f, **cleaned)
 
 
+OWN_WORK_ONLY = (
+    "Annotators browse their own finished work only: other annotators' labels, and the states and "
+    "difficulties decided from them, are for adjudicators and admins."
+)
+_DECIDED = ("state", "difficulty")  # columns and sorts read from every annotator's labels
+
+
+def _scoped(user: Annotator, f: BrowseFilter) -> BrowseFilter:
+    """The filter as this user may run it. Reviewers: as asked. An annotator: the items they labelled,
+    and no condition on what others' labels decided (a state or difficulty would tell them)."""
+    f = _checked(f)
+    if user.can_see_labels:
+        return f
+    if f.annotator not in (None, user.name) or f.status or f.difficulty or f.sort in _DECIDED:
+        raise NotAllowed(OWN_WORK_ONLY)
+    return replace(f, annotator=user.name)
+
+
 def choices(store: Store, user: Annotator) -> dict[str, list[str]]:
-    require_reviewer(user)
+    """The filter's choices (names of datasets, sources, error types: nobody's labels)."""
     return filter_choices(store)
 
 
 def search(store: Store, user: Annotator, f: BrowseFilter, page: int = 0) -> Page:
-    """One page of 25 matching items; a page past the end shows the last one."""
-    require_reviewer(user)
-    f = _checked(f)
+    """One page of 25 matching items; a page past the end shows the last one. An annotator's pages hold
+    their own finished work, without the decided state and difficulty."""
+    f = _scoped(user, f)
     rows, total = browse_page(store, f, page=max(int(page), 0))
     pages = max(1, -(-total // PAGE))
     if page >= pages and total:
@@ -132,30 +150,32 @@ def search(store: Store, user: Annotator, f: BrowseFilter, page: int = 0) -> Pag
         error_steps=[", ".join(str(i + 1) for i in json.loads(s)) for s in rows["error_steps"]],
         earliest_error=[None if pd.isna(e) or e < 0 else int(e) + 1 for e in rows["earliest_error"]],
     )
+    if not user.can_see_labels:
+        rows = rows.drop(columns=list(_DECIDED))
     return Page(rows, total, max(int(page), 0), pages)
 
 
 def distribution(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
     """Error-step positions by error type for the filter, and PRMBench-V's Figure 7 drawn from them."""
-    require_reviewer(user)
-    counts = error_position_counts(store, _checked(f))
+    counts = error_position_counts(store, _scoped(user, f))
     return counts, error_position_figure(counts)
 
 
 def step_counts(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
     """Steps per chain by error type for the filter (original vs modified), and PRMBench-V's Figure 8."""
-    require_reviewer(user)
-    rows = step_count_rows(store, _checked(f))
+    rows = step_count_rows(store, _scoped(user, f))
     return rows, step_counts_figure(rows)
 
 
 def figures(store: Store, user: Annotator, f: BrowseFilter) -> dict[str, Figure]:
     """Every plot of the panel for the filter (FIGURES' names): PRMBench-V's Figures 7 and 8, steps
-    per chain, labels by annotator and time per item (three queries, however many plots)."""
-    require_reviewer(user)
-    f = _checked(f)
+    per chain, labels by annotator and time per item (three queries, however many plots). An
+    annotator's plots count their own labels and time only."""
+    f = _scoped(user, f)
     chains = step_count_rows(store, f)
     labels = label_time_rows(store, f)
+    if not user.can_see_labels:
+        labels = labels[labels["annotator"] == user.name]
     return {
         "error_positions": error_position_figure(error_position_counts(store, f)),
         "step_counts": step_counts_figure(chains),
@@ -166,16 +186,22 @@ def figures(store: Store, user: Annotator, f: BrowseFilter) -> dict[str, Figure]
 
 
 def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:
-    """An item's current version, its versions as a lineage and every label on it (discarded too)."""
-    require_reviewer(user)
+    """An item's current version, its versions as a lineage and every label on it (discarded too).
+    An annotator opens only items they labelled, with their own labels and no decided state."""
     try:
         number = int(item_id)
     except (TypeError, ValueError):
         raise InvalidInput(f"item: {item_id!r} is not an item number") from None
     item = get_item(store, number) if 0 < number < 2**62 else None
     if item is None:
-        raise NotFound(f"no item {number}")
+        raise NotFound(
+            f"no item {number}" if user.can_see_labels else f"item {number} is not among your finished work"
+        )
     frame = annotation_rows(store, number)
+    if not user.can_see_labels:
+        frame = frame[frame["annotator"] == user.name].reset_index(drop=True)
+        if frame.empty:  # the same answer as for a missing item: nothing tells whether others labelled it
+            raise NotFound(f"item {number} is not among your finished work")
     if len(frame):
         labels = pd.json_normalize([json.loads(p) for p in frame["payload"]])
         labels.index = frame.index
@@ -188,10 +214,11 @@ def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:
     return ItemDetail(
         item=item,
         dataset=dataset.name if dataset else "",
-        state=get_item_state(store, number),
+        state=get_item_state(store, number) if user.can_see_labels else None,
         lineage=lineage,
         annotations=frame,
         versions=versions,
+        own_work_only=not user.can_see_labels,
     )
 
 

@@ -89,6 +89,7 @@ def _data(
     annotator: str | None,
     images: str = "embedded",
     with_log: bool = True,
+    item_ids: list[int] | None = None,
 ) -> Any:
     if reads == "log":
         # The log is append-only: the export carries every row, not only the current versions.
@@ -97,10 +98,10 @@ def _data(
             frame = frame[frame["annotator"] == annotator].reset_index(drop=True)
         return frame
     if reads == "items":
-        return items_frame(store, dataset_id)
+        return items_frame(store, dataset_id, item_ids)
     if reads == "bundle":
         return BundleExport(
-            bundle=read_bundle(store, dataset_id, with_log=with_log),
+            bundle=read_bundle(store, dataset_id, with_log=with_log, item_ids=item_ids),
             images=images,
             with_log=with_log,
             filter={"dataset": dataset} if dataset is not None else {},
@@ -182,7 +183,8 @@ def export(
             f"{fmt} reports on a whole dataset: export it from the Data panel, not for a filter"
         )
     step(0.05, f"reading {spec.reads} from the database")
-    data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log)
+    ids = items.item_ids if items is not None else None
+    data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log, ids)
     if items is not None:
         step(0.45, f"keeping the {len(items.item_ids)} item(s) of the filter")
         data = _only(data, spec.reads, set(items.item_ids))

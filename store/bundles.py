@@ -52,16 +52,24 @@ def _iso(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-def read_bundle(db: Store | Tx, dataset_id: int | None = None, *, with_log: bool = True) -> dict[str, Any]:
+def read_bundle(
+    db: Store | Tx, dataset_id: int | None = None, *, with_log: bool = True, item_ids: list[int] | None = None
+) -> dict[str, Any]:
     """Everything about the chosen datasets as plain lists of dicts, in a canonical order.
 
     Keys: datasets, versions (one per item version, with steps and image hashes), states, images
     (hash -> mime, size, file path), annotators and annotations (empty without the log).
     Order: datasets by name; items by dataset name then id (the order they were created in);
-    versions by number; annotations by id (arrival order).
+    versions by number; annotations by id (arrival order). With `item_ids`, the versions, states and
+    log of those items only (the datasets and annotators stay whole: the caller keeps what it needs).
     """
     where = "WHERE d.id = ?" if dataset_id is not None else ""
-    params = [dataset_id] if dataset_id is not None else []
+    params: list[Any] = [dataset_id] if dataset_id is not None else []
+    # The same condition on items for the queries that read items (aliased i).
+    item_where, item_params = where, list(params)
+    if item_ids is not None:
+        item_where = (where + " AND " if where else "WHERE ") + "i.id IN (SELECT unnest(CAST(? AS BIGINT[])))"
+        item_params.append([int(i) for i in item_ids])
     datasets = db.records(
         f"SELECT d.name, d.task, d.source_format, d.settings, d.created_at FROM datasets d {where} ORDER BY d.name",
         params,
@@ -78,14 +86,14 @@ def read_bundle(db: Store | Tx, dataset_id: int | None = None, *, with_log: bool
         f"{cols}, sj.steps, im.images FROM items i JOIN datasets d ON d.id = i.dataset_id "
         "JOIN item_versions v ON v.item_id = i.id LEFT JOIN item_versions p ON p.id = v.parent_id "
         "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN im ON im.version_id = v.id "
-        f"{where} ORDER BY d.name, i.id, v.version",
-        params,
+        f"{item_where} ORDER BY d.name, i.id, v.version",
+        item_params,
     )
     states = db.records(
         "SELECT d.name AS dataset, i.external_id, s.target, s.status, s.decision, s.settled_at, s.updated_at "
         "FROM item_state s JOIN items i ON i.id = s.item_id JOIN datasets d ON d.id = i.dataset_id "
-        f"{where} ORDER BY d.name, i.id",
-        params,
+        f"{item_where} ORDER BY d.name, i.id",
+        item_params,
     )
     hashes = sorted({h for v in versions for h in (v["images"] or [])})
     images: dict[str, dict[str, Any]] = {}
@@ -105,8 +113,8 @@ def read_bundle(db: Store | Tx, dataset_id: int | None = None, *, with_log: bool
             "SELECT d.name AS dataset, i.external_id, v.version, u.name AS annotator, a.request_id, a.task, "
             "a.payload, a.seconds_spent, a.created_at FROM annotations a JOIN items i ON i.id = a.item_id "
             "JOIN item_versions v ON v.id = a.version_id JOIN datasets d ON d.id = a.dataset_id "
-            f"JOIN annotators u ON u.id = a.annotator_id {where} ORDER BY a.id",
-            params,
+            f"JOIN annotators u ON u.id = a.annotator_id {item_where} ORDER BY a.id",
+            item_params,
         )
         annotators = db.records(
             "SELECT u.name, u.role, u.removed_at IS NOT NULL AS removed FROM annotators u "

@@ -445,13 +445,24 @@ def _view(rec: dict[str, Any], steps: dict[str, list[str]], paths: list[str]) ->
     )
 
 
-def items_frame(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
+def items_frame(
+    db: Store | Tx, dataset_id: int | None = None, item_ids: Sequence[int] | None = None
+) -> pd.DataFrame:
     """Every item's current version with its step lists and gating state, one row per item (for exports).
 
     Also its image files (`image_files`: paths in the store, in order) and `labels`: each annotator's
     latest label on the current version (annotator, payload, seconds_spent, created_at), by arrival.
+    With `item_ids`, those items only (an export of a Browse filter reads no more than it writes).
     """
-    where = "WHERE i.dataset_id = ?" if dataset_id is not None else ""
+    conditions: list[str] = []
+    params: list[Any] = []
+    if dataset_id is not None:
+        conditions.append("i.dataset_id = ?")
+        params.append(dataset_id)
+    if item_ids is not None:
+        conditions.append("i.id IN (SELECT unnest(CAST(? AS BIGINT[])))")
+        params.append([int(i) for i in item_ids])
+    where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
     frame = db.df(
         "WITH s AS (SELECT version_id, role, list(text ORDER BY position) AS texts FROM steps GROUP BY ALL), "
         "sj AS (SELECT version_id, map(list(role), list(texts)) AS steps FROM s GROUP BY version_id), "
@@ -470,7 +481,7 @@ def items_frame(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
         "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN im ON im.version_id = v.id "
         "LEFT JOIN lab ON lab.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
         f"{where} ORDER BY i.id",
-        [dataset_id] if dataset_id is not None else [],
+        params,
     )
     # DuckDB hands a missing list to pandas as NA: an item with no images or no labels has [].
     frame["images"] = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"]]

@@ -3,12 +3,14 @@ links that reopen a view, the panel's handlers, and the role rule on every one o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gradio as gr
 import pytest
 
 from services import annotate, browse
 from services.browse import BrowseFilter
-from services.errors import InvalidInput, NotAllowed
+from services.errors import InvalidInput, NotAllowed, NotFound
 from store import Store
 from store.datasets import get_dataset
 from store.imports import import_file
@@ -137,17 +139,36 @@ def test_a_link_reopens_the_filter_and_the_item() -> None:
         browse.filter_from_query({"sort": "id; DROP TABLE items"})
 
 
-def test_annotators_are_refused_by_every_use_case(prm: Store) -> None:
-    ann = store_user(prm, "ann")
-    for call in (
-        lambda: browse.search(prm, ann, BrowseFilter()),
-        lambda: browse.open_item(prm, ann, 1),
-        lambda: browse.distribution(prm, ann, BrowseFilter()),
-        lambda: browse.step_counts(prm, ann, BrowseFilter()),
-        lambda: browse.choices(prm, ann),
+def test_an_annotator_browses_their_own_finished_work_only(prm: Store) -> None:
+    ann, bea = store_user(prm, "ann"), store_user(prm, "bea")
+    mine = browse.search(prm, ann, BrowseFilter())
+    theirs = browse.search(prm, store_user(prm, "adj"), BrowseFilter(annotator="ann"))
+    assert mine.total == theirs.total == 1 and list(mine.rows["item_id"]) == list(theirs.rows["item_id"])
+    assert "state" not in mine.rows.columns and "difficulty" not in mine.rows.columns
+    own = int(mine.rows["item_id"].iloc[0])
+    other = int(browse.search(prm, bea, BrowseFilter()).rows["item_id"].iloc[0])
+    for refused in (
+        BrowseFilter(annotator="bea"),
+        BrowseFilter(status="open"),
+        BrowseFilter(difficulty="easy"),
+        BrowseFilter(sort="state"),
     ):
+        with pytest.raises(NotAllowed, match="own finished work"):
+            browse.search(prm, ann, refused)
         with pytest.raises(NotAllowed):
-            call()
+            browse.figures(prm, ann, refused)
+    detail = browse.open_item(prm, ann, own)
+    assert set(detail.annotations["annotator"]) == {"ann"} and detail.state is None and detail.own_work_only
+    if other != own:
+        with pytest.raises(NotFound, match="not among your finished work"):
+            browse.open_item(prm, ann, other)
+    with pytest.raises(NotFound, match="not among your finished work"):
+        browse.open_item(prm, ann, 10**6)
+    plots = browse.figures(prm, ann, BrowseFilter())
+    assert {t.get_text() for t in plots["labels_by_annotator"].axes[0].get_yticklabels()} == {"ann"}
+    assert browse.choices(prm, ann)["dataset"] == ["prm"]
+    with pytest.raises(NotAllowed):
+        browse.export_view(prm, ann, BrowseFilter(), "log-csv", Path("/nonexistent/x.csv"))
 
 
 def _as(name: str) -> gr.Request:
@@ -165,16 +186,20 @@ def test_the_panel_handlers_for_an_adjudicator_and_for_an_annotator(prm: Store) 
     assert set(shown["results"]["error_type"]) == {"circular"} and "error_type=circular" in shown["link"]
     nxt = panel.on_next(ctx, shown["page"], "prm", "", "", "circular", "", None, "", "", "id", "", _as("adj"))
     assert nxt["page"] == min(1, int(shown["page_line"].split("of ")[1]) - 1)
+    assert "plot" not in nxt and "results" in nxt  # a page turn keeps the filter's plots
 
-    refused = panel.on_tab_open(ctx, "?tab=browse&item=1", _as("ann"))
-    assert refused == {"note": panel.FOR_REVIEWERS, "body": refused["body"]}
-    assert refused["body"]["visible"] is False
+    own = panel.on_tab_open(ctx, "?tab=browse", _as("ann"))
+    assert own["note"] == panel.OWN_WORK and own["body"]["visible"] is True
+    assert own["export_row"]["visible"] is False and own["state"]["visible"] is False
+    assert "**1** item(s)" in own["page_line"]
+    bobs = list(NO_FILTER)
+    bobs[6] = "bea"  # annotator
     for out in (
-        panel.on_filter(ctx, *NO_FILTER, _as("ann")),
-        panel.on_open(ctx, 1, *NO_FILTER, _as("ann")),
-        panel.on_next(ctx, 0, *NO_FILTER, _as("ann")),
+        panel.on_filter(ctx, *bobs, _as("ann")),
+        panel.on_next(ctx, 0, *bobs, _as("ann")),
+        panel.on_tab_open(ctx, "?tab=browse&annotator=bea", _as("ann")),
     ):
-        assert set(out) == {"status"} and "adjudicators and admins" in out["status"]
+        assert "adjudicators and admins" in out["status"] and "results" not in out
 
 
 def test_hostile_dataset_text_is_shown_as_text(store: Store, tmp_path) -> None:

@@ -1,5 +1,5 @@
 """Browse in headless Chromium: an adjudicator filters to one error type, opens an item and sees its
-lineage; a link reopens the item; an annotator sees one line and nothing else."""
+lineage; a link reopens the item; an annotator sees her own finished work only."""
 
 from __future__ import annotations
 
@@ -78,10 +78,16 @@ def test_an_adjudicator_filters_to_one_error_type_and_sees_an_items_lineage(
     expect(again.locator("#br-item")).to_contain_text(FIRST)
 
 
-def test_an_annotator_has_no_browse_tab_and_gets_nothing_from_it(server: Server, browser: Browser) -> None:
+def test_an_annotator_browses_only_her_own_finished_work(server: Server, browser: Browser) -> None:
     page = new_page(browser)
     login(page, server.url, "newcomer", "newcomer-password")
     page.get_by_text("Signed in as").wait_for()
-    expect(page.get_by_role("tab", name="Home")).to_be_visible()
-    expect(page.get_by_role("tab", name="Browse", exact=True)).to_have_count(0)  # only tabs the role can use
-    expect(page.locator("#br-results")).to_be_hidden()
+    page.get_by_role("tab", name="Browse", exact=True).click()
+    expect(page.locator("#br-note")).to_contain_text("Your finished work")
+    expect(page.locator("#br-page-line")).to_contain_text("0 item(s)")  # she has labelled nothing yet
+    for hidden in ("#br-state", "#br-difficulty", "#br-annotator", "#br-export-row"):
+        expect(page.locator(hidden)).to_be_hidden()
+    page.locator("#br-open-id input, #br-open-id textarea").first.fill("1")
+    page.locator("#br-open").click()
+    expect(page.locator("#br-status")).to_contain_text("not among your finished work")
+    expect(page.locator("#br-item")).not_to_contain_text(FIRST)

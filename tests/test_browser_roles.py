@@ -124,7 +124,9 @@ def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_se
                     "Step review",
                     "Earliest error",
                     "Quality gate",
+                    "Perturbation check",
                     "Step-match study",
+                    "Browse",
                 ]
             for title, module in shown:
                 page.get_by_role("tab", name=title).click()

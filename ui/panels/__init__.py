@@ -31,7 +31,7 @@ PANELS = [
     ("Perturbation check", perturbation_check, "everyone"),
     ("Step-match study", step_match, "everyone"),
     ("QC dashboard", dashboard, "reviewers"),
-    ("Browse", browse, "reviewers"),
+    ("Browse", browse, "everyone"),  # annotators: their own finished work only (services.browse)
     ("Scores", scores, "reviewers"),
     ("Data", data, "admins"),
     ("Jobs", jobs, "admins"),

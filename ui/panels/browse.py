@@ -1,9 +1,10 @@
-"""Browse: error-case browsing for adjudicators and admins (annotators get one line and nothing else).
+"""Browse: error-case browsing for adjudicators and admins; annotators browse their own finished work.
 
 Filter by dataset, task, source, error type, state, error position, annotator and free text; pages
 of 25 from SQL; an item with its chain (error steps highlighted, dataset text escaped), its versions
 as a lineage and every label on it; PRMBench-V's Figure 7 for the filter; a link that reopens the
-view. Every handler asks services.browse, which checks the role: Gradio exposes each event over HTTP.
+view; an export of the view. Every handler asks services.browse, which checks the role and scopes an
+annotator's view to their own labels: Gradio exposes each event over HTTP.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ __all__ = [
     "on_tab_open",
 ]
 
-FOR_REVIEWERS = "Browse is for adjudicators and admins: it shows every annotator's labels."
+OWN_WORK = (
+    "**Your finished work:** the items you labelled, with your own labels and time. Other annotators' "
+    "labels and the states decided from them are for adjudicators and admins."
+)
 ANY = ""
 PLOTS = ("plot", "plot_steps", "plot_chains", "plot_annotators", "plot_time")  # browse.FIGURES' order
 RESULTS = ("results", "page_line", "page", *PLOTS, "link", "status")
@@ -71,15 +75,17 @@ def _link(query: str) -> str:
     return f"[Link to this view]({query}) · `{query}`"
 
 
-def _results(ctx: AppContext, user: Any, f: BrowseFilter, page: int) -> dict[str, Any]:
+def _results(ctx: AppContext, user: Any, f: BrowseFilter, page: int, plots: bool = True) -> dict[str, Any]:
+    """A page of results and the link to it; with `plots`, the filter's plots too (a page turn keeps
+    them: they are the whole filter's, and drawing them costs more than the page on 100k items)."""
     found = browse.search(ctx.store, user, f, page)
-    figures = browse.figures(ctx.store, user, f)
+    figures = browse.figures(ctx.store, user, f) if plots else {}
     rows = found.rows.rename(columns={"earliest_error": "first error step", "error_steps": "error steps"})
     return {
         "results": rows,
         "page_line": f"**{found.total}** item(s) · page {found.page + 1} of {found.pages}",
         "page": found.page,
-        **{name: figures[key] for name, key in zip(PLOTS, browse.FIGURES, strict=True)},
+        **{name: figures[key] for name, key in zip(PLOTS, browse.FIGURES, strict=True) if key in figures},
         "link": _link(browse.query_for(f, page=found.page)),
         "status": "",
     }
@@ -90,21 +96,23 @@ def _refused(exc: ServiceError, names: tuple[str, ...]) -> dict[str, Any]:
 
 
 def on_tab_open(ctx: AppContext, query: str, request: gr.Request) -> dict[str, Any]:
-    """Annotators see one line; reviewers get the filter choices and the view a link names."""
+    """The filter choices and the view a link names; an annotator's view is their own finished work
+    (no state, difficulty or annotator filter, no export: those read or carry others' labels)."""
     user = require_user(ctx, request)
-    try:
-        options = browse.choices(ctx.store, user)
-    except ServiceError:
-        return {"note": FOR_REVIEWERS, "body": gr.update(visible=False)}
+    options = browse.choices(ctx.store, user)
     params = dict(parse_qsl((query or "").lstrip("?")))
+    reviewer = bool(user.can_see_labels)
     out: dict[str, Any] = {
-        "note": "",
+        "note": "" if reviewer else OWN_WORK,
         "body": gr.update(visible=True),
+        "export_row": gr.update(visible=reviewer),
         "dataset": gr.update(choices=[ANY, *options["dataset"]]),
         "task": gr.update(choices=[ANY, *options["task"]]),
         "source": gr.update(choices=[ANY, *options["source"]]),
         "error_type": gr.update(choices=[ANY, *options["error_type"]]),
-        "difficulty": gr.update(choices=[ANY, *options["difficulty"]]),
+        "difficulty": gr.update(choices=[ANY, *options["difficulty"]], visible=reviewer),
+        "state": gr.update(visible=reviewer),
+        "annotator": gr.update(visible=reviewer),
     }
     try:
         f, item_id, page = browse.filter_from_query(params if params.get("tab") == "browse" else {})
@@ -113,12 +121,14 @@ def on_tab_open(ctx: AppContext, query: str, request: gr.Request) -> dict[str, A
             {
                 "dataset": gr.update(choices=[ANY, *options["dataset"]], value=f.dataset or ANY),
                 "error_type": gr.update(choices=[ANY, *options["error_type"]], value=f.error_type or ANY),
-                "state": f.status or ANY,
+                "state": gr.update(value=f.status or ANY, visible=reviewer),
                 "position": f.error_position,
-                "annotator": f.annotator or "",
+                "annotator": gr.update(value=f.annotator or "", visible=reviewer),
                 "text": f.text or "",
                 "sort": f.sort,
-                "difficulty": gr.update(choices=[ANY, *options["difficulty"]], value=f.difficulty or ANY),
+                "difficulty": gr.update(
+                    choices=[ANY, *options["difficulty"]], value=f.difficulty or ANY, visible=reviewer
+                ),
             }
         )
         if item_id is not None:
@@ -177,6 +187,7 @@ def on_page(
             user,
             _filter(dataset, task, source, error_type, state, position, annotator, text, sort, difficulty),
             max(int(page or 0) + step, 0),
+            plots=False,
         )
     except ServiceError as exc:
         return _refused(exc, RESULTS)
@@ -370,7 +381,7 @@ def _item_markdown(detail: ItemDetail) -> str:
     status = state.status if state else "open"
     lines = [
         f"### {escape_text(detail.dataset)} · {escape_text(item.external_id)} · version {item.version}",
-        f"**State:** {escape_text(status)}"
+        ("**Your own labels only.**" if detail.own_work_only else f"**State:** {escape_text(status)}")
         + (f" · decision `{escape_text(str(state.decision))}`" if state and state.decision else "")
         + (f" · **error type:** {escape_text(item.error_type)}" if item.error_type else "")
         + (f" · **source:** {escape_text(item.source)}" if item.source else ""),
@@ -482,7 +493,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         with gr.Row():
             open_id = gr.Textbox(label="Open item (number)", elem_id="br-open-id", scale=1)
             go = gr.Button("Open", size="sm", elem_id="br-open", scale=0)
-        with gr.Row(elem_id="br-export-row"):
+        with gr.Row(elem_id="br-export-row") as export_row:
             export_fmt = gr.Dropdown(
                 list(VIEW_FORMATS),
                 value="stepgate-jsonl",
@@ -537,6 +548,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         text=text,
         sort=sort,
         difficulty=difficulty,
+        export_row=export_row,
         **{**shown.components, **item.components},
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
