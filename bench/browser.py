@@ -14,7 +14,9 @@ Prints a Markdown table; the ratio to the floor is what compares across machines
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -57,8 +59,22 @@ TIME_CLICK = """async ([button, watched]) => {
 }"""
 
 
+def _gate_file(folder: Path, copies: int = 10) -> Path:
+    """The demo's ten CRYSTAL items, `copies` times over under new ids (images beside, as imported)."""
+    demo = ROOT / "demo_data" / "crystal_demo.jsonl"
+    shutil.copytree(demo.parent / "images", folder / "images", dirs_exist_ok=True)
+    rows = [json.loads(line) for line in demo.read_text(encoding="utf-8").splitlines()]
+    out = folder / "gate.jsonl"
+    with out.open("w", encoding="utf-8") as fh:
+        for copy in range(copies):
+            for row in rows:
+                fh.write(json.dumps({**row, "id": f"{row['id']}-{copy}"}) + "\n")
+    return out
+
+
 def _prepare(folder: Path) -> Path:
     from store import Store
+    from store.datasets import update_settings
     from store.imports import import_file
     from store.users import add_user
 
@@ -68,6 +84,8 @@ def _prepare(folder: Path) -> Path:
         add_user(store, "bench", "admin", PASSWORD)
         import_file(store, ROOT / "demo_data" / "prmbench_demo.jsonl", format="prmbench", dataset="review")
         import_file(store, ROOT / "demo_data" / "qwq_solutions_demo.jsonl", format="qwq", dataset="errors")
+        import_file(store, _gate_file(folder), format="crystal", dataset="gate")
+        update_settings(store, "gate", {"dual_percent": 0})
     finally:
         store.close()
     return db
@@ -101,6 +119,24 @@ def earliest_error(page, saves: int) -> list[float]:
         page.locator("#ee-choice input[type='radio']").nth(1).check()
         page.wait_for_timeout(60)
         times.append(page.evaluate(TIME_CLICK, ["#ee-save", "#ee-question"]))
+    return times
+
+
+def quality_gate(page, saves: int) -> list[float]:
+    page.get_by_role("tab", name="Quality gate").click()
+    page.wait_for_selector("#qg-header p", timeout=30_000)
+    if page.locator("#qg-dataset input").input_value() != "gate":
+        page.locator("#qg-dataset input").click()
+        page.get_by_role("option", name="gate", exact=True).click()
+        page.keyboard.press("Escape")
+    page.wait_for_function("document.querySelector('#qg-header').textContent.includes('of gate')")
+    times = []
+    for _ in range(saves):
+        page.locator("#qg-header").click()
+        for key in "1234":
+            page.keyboard.press(key)
+        page.wait_for_timeout(400)
+        times.append(page.evaluate(TIME_CLICK, ["#qg-accept", "#qg-header"]))
     return times
 
 
@@ -156,6 +192,7 @@ def main() -> int:
                 _login(page, server.url)
                 results["Step review: Save -> next sample rendered"] = step_review(page, args.saves)
                 results["Earliest error: Save -> next item rendered"] = earliest_error(page, args.saves)
+                results["Quality gate: Accept -> next item rendered"] = quality_gate(page, args.saves)
                 browser.close()
         finally:
             server.stop()
