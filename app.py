@@ -12,6 +12,7 @@ python app.py jobs run | list | retry [ID] | config KEY=VALUE ... | perturb SOUR
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -421,5 +422,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         store.close()
 
 
+def _exit_now(code: int) -> None:
+    """Leave without the interpreter's teardown: once the server has stopped and the store is closed
+    nothing is left to flush, and collecting the heap of Gradio, torch and scipy takes seconds."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    serving = sys.argv[1:2] in ([], ["serve"]) or sys.argv[1].startswith("--")
+    try:
+        status = main()
+    except SystemExit as stop:  # SIGTERM ends the server by SystemExit (cmd_serve has cleaned up)
+        if not serving or not isinstance(stop.code, int | None):
+            raise
+        status = stop.code or 0
+    if serving:
+        _exit_now(status)
+    sys.exit(status)
