@@ -51,6 +51,14 @@ class Preset:
     def text(self, fmt: str) -> str:
         return preset_format.preset_text(self.table, self.title, self.note, fmt)
 
+    def display(self) -> pd.DataFrame:
+        """The table as the paper prints it, as text: row names first, then one column per column."""
+        headers = [" ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in self.table.columns]
+        shown = pd.DataFrame({"": [str(r) for r in self.table.index]})
+        for header, column in zip(headers, self.table.columns, strict=True):
+            shown[header] = [preset_format.format_cell(str(r), v) for r, v in self.table[column].items()]
+        return shown
+
 
 def _table2(store: Store, dataset: str) -> Preset:
     found = get_dataset(store, dataset)
