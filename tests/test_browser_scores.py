@@ -50,6 +50,7 @@ def test_load_predictions_see_the_scores_and_open_a_failure_case(tmp_path: Path,
         models = page.locator("#sc-models")
         expect(models).to_contain_text("perfect", timeout=30_000)
         expect(models).to_contain_text("100.0")
+        expect(page.locator("#sc-plot img")).to_be_visible()
 
         # An admin uploads a second model; the table shows both side by side.
         page.locator("#sc-upload input[type=file]").set_input_files(alarm)

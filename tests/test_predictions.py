@@ -206,3 +206,38 @@ def test_a_dataset_without_predictions_scores_nothing(demo_store: Store) -> None
     admin = _user(demo_store, "lead", "admin")
     report = scores.score_report(demo_store, admin, "mathvista-quality-gate")
     assert report.models == [] and report.table.empty and report.subsets.empty and report.by_difficulty.empty
+
+
+def test_confidences_give_css_ccs_and_a_reliability_diagram(demo_store: Store, tmp_path: Path) -> None:
+    admin = _user(demo_store, "lead", "admin")
+    dataset = get_dataset(demo_store, "prmbench-step-review")
+    assert dataset is not None
+    demo_store.execute(
+        "UPDATE item_state SET status = 'complete' WHERE item_id IN "
+        "(SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 4)",
+        [dataset.id],
+    )
+    rows = demo_store.fetchall(
+        "SELECT i.external_id, v.error_steps, (SELECT count(*) FROM steps st WHERE st.version_id = v.id "
+        "AND st.role = 'modified') FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+        "WHERE i.dataset_id = ? ORDER BY i.id LIMIT 4",
+        [dataset.id],
+    )
+    # A judge sure of every correct step (0.9) and half-sure of every wrong one (0.4).
+    judged = [
+        {"id": e, "step_confidences": [0.4 if n in json.loads(s) else 0.9 for n in range(1, k + 1)]}
+        for e, s, k in rows
+    ]
+    path = write_jsonl(tmp_path / "conf.jsonl", judged)
+    scores.import_predictions(demo_store, admin, path, model="judge", dataset=dataset.name)
+    report = scores.score_report(demo_store, admin, dataset.name)
+    row = report.table.set_index("model").loc["judge"]
+    types = {t for (t,) in demo_store.fetchall(
+        "SELECT DISTINCT v.error_type FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+        "WHERE i.dataset_id = ? AND i.id IN (SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 4)",
+        [dataset.id, dataset.id],
+    )}  # fmt: skip
+    assert types and row["css"] == pytest.approx(0.5)  # p-bar correct 0.9 minus p-bar of each type 0.4
+    bars, reliability = scores.figures(report)
+    assert len(reliability.axes[0].lines) == 2  # the judge's curve and the diagonal
+    assert bars.axes  # the bars of the models' scores

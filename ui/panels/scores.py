@@ -119,6 +119,8 @@ def _refused() -> dict[str, Any]:
         "content": gr.update(visible=False),
         "status": "",
         "models": empty,
+        "plot": None,
+        "reliability": None,
         "subsets": empty,
         "failures": "",
         "difficulty": empty,
@@ -149,6 +151,7 @@ def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr
         return {**_refused(), "refusal": gr.update(visible=False), "content": gr.update(visible=True),
                 "dataset": picker, "status": escape_text(str(exc))}  # fmt: skip
     model = model if model in report.models else (report.models[0] if report.models else None)
+    bars, reliability = scores.figures(report)
     status = (
         f"**{escape_text(dataset)}**: {len(report.models)} model(s) scored on {report.n_kept} kept item(s)."
         if report.models
@@ -163,6 +166,8 @@ def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr
         "dataset": picker,
         "status": status,
         "models": _table(report.table, _MODELS),
+        "plot": bars,
+        "reliability": reliability,
         "subsets": _table(report.subsets, _SUBSETS),
         "model": gr.update(choices=report.models, value=model),
         "failures": _failures_html(scores.failure_cases(report, model), dataset) if model else "",
@@ -236,6 +241,9 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
             refresh = gr.Button("Score", scale=1, elem_id="sc-refresh")
         status = gr.Markdown("Open this tab to score the models.", elem_id="sc-status")
         models = _frame("sc-models", "Models side by side (percent)")
+        with gr.Row():
+            plot = gr.Plot(format="png", show_label=False, elem_id="sc-plot")
+            reliability = gr.Plot(format="png", show_label=False, elem_id="sc-reliability")
         subsets = _frame("sc-subsets", "ProcessBench per subset, then Average (percent)")
         gr.Markdown("### Failure cases", elem_classes=["qc-heading"])
         model = gr.Dropdown([], label="Model", elem_id="sc-model")
@@ -276,6 +284,8 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         dataset=dataset,
         status=status,
         models=models,
+        plot=plot,
+        reliability=reliability,
         subsets=subsets,
         model=model,
         failures=failures,
