@@ -29,6 +29,7 @@ __all__ = [
     "item_outcomes",
     "model_table",
     "scores_by",
+    "step_confidences",
     "subset_table",
 ]
 
@@ -148,8 +149,12 @@ def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFram
     return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)
 
 
-def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
-    p, gold, types = [], [], []
+def step_confidences(part: pd.DataFrame) -> tuple[list[float], list[int], list[Any]]:
+    """Per step of the items with confidences: P(correct), gold (0 = a gold error step, else 1) and
+    the item's error type on its error steps (None elsewhere): qc.confidence's inputs."""
+    p: list[float] = []
+    gold: list[int] = []
+    types: list[Any] = []
     for row in part.itertuples():
         if not row.confidences:
             continue
@@ -158,6 +163,11 @@ def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
             p.append(float(value))
             gold.append(0 if number in wrong else 1)
             types.append(row.error_type if number in wrong else None)
+    return p, gold, types
+
+
+def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
+    p, gold, types = step_confidences(part)
     if not p:
         return {"css": NAN, "ece": NAN, "ccs": NAN}
     scores = confidence_scores(p, gold, types)

@@ -14,6 +14,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from qc.confidence import reliability_bins
+from qc.model_scores import step_confidences
+from qc.plots import _empty, _text  # one look for every empty plot and data label
 
 __all__ = ["reliability_figure", "scores_figure"]
 
@@ -25,18 +27,6 @@ _BARS = (
     ("f1", "F1"),
     ("strict_accuracy", "PRMBench-V acc."),
 )
-
-
-def _text(value: object) -> str:
-    return str(value).replace("$", r"\$")
-
-
-def _empty(message: str) -> Figure:
-    fig = Figure(figsize=(_WIDTH, 1.6), dpi=100)
-    ax = fig.add_subplot()
-    ax.axis("off")
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#555555")
-    return fig
 
 
 def scores_figure(table: pd.DataFrame) -> Figure:
@@ -75,14 +65,7 @@ def reliability_figure(outcomes: pd.DataFrame, n_bins: int = 10) -> Figure:
     ax = fig.add_subplot()
     drawn = 0
     for k, (model, mine) in enumerate(outcomes.groupby("model", sort=True) if len(outcomes) else []):
-        p, gold = [], []
-        for row in mine.itertuples():
-            if not row.confidences:
-                continue
-            wrong = {int(s) for s in row.gold_steps}
-            for number, value in enumerate(row.confidences, start=1):
-                p.append(float(value))
-                gold.append(0 if number in wrong else 1)
+        p, gold, _ = step_confidences(mine)
         if not p:
             continue
         bins = reliability_bins(p, gold, n_bins)
