@@ -54,6 +54,8 @@ _MODELS = {
     "recall": "recall",
     "css": "CSS",
     "ccs": "CCS",
+    "threshold": "threshold",
+    "threshold_on": "threshold chosen on",
 }
 _SUBSETS = {
     "model": "model",
@@ -82,7 +84,9 @@ def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataF
     names = names or {c: c for c in frame.columns}
     out = frame[[c for c in names if c in frame.columns]].copy()
     for column in out.columns:
-        if column in _PERCENT or column in ("css", "ccs"):
+        if column == "threshold":
+            out[column] = ["" if pd.isna(v) else f"{float(v):.4g}" for v in out[column]]
+        elif column in _PERCENT or column in ("css", "ccs"):
             out[column] = ["n/a" if pd.isna(v) else f"{100 * float(v):.1f}" for v in out[column]]
     return out.rename(columns=names).astype(str)
 
