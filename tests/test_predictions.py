@@ -185,7 +185,7 @@ def test_error_steps_and_scalar_scores_give_prmbench_v_scores(demo_store: Store,
     assert report.n_kept == 3 and math.isnan(row["css"])
 
 
-def test_the_command_line_imports_predictions(store: Store, tmp_path: Path, capsys) -> None:
+def test_the_command_line_imports_predictions(tmp_path: Path, capsys) -> None:
     db = tmp_path / "cli.duckdb"
     assert main(["import", "demo_data/qwq_solutions_demo.jsonl", "--dataset", DATASET, "--db", str(db)]) == 0
     with Store(db) as opened:
