@@ -114,7 +114,7 @@ def confidence_scores(
     passed the check, else None. CRS is computed over the steps with a p_perturbed (a variant that
     failed the check takes no part), CSS and CCS over all steps. ECE uses n_bins equal-width bins over
     [0, 1], right-closed. ACCM is 0 when no step changed by more than eps. Keys: ccr, accm, sccr,
-    crs, css, ece, ece_correct, ece_incorrect, ccs, avg, n_robustness (steps behind CRS); fractions.
+    crs, css, ece, ece_correct, ece_incorrect, ccs, avg (fractions, not x100).
     """
     probs = np.asarray(p, dtype=float)
     truth = np.asarray(gold, dtype=float)
@@ -160,5 +160,4 @@ def confidence_scores(
         "ece_incorrect": ece_incorrect,
         "ccs": ccs,
         "avg": float(np.mean([crs, css, ccs])),
-        "n_robustness": int(paired.sum()),
     }

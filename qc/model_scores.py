@@ -15,6 +15,7 @@ import pandas as pd
 from qc.confidence import confidence_scores
 from qc.scoring import (
     AVERAGE,
+    choose_threshold,
     earliest_error_from_scores,
     lowest_scored_steps,
     prmbench_v_scores,
@@ -29,7 +30,9 @@ __all__ = [
     "item_outcomes",
     "model_table",
     "scores_by",
+    "step_confidences",
     "subset_table",
+    "with_chosen_threshold",
 ]
 
 NAN = float("nan")
@@ -37,7 +40,7 @@ KEPT = ("consensus", "complete", "accepted")
 FAILURES = ("wrong step", "missed error", "false alarm", "no prediction")
 OUTCOME_COLUMNS = ["model", "item_id", "external_id", "subset", "error_type", "difficulty", "agreement",
                    "gold_earliest", "predicted_earliest", "outcome", "gold_steps", "predicted_steps", "strict",
-                   "precision", "recall", "confidences"]  # fmt: skip
+                   "precision", "recall", "confidences", "threshold", "threshold_on"]  # fmt: skip
 
 
 def _missing(value: Any) -> bool:
@@ -105,6 +108,35 @@ def _outcome(gold: float, pred: float) -> str | None:
     return "missed error" if pred == -1 else "wrong step"
 
 
+TUNING_SUBSET = "gsm8k"  # ProcessBench chose its scalar PRMs' threshold on GSM8K (002 l.278)
+
+
+def with_chosen_threshold(
+    predictions: pd.DataFrame, items: pd.DataFrame, subset: str = TUNING_SUBSET
+) -> pd.DataFrame:
+    """A model's predictions with step scores but no threshold get ProcessBench's: the F1-optimal tau
+    on the kept items of ``subset`` (matched case-insensitively), else on all kept items; the rows
+    gain ``threshold`` and ``threshold_on`` (where it was chosen; "given" when the file had one)."""
+    out = predictions.copy()
+    out["threshold_on"] = ["given" if not _missing(t) else None for t in out["threshold"]]
+    needs = out["step_scores"].notna() & out["threshold"].isna() & out["earliest_error"].isna()
+    if not needs.any():
+        return out
+    gold = items.set_index("item_id")
+    scored = out[needs & out["item_id"].isin(gold.index)]
+    scored = scored[gold.loc[scored["item_id"], "gold_earliest"].notna().to_numpy()]
+    on_subset = gold.loc[scored["item_id"], "subset"].astype(str).str.lower().to_numpy() == subset.lower()
+    tuning = scored[on_subset] if on_subset.any() else scored
+    if tuning.empty:
+        return out
+    tau, _ = choose_threshold(
+        tuning["step_scores"].tolist(), gold.loc[tuning["item_id"], "gold_earliest"].astype(int).tolist()
+    )
+    out.loc[needs, "threshold"] = tau
+    out.loc[needs, "threshold_on"] = subset if on_subset.any() else "all kept items"
+    return out
+
+
 def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
     """One row per model and kept item (a missing prediction counts as wrong): the earliest error
     predicted and the outcome (correct, wrong step, missed error, false alarm, no prediction), and
@@ -112,6 +144,7 @@ def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFram
     scores flag the k lowest steps, k = the gold's count)."""
     rows = []
     for model, mine in predictions.groupby("model", sort=True):
+        mine = with_chosen_threshold(mine, items)
         by_item = {int(r.item_id): r for r in mine.itertuples()}
         for item in items.itertuples():
             pred = by_item.get(int(item.item_id))
@@ -143,13 +176,19 @@ def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFram
                     "precision": precision,
                     "recall": recall,
                     "confidences": pred.step_confidences if pred is not None else None,
+                    "threshold": pred.threshold if pred is not None else NAN,
+                    "threshold_on": pred.threshold_on if pred is not None else None,
                 }
             )
     return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)
 
 
-def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
-    p, gold, types = [], [], []
+def step_confidences(part: pd.DataFrame) -> tuple[list[float], list[int], list[Any]]:
+    """Per step of the items with confidences: P(correct), gold (0 = a gold error step, else 1) and
+    the item's error type on its error steps (None elsewhere): qc.confidence's inputs."""
+    p: list[float] = []
+    gold: list[int] = []
+    types: list[Any] = []
     for row in part.itertuples():
         if not row.confidences:
             continue
@@ -158,6 +197,11 @@ def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
             p.append(float(value))
             gold.append(0 if number in wrong else 1)
             types.append(row.error_type if number in wrong else None)
+    return p, gold, types
+
+
+def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
+    p, gold, types = step_confidences(part)
     if not p:
         return {"css": NAN, "ece": NAN, "ccs": NAN}
     scores = confidence_scores(p, gold, types)
@@ -186,7 +230,7 @@ def subset_table(outcomes: pd.DataFrame) -> pd.DataFrame:
 def model_table(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Several models side by side: one row per model with every metric its predictions allow."""
     columns = ["model", "items", "predicted", "error_acc", "correct_acc", "f1", "average_f1",
-               "strict_accuracy", "precision", "recall", "css", "ece", "ccs"]  # fmt: skip
+               "strict_accuracy", "precision", "recall", "css", "ece", "ccs", "threshold", "threshold_on"]  # fmt: skip
     if outcomes.empty:
         return pd.DataFrame(columns=columns)
     subsets = subset_table(outcomes)
@@ -217,6 +261,10 @@ def model_table(outcomes: pd.DataFrame) -> pd.DataFrame:
                 "precision": float(stepped["precision"].mean()) if len(stepped) else NAN,
                 "recall": float(stepped["recall"].mean()) if len(stepped) else NAN,
                 **_confidence_metrics(mine),
+                "threshold": float(mine["threshold"].dropna().iloc[0])
+                if mine["threshold"].notna().any()
+                else NAN,
+                "threshold_on": next((str(t) for t in mine["threshold_on"] if isinstance(t, str)), ""),
             }
         )
     return pd.DataFrame(rows, columns=columns)

@@ -20,6 +20,8 @@ __all__ = [
     "MPBENCH_ROWS",
     "TABLE2_ITEM_COLUMNS",
     "TABLE2_ROWS",
+    "TABLE_S1_ROWS",
+    "crystal_table_s1",
     "mpbench_study",
     "prmbench_v_study",
     "processbench_table2",
@@ -254,3 +256,26 @@ def mpbench_study(
         columns[name] = _mpbench_column(values[mine], total, (pool or {}).get(name))
     columns["Pooled"] = _mpbench_column(values, total, float(sum(pool.values())) if pool else None)
     return pd.DataFrame(columns, index=pd.Index(MPBENCH_ROWS, name="row"))
+
+
+# CRYSTAL's Table S1 (PROTOCOLS E4) printed as the other presets: one row per figure, one column per
+# similarity band and Overall (qc.matching.table_s1 has bands as rows).
+TABLE_S1_ROWS = {
+    "pairs": "# Pairs",
+    "agreement": "% Agreement",
+    "kappa": "Cohen's kappa",
+    "false_matches": "# False matches",
+    "missed_matches": "# Missed matches",
+    "false_mean_similarity": "False matches: mean similarity",
+    "missed_mean_similarity": "Missed matches: mean similarity",
+}
+
+
+def crystal_table_s1(table: pd.DataFrame) -> pd.DataFrame:
+    """qc.matching.table_s1's frame turned to the presets' layout; agreement in percent."""
+    out = table[[c for c in TABLE_S1_ROWS if c in table.columns]].astype(float).T
+    if "agreement" in out.index:
+        out.loc["agreement"] = 100 * out.loc["agreement"]
+    out.index = pd.Index([TABLE_S1_ROWS[r] for r in out.index], name="row")
+    out.columns = [str(c) for c in out.columns]
+    return out

@@ -8,12 +8,13 @@ same frame, size, field and seed always give the same items, whatever order the 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["MISSING_STRATUM", "allocate", "stratified_sample"]
+__all__ = ["KEPT_STATUSES", "MISSING_STRATUM", "allocate", "fresh_raters", "stratified_sample", "study_pool"]
 
 MISSING_STRATUM = "(none)"  # the stratum of items whose field is empty
 
@@ -92,3 +93,48 @@ def stratified_sample(
             picked.append(rng.choice(members, size=counts[name], replace=False))
     rows = np.sort(np.concatenate(picked)) if picked else np.array([], dtype=int)
     return frame.loc[rows].reset_index(drop=True)
+
+
+# ---- Drawing as the papers drew (PROTOCOLS A5, C1a) ----------------------------------------------
+
+KEPT_STATUSES = ("consensus", "complete", "accepted")  # items in the gated benchmark
+
+
+def study_pool(
+    candidates: pd.DataFrame, kept: Sequence[str] = KEPT_STATUSES, status_column: str = "status"
+) -> pd.DataFrame:
+    """The items a paper-style study may draw: those the gate kept (PRMBench-V sampled its
+    "pre-verified dataset", MPBench its released items), in the candidates' order."""
+    if status_column not in candidates.columns:
+        raise ValueError(f"candidates have no {status_column!r} column")
+    return candidates[candidates[status_column].isin(list(kept))].reset_index(drop=True)
+
+
+def fresh_raters(
+    items: Sequence[Any], raters: Sequence[str], seen: Mapping[Any, Iterable[str]], k: int, seed: int = 0
+) -> dict[Any, list[str]]:
+    """K raters per item, none of whom has seen it (labelled it in the gate): the study's blind raters.
+
+    Each item takes the k eligible raters with the fewest items so far (ties broken by the seed), so
+    the load spreads evenly; the same inputs always give the same plan. Raises ValueError naming the
+    first item with fewer than k raters who have not seen it.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    names = sorted(set(raters))
+    rng = np.random.default_rng(seed)
+    tiebreak = dict(zip(names, rng.permutation(len(names)), strict=True))
+    load = dict.fromkeys(names, 0)
+    plan: dict[Any, list[str]] = {}
+    for item in items:
+        blocked = set(seen.get(item, ()))
+        eligible = [r for r in names if r not in blocked]
+        if len(eligible) < k:
+            raise ValueError(
+                f"item {item!r}: only {len(eligible)} rater(s) have not seen it, the study needs {k}"
+            )
+        chosen = sorted(eligible, key=lambda r: (load[r], tiebreak[r]))[:k]
+        for r in chosen:
+            load[r] += 1
+        plan[item] = sorted(chosen)
+    return plan

@@ -17,6 +17,7 @@ import pandas as pd
 from exports import presets as preset_format
 from qc import presets as tables
 from qc.quality import long_labels, wide_by_field
+from services import step_match
 from services.access import require_reviewer
 from services.errors import InvalidInput, NotFound, ServiceError
 from store import studies
@@ -34,6 +35,7 @@ PRESETS = {
     "processbench_table2": "ProcessBench Table 2 (a dataset)",
     "prmbench_v_study": "PRMBench-V agreement study (a study)",
     "mpbench_study": "MPBench agreement study (a study)",
+    "crystal_table_s1": "CRYSTAL Table S1 (a step-match dataset)",
 }
 FORMATS = tuple(preset_format.FORMATS)
 # The validity judgement a study's raters give, per task: (field, the label meaning valid).
@@ -50,6 +52,14 @@ class Preset:
 
     def text(self, fmt: str) -> str:
         return preset_format.preset_text(self.table, self.title, self.note, fmt)
+
+    def display(self) -> pd.DataFrame:
+        """The table as the paper prints it, as text: row names first, then one column per column."""
+        headers = [" ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in self.table.columns]
+        shown = pd.DataFrame({"": [str(r) for r in self.table.index]})
+        for header, column in zip(headers, self.table.columns, strict=True):
+            shown[header] = [preset_format.format_cell(str(r), v) for r, v in self.table[column].items()]
+        return shown
 
 
 def _table2(store: Store, dataset: str) -> Preset:
@@ -117,6 +127,16 @@ def _mpbench(store: Store, name: str) -> Preset:
     return Preset("mpbench_study", f"MPBench agreement study: {study.name}", note, table, study.name)
 
 
+def _table_s1(store: Store, user: Annotator, dataset: str) -> Preset:
+    report = step_match.study_report(store, user, dataset)
+    note = (
+        f"{report.labelled} of {report.pairs} pairs with a human majority; the encoder's decision as stored "
+        f"at sampling ({report.encoder}); kappa: Cohen's, human vs encoder (PROTOCOLS E4)."
+    )
+    table = tables.crystal_table_s1(report.table)
+    return Preset("crystal_table_s1", f"CRYSTAL Table S1: {report.dataset}", note, table, report.dataset)
+
+
 def build_preset(
     store: Store, user: Annotator, preset: str, *, dataset: str | None = None, study: str | None = None
 ) -> Preset:
@@ -124,10 +144,10 @@ def build_preset(
     require_reviewer(user)
     if preset not in PRESETS:
         raise InvalidInput(f"Unknown preset {preset!r}: choose one of {', '.join(PRESETS)}.")
-    if preset == "processbench_table2":
+    if preset in ("processbench_table2", "crystal_table_s1"):
         if not dataset:
-            raise InvalidInput("Pick the dataset for ProcessBench's Table 2.")
-        return _table2(store, dataset)
+            raise InvalidInput(f"Pick the dataset for the {PRESETS[preset]}.")
+        return _table2(store, dataset) if preset == "processbench_table2" else _table_s1(store, user, dataset)
     if not study:
         raise InvalidInput(f"Pick the study for the {PRESETS[preset]}.")
     return _prmbench_v(store, study) if preset == "prmbench_v_study" else _mpbench(store, study)

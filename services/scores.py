@@ -25,11 +25,20 @@ from store import predictions as store_predictions
 from store.datasets import get_dataset
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from store import Store
     from store.datasets import Dataset
     from store.users import Annotator
 
-__all__ = ["PredictionsImported", "ScoreReport", "failure_cases", "import_predictions", "score_report"]
+__all__ = [
+    "PredictionsImported",
+    "ScoreReport",
+    "failure_cases",
+    "figures",
+    "import_predictions",
+    "score_report",
+]
 
 MAX_PROBLEMS = 10  # problems listed in one message; the count says how many more
 MAX_MODEL_NAME = 80
@@ -218,3 +227,10 @@ def failure_cases(report: ScoreReport, model: str) -> pd.DataFrame:
     if model not in report.models:
         raise NotFound(f"No predictions of a model named {model!r} on {report.dataset}.")
     return model_scores.failures(report.outcomes, model)
+
+
+def figures(report: ScoreReport) -> tuple[Figure, Figure]:
+    """The models' scores as bars and their confidences' reliability diagram (matplotlib loads here)."""
+    from qc import score_plots
+
+    return score_plots.scores_figure(report.table), score_plots.reliability_figure(report.outcomes)

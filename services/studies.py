@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from qc.sampling import stratified_sample
+from qc.sampling import fresh_raters, stratified_sample, study_pool
 from services.access import require_admin, require_reviewer
 from services.errors import InvalidInput, NotFound
 from store import studies
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from store import Store
     from store.users import Annotator
 
-__all__ = ["MAX_RATERS", "STRATIFY_FIELDS", "Study", "draw_study", "list_studies"]
+__all__ = ["MAX_RATERS", "STRATIFY_FIELDS", "Study", "draw_study", "list_studies", "plan_raters"]
 
 MAX_RATERS = studies.MAX_RATERS
 STRATIFY_FIELDS = studies.STRATIFY_FIELDS
@@ -50,8 +50,13 @@ def draw_study(
     raters: int | None,
     stratify_by: str | None = "error_type",
     seed: int = 0,
+    kept_only: bool = False,
 ) -> Study:
-    """Admins only: draw the sample and give its items K raters; a bad request stores nothing."""
+    """Admins only: draw the sample and give its items K raters; a bad request stores nothing.
+
+    ``kept_only`` draws as the papers drew (PROTOCOLS A5, C1a): only items the gate kept
+    (qc.sampling.study_pool). Off by default while a study also serves as the gate's own pilot.
+    """
     admin = require_admin(user)
     if not dataset:
         raise InvalidInput("pick a dataset at the top of the dashboard first")
@@ -64,10 +69,11 @@ def draw_study(
     try:
         studies.check_study(store, name, n_items, raters, stratify_by)
         candidates = studies.study_candidates(store, found.id)
+        if kept_only:
+            candidates = study_pool(candidates)
         if n_items > len(candidates):
-            raise InvalidInput(
-                f"{found.name} has {len(candidates)} items that a study can draw, not {n_items}"
-            )
+            kind = "kept items" if kept_only else "items that a study can draw"
+            raise InvalidInput(f"{found.name} has {len(candidates)} {kind}, not {n_items}")
         drawn = stratified_sample(candidates, n_items, stratify_by, seed)
         return studies.create_study(
             store,
@@ -81,3 +87,25 @@ def draw_study(
         )
     except studies.StudyError as exc:
         raise InvalidInput(str(exc)) from exc
+
+
+def plan_raters(store: Store, user: Annotator, study: str, raters: list[str], seed: int = 0) -> pd.DataFrame:
+    """Admins: which of ``raters`` rates which study item, K per item, none of whom has labelled the
+    item (qc.sampling.fresh_raters). Read-only: nothing is stored, no item's state changes."""
+    require_admin(user)
+    found = studies.get_study(store, study)
+    if found is None:
+        raise NotFound(f"There is no study named {study!r}.")
+    items = studies.study_items(store, found.id)
+    ids = [int(i) for i in items["item_id"]]
+    try:
+        plan = fresh_raters(ids, raters, studies.seen_by(store, ids), found.raters, seed)
+    except ValueError as exc:
+        raise InvalidInput(f"{found.name}: {exc}; add raters who have not labelled it") from exc
+    return pd.DataFrame(
+        {
+            "item_id": ids,
+            "external_id": items["external_id"].tolist(),
+            "raters": [", ".join(plan[i]) for i in ids],
+        }
+    )

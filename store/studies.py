@@ -32,6 +32,7 @@ __all__ = [
     "create_study",
     "get_study",
     "list_studies",
+    "seen_by",
     "study_annotations",
     "study_candidates",
     "study_items",
@@ -203,3 +204,18 @@ def study_states(db: Store | Tx, study: Study) -> pd.DataFrame:
     frame = states_frame(db, study.dataset_id)
     ids = set(study_items(db, study.id)["item_id"])
     return frame[frame["item_id"].isin(ids)].reset_index(drop=True)
+
+
+def seen_by(db: Store | Tx, item_ids: list[int]) -> dict[int, set[str]]:
+    """Item -> the annotators who labelled any of its versions (they have seen it: not blind raters)."""
+    if not item_ids:
+        return {}
+    rows = db.fetchall(
+        "SELECT DISTINCT a.item_id, u.name FROM annotations a JOIN annotators u ON u.id = a.annotator_id "
+        f"WHERE a.item_id IN ({', '.join('?' * len(item_ids))})",
+        [int(i) for i in item_ids],
+    )
+    out: dict[int, set[str]] = {int(i): set() for i in item_ids}
+    for item_id, name in rows:
+        out[int(item_id)].add(str(name))
+    return out

@@ -50,6 +50,7 @@ def test_load_predictions_see_the_scores_and_open_a_failure_case(tmp_path: Path,
         models = page.locator("#sc-models")
         expect(models).to_contain_text("perfect", timeout=30_000)
         expect(models).to_contain_text("100.0")
+        expect(page.locator("#sc-plot img")).to_be_visible()
 
         # An admin uploads a second model; the table shows both side by side.
         page.locator("#sc-upload input[type=file]").set_input_files(alarm)
@@ -75,3 +76,29 @@ def test_load_predictions_see_the_scores_and_open_a_failure_case(tmp_path: Path,
         page.wait_for_selector("#panels")
         page.get_by_role("tab", name="Browse").click()
         expect(page.locator("#br-item")).to_contain_text(external, timeout=30_000)
+
+
+def test_download_a_preset_table(tmp_path: Path, page) -> None:
+    db, gold = _db(tmp_path)
+    with running(db) as server:
+        login(page, server.url, "lead", PASSWORD)
+        page.get_by_role("tab", name="Scores").click()
+        expect(page.locator("#sc-status")).to_contain_text("predictions", timeout=30_000)
+        page.locator("#sc-dataset input").click()
+        page.get_by_role("option", name=DATASET, exact=True).click()
+        page.keyboard.press("Escape")
+        expect(page.locator("#sc-status")).to_contain_text("model(s) scored")
+        page.locator("#sc-preset-format").get_by_text("LaTeX").click()
+        page.locator("#sc-preset-make").click()
+        expect(page.locator("#sc-preset-table")).to_contain_text("# Samples", timeout=30_000)
+        expect(page.locator("#sc-preset-table")).to_contain_text("% 3/3 agreement")
+        link = page.locator("#sc-preset-download a.stepgate-download")
+        expect(link).to_contain_text("processbench_table2-qwq-earliest-error.tex")
+        with page.expect_download() as info:
+            link.click()
+        text = Path(info.value.path()).read_text(encoding="utf-8")
+        assert r"\begin{tabular}" in text and r"\# Samples" in text
+        samples = next(line for line in text.splitlines() if line.startswith(r"\# Samples"))
+        counts = [int(c.strip(" \\")) for c in samples.split("&")[1:]]
+        assert sum(counts) == len(gold)  # every kept item in one column of Table 2
+        screenshot(page, "scores-preset")

@@ -7,9 +7,11 @@ import math
 import uuid
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from app import main
+from qc.model_scores import with_chosen_threshold
 from services import annotate, scores
 from services.errors import InvalidInput, NotAllowed, NotFound
 from store import Store, users, work
@@ -183,7 +185,7 @@ def test_error_steps_and_scalar_scores_give_prmbench_v_scores(demo_store: Store,
     assert report.n_kept == 3 and math.isnan(row["css"])
 
 
-def test_the_command_line_imports_predictions(store: Store, tmp_path: Path, capsys) -> None:
+def test_the_command_line_imports_predictions(tmp_path: Path, capsys) -> None:
     db = tmp_path / "cli.duckdb"
     assert main(["import", "demo_data/qwq_solutions_demo.jsonl", "--dataset", DATASET, "--db", str(db)]) == 0
     with Store(db) as opened:
@@ -206,3 +208,88 @@ def test_a_dataset_without_predictions_scores_nothing(demo_store: Store) -> None
     admin = _user(demo_store, "lead", "admin")
     report = scores.score_report(demo_store, admin, "mathvista-quality-gate")
     assert report.models == [] and report.table.empty and report.subsets.empty and report.by_difficulty.empty
+
+
+def test_confidences_give_css_ccs_and_a_reliability_diagram(demo_store: Store, tmp_path: Path) -> None:
+    admin = _user(demo_store, "lead", "admin")
+    dataset = get_dataset(demo_store, "prmbench-step-review")
+    assert dataset is not None
+    demo_store.execute(
+        "UPDATE item_state SET status = 'complete' WHERE item_id IN "
+        "(SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 4)",
+        [dataset.id],
+    )
+    rows = demo_store.fetchall(
+        "SELECT i.external_id, v.error_steps, (SELECT count(*) FROM steps st WHERE st.version_id = v.id "
+        "AND st.role = 'modified') FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+        "WHERE i.dataset_id = ? ORDER BY i.id LIMIT 4",
+        [dataset.id],
+    )
+    # A judge sure of every correct step (0.9) and half-sure of every wrong one (0.4).
+    judged = [
+        {"id": e, "step_confidences": [0.4 if n in json.loads(s) else 0.9 for n in range(1, k + 1)]}
+        for e, s, k in rows
+    ]
+    path = write_jsonl(tmp_path / "conf.jsonl", judged)
+    scores.import_predictions(demo_store, admin, path, model="judge", dataset=dataset.name)
+    report = scores.score_report(demo_store, admin, dataset.name)
+    row = report.table.set_index("model").loc["judge"]
+    types = {t for (t,) in demo_store.fetchall(
+        "SELECT DISTINCT v.error_type FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+        "WHERE i.dataset_id = ? AND i.id IN (SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 4)",
+        [dataset.id, dataset.id],
+    )}  # fmt: skip
+    assert types and row["css"] == pytest.approx(0.5)  # p-bar correct 0.9 minus p-bar of each type 0.4
+    bars, reliability = scores.figures(report)
+    assert len(reliability.axes[0].lines) == 2  # the judge's curve and the diagonal
+    assert bars.axes  # the bars of the models' scores
+
+
+def test_a_scalar_prm_without_a_threshold_gets_the_f1_optimal_one(demo_store: Store, tmp_path: Path) -> None:
+    gold = settle(demo_store)
+    admin = _user(demo_store, "lead", "admin")
+    steps = dict(
+        demo_store.fetchall(
+            "SELECT i.external_id, count(*) FROM items i JOIN steps st ON st.version_id = i.current_version_id "
+            "AND st.role = 'solution' GROUP BY 1"
+        )
+    )
+    # Erroneous items (gold step 1) score 0.1 on their first step; correct items 0.9 everywhere.
+    rows = [
+        {"id": e, "step_scores": [0.1 if g == 0 and n == 0 else 0.9 for n in range(steps[e])]}
+        for e, g in gold.items()
+    ]
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "s.jsonl", rows), model="prm", dataset=DATASET
+    )
+    row = scores.score_report(demo_store, admin, DATASET).table.set_index("model").loc["prm"]
+    # The demo items have no source (no GSM8K subset): tau is chosen on all kept items, at the midpoint 0.5.
+    assert row["threshold"] == pytest.approx(0.5) and row["threshold_on"] == "all kept items"
+    assert row["f1"] == 1.0
+
+
+def test_the_threshold_is_chosen_on_gsm8k_as_processbench_did() -> None:
+    items = pd.DataFrame(
+        {
+            "item_id": [1, 2, 3, 4],
+            "subset": ["GSM8K", "gsm8k", "math", "math"],
+            "gold_earliest": [0.0, -1.0, 0.0, -1.0],
+        }
+    )
+    predictions = pd.DataFrame(
+        {
+            "model": "m",
+            "item_id": [1, 2, 3, 4],
+            "earliest_error": [None] * 4,
+            "step_scores": [[0.3, 0.9], [0.7, 0.8], [0.6], [0.95]],
+            "threshold": [float("nan")] * 4,
+        }
+    )
+    chosen = with_chosen_threshold(predictions, items)
+    # On GSM8K alone the first candidate splitting 0.3 from 0.7 is 0.5 (on all items it would be 0.65).
+    assert chosen["threshold"].tolist() == [0.5] * 4 and set(chosen["threshold_on"]) == {"gsm8k"}
+    everywhere = with_chosen_threshold(predictions, items.assign(subset="math"))
+    assert (
+        everywhere["threshold"].iloc[0] == pytest.approx(0.65)
+        and everywhere["threshold_on"].iloc[0] == "all kept items"
+    )

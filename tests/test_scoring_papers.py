@@ -327,10 +327,22 @@ def test_crs_thresholds_compare_exact_decimals_t2():
 def test_a_variant_that_failed_the_check_takes_no_part_in_crs():
     p = [0.9, 0.9, 0.9]
     with_failed = confidence_scores(p, [1, 1, 1], [None] * 3, p_perturbed=[0.9, 0.5, None])
-    assert with_failed["n_robustness"] == 2
-    assert with_failed["ccr"] == pytest.approx(0.5)  # (0.9, 0.5): d = 0.4; the third step is left out
+    # Over the two steps with a passed variant: d = 0, 0.4 -> CCR 1/2 (over three it would be 1/3).
+    assert with_failed["ccr"] == pytest.approx(0.5) and with_failed["sccr"] == pytest.approx(0.5)
     nothing = confidence_scores(p, [1, 1, 1], [None] * 3)
-    assert math.isnan(nothing["crs"]) and nothing["n_robustness"] == 0
+    assert math.isnan(nothing["crs"]) and math.isnan(nothing["avg"])
+    assert set(nothing) == {
+        "ccr",
+        "accm",
+        "sccr",
+        "crs",
+        "css",
+        "ece",
+        "ece_correct",
+        "ece_incorrect",
+        "ccs",
+        "avg",
+    }
 
 
 def test_css_vector_t3_counts_only_types_present():

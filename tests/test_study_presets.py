@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import uuid
 
@@ -11,8 +12,9 @@ import pandas as pd
 import pytest
 
 from exports.presets import format_cell, preset_csv, preset_latex, preset_markdown
-from qc.presets import MPBENCH_ROWS, mpbench_study, prmbench_v_study
-from services import annotate, presets
+from qc.matching import table_s1
+from qc.presets import MPBENCH_ROWS, crystal_table_s1, mpbench_study, prmbench_v_study
+from services import annotate, data, presets
 from services.errors import InvalidInput, NotAllowed
 from services.studies import draw_study
 from store import Store, users, work
@@ -170,3 +172,30 @@ def test_study_presets_and_table2_from_the_store(demo_store: Store, tmp_path) ->
         presets.build_preset(demo_store, lead, "processbench_table2", dataset="prmbench-step-review")
     with pytest.raises(NotAllowed):
         presets.build_preset(demo_store, users.get_user(demo_store, "una"), "mpbench_study", study="pilot")
+
+
+def test_crystal_table_s1_as_a_preset_by_hand() -> None:
+    # Two bands: < 0.20 holds 2 pairs (encoder no, human no / yes), >= 0.70 holds 2 (yes/yes, yes/no).
+    table = crystal_table_s1(
+        table_s1(
+            [0.1, 0.15, 0.8, 0.9], [False, False, True, True], [False, True, True, False], with_means=True
+        )
+    )
+    assert list(table.columns)[-1] == "Overall" and table.loc["# Pairs", "Overall"] == 4
+    assert table.loc["% Agreement", "< 0.20"] == 50.0 and table.loc["% Agreement", "Overall"] == 50.0
+    assert table.loc["# False matches", ">= 0.70"] == 1 and table.loc["# Missed matches", "< 0.20"] == 1
+    assert table.loc["False matches: mean similarity", "Overall"] == pytest.approx(0.9)
+    assert table.loc["Cohen's kappa", "Overall"] == pytest.approx(0.0)  # Po 1/2, Pe 1/2
+    assert "\\# Pairs & 2 &" in preset_latex(table, "S1")
+
+
+def test_table_s1_preset_from_a_step_match_dataset(demo_store: Store, tmp_path) -> None:
+    lead = _user(demo_store, "lead", "admin")
+    path = tmp_path / "pairs.jsonl"
+    rows = [{"id": f"p{i}", "predicted": f"step {i}", "reference": f"ref {i}", "similarity": s}
+            for i, s in enumerate([0.1, 0.3, 0.6, 0.9])]  # fmt: skip
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    data.import_file(demo_store, lead, path, format="steppairs", dataset="pairs")
+    made = presets.build_preset(demo_store, lead, "crystal_table_s1", dataset="pairs")
+    assert made.title == "CRYSTAL Table S1: pairs" and "Overall" in made.table.columns
+    assert made.table.loc["# Pairs", "Overall"] == 0  # no human labels yet: nothing to compare

@@ -10,22 +10,26 @@ from __future__ import annotations
 
 import html
 import math
+import secrets
+import shutil
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
-from services import reports, scores
+from services import presets, reports, scores
+from services import studies as study_service
 from services.browse import BrowseFilter, query_for
 from services.errors import ServiceError
-from ui.auth import require_admin, require_user
+from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.outputs import Outputs
 from ui.render import escape_text
 
-__all__ = ["build", "on_failures", "on_import", "on_open", "on_show"]
+__all__ = ["build", "on_failures", "on_import", "on_open", "on_preset", "on_show"]
 
 REVIEWERS_ONLY = (
     "Scores are only for adjudicators and admins: they compare models with every consensus label, "
@@ -50,6 +54,8 @@ _MODELS = {
     "recall": "recall",
     "css": "CSS",
     "ccs": "CCS",
+    "threshold": "threshold",
+    "threshold_on": "threshold chosen on",
 }
 _SUBSETS = {
     "model": "model",
@@ -70,18 +76,7 @@ _PERCENT = {
     "recall",
     "accuracy",
 }
-SHOW = (
-    "refusal",
-    "content",
-    "dataset",
-    "status",
-    "models",
-    "subsets",
-    "model",
-    "failures",
-    "difficulty",
-    "agreement",
-)
+PRESET_FORMATS = [("Markdown", "markdown"), ("CSV", "csv"), ("LaTeX", "latex")]
 
 
 def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataFrame:
@@ -89,7 +84,9 @@ def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataF
     names = names or {c: c for c in frame.columns}
     out = frame[[c for c in names if c in frame.columns]].copy()
     for column in out.columns:
-        if column in _PERCENT or column in ("css", "ccs"):
+        if column == "threshold":
+            out[column] = ["" if pd.isna(v) else f"{float(v):.4g}" for v in out[column]]
+        elif column in _PERCENT or column in ("css", "ccs"):
             out[column] = ["n/a" if pd.isna(v) else f"{100 * float(v):.1f}" for v in out[column]]
     return out.rename(columns=names).astype(str)
 
@@ -126,6 +123,8 @@ def _refused() -> dict[str, Any]:
         "content": gr.update(visible=False),
         "status": "",
         "models": empty,
+        "plot": None,
+        "reliability": None,
         "subsets": empty,
         "failures": "",
         "difficulty": empty,
@@ -156,18 +155,23 @@ def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr
         return {**_refused(), "refusal": gr.update(visible=False), "content": gr.update(visible=True),
                 "dataset": picker, "status": escape_text(str(exc))}  # fmt: skip
     model = model if model in report.models else (report.models[0] if report.models else None)
+    bars, reliability = scores.figures(report)
     status = (
         f"**{escape_text(dataset)}**: {len(report.models)} model(s) scored on {report.n_kept} kept item(s)."
         if report.models
         else f"No predictions on **{escape_text(dataset)}** yet: an admin imports them below or with "
         "`python app.py predictions import`."
     )
+    listed = study_service.list_studies(ctx.store, user)
     return {
+        "preset_study": gr.update(choices=listed["study"].tolist() if len(listed) else []),
         "refusal": gr.update(visible=False),
         "content": gr.update(visible=True),
         "dataset": picker,
         "status": status,
         "models": _table(report.table, _MODELS),
+        "plot": bars,
+        "reliability": reliability,
         "subsets": _table(report.subsets, _SUBSETS),
         "model": gr.update(choices=report.models, value=model),
         "failures": _failures_html(scores.failure_cases(report, model), dataset) if model else "",
@@ -207,6 +211,28 @@ def on_import(
     return {**on_show(ctx, dataset, done.model, request), "import_status": escape_text(done.summary())}
 
 
+def on_preset(
+    ctx: AppContext,
+    preset: str | None,
+    dataset: str | None,
+    study: str | None,
+    fmt: str | None,
+    request: gr.Request,
+) -> tuple[Any, str]:
+    """A paper's table from this app's log, shown and offered as a file for this reviewer only."""
+    user = require_reviewer(ctx, request)
+    folder = private_dir(ctx) / secrets.token_hex(16)
+    try:
+        made = presets.build_preset(ctx.store, user, preset or "", dataset=dataset, study=study)
+        path = presets.write_preset(made, folder, fmt or "markdown")
+        link = download_link_html(offer_download(ctx, user, path, path.name))
+    except ServiceError as exc:
+        return pd.DataFrame(), f"<p>{html.escape(str(exc))}</p>"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return made.display(), f"<p>{html.escape(made.note)}</p>{link}"
+
+
 def _frame(elem_id: str, label: str) -> gr.Dataframe:
     return gr.Dataframe(interactive=False, wrap=True, elem_id=elem_id, label=label)
 
@@ -219,6 +245,9 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
             refresh = gr.Button("Score", scale=1, elem_id="sc-refresh")
         status = gr.Markdown("Open this tab to score the models.", elem_id="sc-status")
         models = _frame("sc-models", "Models side by side (percent)")
+        with gr.Row():
+            plot = gr.Plot(format="png", show_label=False, elem_id="sc-plot")
+            reliability = gr.Plot(format="png", show_label=False, elem_id="sc-reliability")
         subsets = _frame("sc-subsets", "ProcessBench per subset, then Average (percent)")
         gr.Markdown("### Failure cases", elem_classes=["qc-heading"])
         model = gr.Dropdown([], label="Model", elem_id="sc-model")
@@ -227,6 +256,23 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         with gr.Row():
             difficulty = _frame("sc-difficulty", "By the annotators' difficulty")
             agreement = _frame("sc-agreement", "By annotator agreement (3/n: settled with n annotators)")
+        gr.Markdown("### Paper presets: a seed's table from this log", elem_classes=["qc-heading"])
+        with gr.Row(equal_height=True):
+            preset = gr.Dropdown(
+                [(label, key) for key, label in presets.PRESETS.items()],
+                value="processbench_table2",
+                label="Table",
+                elem_id="sc-preset-name",
+            )
+            preset_study = gr.Dropdown(
+                [], label="Study (for the agreement studies)", elem_id="sc-preset-study"
+            )
+            preset_format = gr.Radio(
+                PRESET_FORMATS, value="markdown", label="File", elem_id="sc-preset-format"
+            )
+            make = gr.Button("Make table", elem_id="sc-preset-make")
+        preset_table = _frame("sc-preset-table", "Preset (the dataset above for Table 2)")
+        preset_link = gr.HTML("", elem_id="sc-preset-download")
         with gr.Column(visible=False, elem_id="sc-admin") as admin_box:
             gr.Markdown("### Import predictions", elem_classes=["qc-heading"])
             gr.Markdown(HELP, elem_classes=["qc-note"])
@@ -242,11 +288,14 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         dataset=dataset,
         status=status,
         models=models,
+        plot=plot,
+        reliability=reliability,
         subsets=subsets,
         model=model,
         failures=failures,
         difficulty=difficulty,
         agreement=agreement,
+        preset_study=preset_study,
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
     gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], **private)
@@ -255,5 +304,11 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         triggers.insert(0, tab.select)
     gr.on(triggers, shown.bind(on_show, ctx), [dataset, model], list(shown), **private)
     model.input(bind(on_failures, ctx), [dataset, model], [failures], **private)
+    make.click(
+        bind(on_preset, ctx),
+        [preset, dataset, preset_study, preset_format],
+        [preset_table, preset_link],
+        **private,
+    )
     imported = Outputs(**shown.components, import_status=import_status)
     do_import.click(imported.bind(on_import, ctx), [upload, upload_model, dataset], list(imported), **private)
