@@ -30,7 +30,7 @@ def test_an_admin_uploads_examples_samples_a_study_and_downloads_its_report(
         page.set_default_timeout(60_000)
         login(page, server.url, LEAD, PASSWORD)
         page.get_by_role("tab", name="Data").click()
-        page.get_by_role("tab", name="Step-match study", exact=True).last.click()
+        page.get_by_role("tab", name="Study from examples", exact=True).click()
         page.locator("#data-study-name input, #data-study-name textarea").first.fill("uploaded")
         page.locator("#data-study-counts input, #data-study-counts textarea").first.fill("2,2,2")
         page.locator("#data-study-file input[type=file]").set_input_files(str(bad))
@@ -44,7 +44,7 @@ def test_an_admin_uploads_examples_samples_a_study_and_downloads_its_report(
         screenshot(page, "data-study-upload")
 
         page.goto(server.url + "/")
-        page.get_by_role("tab", name="Step-match study").first.click()
+        page.get_by_role("tab", name="Step-match study", exact=True).click()
         page.locator("#sm-report").click()  # the accordion
         page.locator("#sm-report-download").click()
         link = page.locator("#sm-report-file a[download]")

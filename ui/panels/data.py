@@ -530,7 +530,7 @@ def build(ctx: AppContext) -> None:
                 )
             export_status = gr.Markdown("", elem_id="data-export-status", latex_delimiters=[])
             download = gr.HTML("", visible=False, elem_id="data-export-file")
-        with gr.Tab("Step-match study", id="data-study"):
+        with gr.Tab("Study from examples", id="data-study"):
             data_study.build(ctx)
 
     private = {"api_visibility": "private"}
