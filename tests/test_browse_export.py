@@ -158,3 +158,26 @@ def test_the_command_line_exports_a_browse_view(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "view.jsonl.manifest.json").read_text())
     assert manifest["filter"]["items"]["error_type"] == "circular"
     assert manifest["filter"]["items_matched"] == len(out.read_text().splitlines()) > 0
+
+
+def test_the_panel_offers_the_views_export_to_its_reviewer_only(prm: Store) -> None:
+    import gradio as gr
+
+    from ui.context import AppContext
+    from ui.kit.downloads import find_download
+    from ui.panels import browse as panel
+
+    ctx = AppContext(store=prm)
+    view = ("prm", "", "", "circular", "", None, "", "", "id", "")
+    done = panel.on_export(ctx, "log-csv", *view, gr.Request(username="adj"))
+    html = done["export_file"]["value"]
+    assert "Wrote" in done["export_status"] and html.count("<a ") == 2
+    token = html.split("/stepgate/download/")[1].split('"')[0]
+    found = find_download(ctx, token)
+    assert found is not None and found[2] == "adj" and found[1].startswith("browse-log-csv-")
+    refused = panel.on_export(ctx, "log-csv", *view, gr.Request(username="ann"))
+    assert "adjudicators and admins" in refused["export_status"]
+    assert refused["export_file"]["visible"] is False
+    odd = panel.on_export(ctx, "report-md", *view, gr.Request(username="adj"))
+    assert "choose a format" in odd["export_status"]
+    assert not list(ctx.store.data_dir.joinpath("private").glob("*/*.partial"))

@@ -127,3 +127,16 @@ def test_every_plot_is_drawn_for_the_filter_and_says_so_when_empty(prm: Store) -
     nothing = browse.figures(prm, _adj(prm), BrowseFilter(status="accepted"))
     texts = [t.get_text() for t in nothing["labels_by_annotator"].axes[0].texts]
     assert texts == ["No labels on the items of the current filter."]
+
+
+def test_a_link_restores_every_filter_in_the_panel(prm: Store) -> None:
+    import gradio as gr
+
+    from ui.context import AppContext
+    from ui.panels import browse as panel
+
+    query = "?tab=browse&dataset=prm&task=step_review&status=rejected&difficulty=medium&sort=difficulty"
+    opened = panel.on_tab_open(AppContext(store=prm), query, gr.Request(username="adj"))
+    assert opened["dataset"]["value"] == "prm" and opened["task"]["value"] == "step_review"
+    assert opened["state"]["value"] == "rejected" and opened["difficulty"]["value"] == "medium"
+    assert list(opened["results"]["item_id"]) == [11] and opened["sort"] == "difficulty"

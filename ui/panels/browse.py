@@ -120,6 +120,8 @@ def on_tab_open(ctx: AppContext, query: str, request: gr.Request) -> dict[str, A
         out.update(
             {
                 "dataset": gr.update(choices=[ANY, *options["dataset"]], value=f.dataset or ANY),
+                "task": gr.update(choices=[ANY, *options["task"]], value=f.task or ANY),
+                "source": gr.update(choices=[ANY, *options["source"]], value=f.source or ANY),
                 "error_type": gr.update(choices=[ANY, *options["error_type"]], value=f.error_type or ANY),
                 "state": gr.update(value=f.status or ANY, visible=reviewer),
                 "position": f.error_position,

@@ -360,7 +360,13 @@ def on_save_settings(
     return (_done(f"{updated.name}: {shown}"), _datasets_frame(ctx))
 
 
-def on_export(ctx: AppContext, fmt: str, dataset: str | None, request: gr.Request) -> tuple:
+def on_export(
+    ctx: AppContext,
+    fmt: str,
+    dataset: str | None,
+    request: gr.Request,
+    progress: gr.Progress = gr.Progress(),  # noqa: B008 (Gradio's way of asking for a progress bar)
+) -> tuple:
     """Write the export out of every served folder and offer it as a link for this admin only."""
     admin = require_admin(ctx, request)
     if fmt not in EXPORT_FORMATS:  # checked before it becomes part of a file name
@@ -371,7 +377,7 @@ def on_export(ctx: AppContext, fmt: str, dataset: str | None, request: gr.Reques
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", dataset or "all-datasets").strip("-.") or "dataset"
     out = folder / f"{stem}-{fmt}-{stamp}.{_EXTENSION.get(fmt, 'jsonl')}"
     try:
-        written = export(ctx.store, fmt, out, dataset=dataset or None)
+        written = export(ctx.store, fmt, out, dataset=dataset or None, progress=lambda d, w: progress(d, w))
     except ServiceError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         return (f"**Nothing exported.** {_plain(str(exc))}", gr.update(value="", visible=False))
@@ -530,7 +536,7 @@ def build(ctx: AppContext) -> None:
                 )
             export_status = gr.Markdown("", elem_id="data-export-status", latex_delimiters=[])
             download = gr.HTML("", visible=False, elem_id="data-export-file")
-        with gr.Tab("Step-match study", id="data-study"):
+        with gr.Tab("Study from examples", id="data-study"):
             data_study.build(ctx)
 
     private = {"api_visibility": "private"}
