@@ -15,15 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import pandas as pd
-from matplotlib.figure import Figure
 
-from qc.plots import (
-    error_position_figure,
-    labels_by_annotator_figure,
-    step_counts_figure,
-    steps_per_chain_figure,
-    time_per_item_figure,
-)
 from services.access import require_reviewer
 from services.errors import InvalidInput, NotAllowed, NotFound
 from services.exports import ItemSelection, Progress, Written, export
@@ -47,6 +39,8 @@ from store.state import ItemState, get_item_state
 from store.users import Annotator
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from store import Store
 
 __all__ = [
@@ -158,12 +152,16 @@ def search(store: Store, user: Annotator, f: BrowseFilter, page: int = 0) -> Pag
 def distribution(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
     """Error-step positions by error type for the filter, and PRMBench-V's Figure 7 drawn from them."""
     counts = error_position_counts(store, _scoped(user, f))
+    from qc.plots import error_position_figure  # matplotlib loads when a plot is first drawn
+
     return counts, error_position_figure(counts)
 
 
 def step_counts(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
     """Steps per chain by error type for the filter (original vs modified), and PRMBench-V's Figure 8."""
     rows = step_count_rows(store, _scoped(user, f))
+    from qc.plots import step_counts_figure
+
     return rows, step_counts_figure(rows)
 
 
@@ -171,6 +169,14 @@ def figures(store: Store, user: Annotator, f: BrowseFilter) -> dict[str, Figure]
     """Every plot of the panel for the filter (FIGURES' names): PRMBench-V's Figures 7 and 8, steps
     per chain, labels by annotator and time per item (three queries, however many plots). An
     annotator's plots count their own labels and time only."""
+    from qc.plots import (
+        error_position_figure,
+        labels_by_annotator_figure,
+        step_counts_figure,
+        steps_per_chain_figure,
+        time_per_item_figure,
+    )
+
     f = _scoped(user, f)
     chains = step_count_rows(store, f)
     labels = label_time_rows(store, f)
