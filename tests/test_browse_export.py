@@ -130,6 +130,17 @@ def test_the_log_loads_with_pandas_in_each_format_as_plain_columns(prm: Store, t
     assert "__index_level_0__" not in table.column_names
     for column in table.schema:
         assert not pa.types.is_nested(column.type), column
+    # And datasets itself, as a user would load the file (a packaged builder: nothing from the hub).
+    from datasets import load_dataset
+
+    loaded = load_dataset(
+        "parquet",
+        data_files=str(tmp_path / "log.log-parquet"),
+        split="train",
+        cache_dir=str(tmp_path / "hf-cache"),
+    )
+    assert loaded.num_rows == 10 and loaded.column_names == columns
+    assert sorted(loaded["label_difficulty"]) == ["easy"] * 6 + ["hard"] * 4
 
 
 def test_nested_payload_fields_become_plain_columns() -> None:
