@@ -58,7 +58,10 @@ def test_a_wrong_password_takes_as_long_for_an_unknown_name_as_for_a_known_one(t
             f"login median: known {statistics.median(known) * 1000:.1f} ms, unknown "
             f"{statistics.median(unknown) * 1000:.1f} ms, difference {difference:.2f} ms"
         )
-        assert difference < 5
+        # The leak this guards against is skipping the hash for unknown names: the unknown median would
+        # then be a small fraction of the known one. Quiet, the two differ by 0.5-3 ms; on a loaded
+        # machine scheduling noise alone moves a median of 40 by a quarter, hence the relative bound.
+        assert difference < max(5, 0.35 * statistics.median(known) * 1000)
 
 
 def _next_item_times(http, url: str, session: str, calls: int) -> list[float]:
