@@ -317,3 +317,28 @@ def test_a_dual_item_goes_to_a_second_blind_annotator_then_an_adjudicator_decide
 def test_an_annotator_cannot_rule(ctx: AppContext) -> None:
     with pytest.raises(NotAllowed):
         adjudicate.disputes(ctx.store, users.get_user(ctx.store, "ann"), DEMO)
+
+
+def test_accepted_items_export_as_a_new_crystal_dataset_that_imports_back(ctx: AppContext, tmp_path) -> None:
+    import json
+
+    from services.exports import export
+    from store.imports import import_file
+
+    shown = open_tab(ctx, "ann")
+    table = shown["table"].copy()
+    table.loc[4, "Step"] = "So y = 6, choice B."
+    panel.on_decide(ctx, "accept", table, ALL_CHECKED, "", shown["current"], as_user("ann"))
+    shown = open_tab(ctx, "ann")  # the next item: rejected, so it is not exported
+    panel.on_decide(ctx, "reject", shown["table"], ["c1"], "no", shown["current"], as_user("ann"))
+    out = tmp_path / "gated" / "crystal.jsonl"
+    out.parent.mkdir()
+    written = export(ctx.store, "crystal", out, dataset=DEMO)
+    [line] = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert written.rows == 1 and line["id"] == "mv-geometry-1"
+    assert line["reference_steps"][-1] == "So y = 6, choice B." and line["answer"] == "6"
+    assert line["options"] == ["3", "6", "8", "10"]
+    assert (out.parent / line["image"]).is_file()
+    assert line["stepgate"]["status"] == "accepted" and line["stepgate"]["version_reason"] == "edited"
+    outcome = import_file(ctx.store, out, format="crystal", dataset="gated-again")
+    assert outcome.added == 1 and outcome.task == "quality_gate" and not outcome.skipped
