@@ -159,6 +159,7 @@ from store.db import Store  # noqa: E402
 from ui.context import AppContext  # noqa: E402
 from ui.panels import quality_gate as panel  # noqa: E402
 from ui.panels import quality_gate_disputes as disputes_panel  # noqa: E402
+from ui.panels import quality_gate_render as render  # noqa: E402
 
 DEMO = "mathvista-quality-gate"
 ALL_CHECKED = list(CRITERIA)
@@ -342,3 +343,34 @@ def test_accepted_items_export_as_a_new_crystal_dataset_that_imports_back(ctx: A
     assert line["stepgate"]["status"] == "accepted" and line["stepgate"]["version_reason"] == "edited"
     outcome = import_file(ctx.store, out, format="crystal", dataset="gated-again")
     assert outcome.added == 1 and outcome.task == "quality_gate" and not outcome.skipped
+
+
+def test_candidate_steps_that_say_the_same_thing_are_grouped_when_the_encoder_is_on(
+    ctx: AppContext, tmp_path
+) -> None:
+    from services.encoder import Encoder, EncoderSettings
+    from store.items import write_records
+    from store.records import ItemRecord
+
+    steps = [
+        "The bar for Germans is labelled 45.",
+        "Germany's bar shows the value 45.",
+        "The triangle has three equal sides.",
+        "So the answer is 12.",
+    ]
+    with ctx.store.writing() as tx:
+        write_records(
+            tx, "paraphrases", "quality_gate", [ItemRecord("p-1", "How many?", {"candidate": steps})]
+        )
+    ann = users.get_user(ctx.store, "ann")
+    item_id = ctx.store.scalar("SELECT id FROM items WHERE external_id = 'p-1'")
+    version_id = ctx.store.scalar("SELECT current_version_id FROM items WHERE id = ?", [item_id])
+    encoder = Encoder(EncoderSettings(export_dir=tmp_path / "encoders"))
+    judy = users.get_user(ctx.store, "judy")
+    assert gate.step_groups(ctx.store, judy, item_id, version_id, encoder) is None  # off by default
+    update_settings(ctx.store, "paraphrases", {"step_groups": "encoder", "cluster_threshold": 0.6})
+    groups = gate.step_groups(ctx.store, judy, item_id, version_id, encoder)
+    assert [g.steps for g in groups] == [(1, 2)] and groups[0].representative in (1, 2)
+    with pytest.raises(NotAllowed):  # an annotator who never held the item learns nothing of it
+        gate.step_groups(ctx.store, ann, item_id, version_id, encoder)
+    assert "**1** ≈ 2" in render.groups_markdown(groups) or "1 ≈ **2**" in render.groups_markdown(groups)
