@@ -193,7 +193,7 @@ def test_opening_the_tab_shows_every_element_of_the_figure(ctx: AppContext) -> N
     assert list(shown["table"]["Step"])[1] == "In a parallelogram opposite sides are equal, so AB = DC."
     assert "Index 1 / 10" in shown["header"]
     assert shown["slider"].maximum == 10
-    assert "| 1 | — | imported |" in shown["lineage"]
+    assert "Version 1, as imported" in shown["lineage"]
 
 
 def test_accept_without_all_criteria_or_reject_without_reason_stores_nothing(ctx: AppContext) -> None:

@@ -146,7 +146,7 @@ def _show(
         "criteria": [k for k, held in (mine.get("criteria") or {}).items() if held],
         "reason": mine.get("reason", ""),
         "groups": _groups(ctx, user, item.item_id, item.version_id),
-        "lineage": _lineage(ctx, user, item.item_id),
+        "lineage": _lineage(ctx, user, item.item_id) if item.version > 1 else view.FIRST_VERSION,
         "slider": gr.Slider(minimum=1, maximum=max(total, 2), value=shown.position, step=1),
         "status": message,
         "current": current,
@@ -162,9 +162,9 @@ def _groups(ctx: AppContext, user: Annotator, item_id: int, version_id: int) -> 
     return view.groups_markdown(found)
 
 
-def _lineage(ctx: AppContext, user: Annotator, item_id: int) -> str:
+def _lineage(ctx: AppContext, user: Annotator, item_id: int, unless_current: int | None = None) -> str:
     try:
-        return view.lineage_markdown(gate.lineage(ctx.store, user, item_id))
+        return view.lineage_markdown(gate.lineage(ctx.store, user, item_id, unless_current))
     except ServiceError:
         return ""
 
@@ -261,8 +261,8 @@ def on_decide(
     following = f"item {shown.item.external_id}" if shown else "nothing left for you here"
     what = view.verdict_words(payload)
     result = _show(ctx, user, dataset, shown, said(f"✓ {word}: {what}. Next item: {following}."))
-    saved = _lineage(ctx, user, int(current["item_id"]))
-    if saved.count("\n| ") > 2:  # the saved item has a new version (an accepted edit): show who and why
+    saved = _lineage(ctx, user, int(current["item_id"]), unless_current=int(current["version_id"]))
+    if saved:  # the saved item has a new version (an accepted edit): show who and why
         title = f"**Item {escape_text(current.get('external_id'))}, just saved**"
         result["lineage"] = f"{title}\n\n{saved}\n\n**This item**\n\n{result['lineage']}"
     return result
