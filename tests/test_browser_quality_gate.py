@@ -122,7 +122,14 @@ def test_a_new_annotator_edits_a_step_and_accepts_on_one_screen(server: Server, 
         on_screen(page, selector)
     assert page.evaluate("document.documentElement.scrollWidth") <= 1367
     edit_first_step(page, 1, EDITED)
-    check_criteria(page, "1234")
+    check_criteria(page, "12")
+    page.reload()  # unsaved work is kept on the server and comes back
+    page.wait_for_selector("#logout-link", timeout=30_000)
+    page.get_by_role("tab", name="Quality gate").click()
+    expect(page.locator("#qg-header")).to_contain_text("with your unsaved changes")
+    expect(page.locator("#qg-steps")).to_contain_text(EDITED)
+    expect(page.locator('#qg-criteria input[type="checkbox"]:checked')).to_have_count(2)
+    check_criteria(page, "34")
     expect(page.locator('#qg-criteria input[type="checkbox"]:checked')).to_have_count(4)
     page.keyboard.press("a")
     expect(page.locator("#qg-status")).to_contain_text("Saved: accepted. Next item")

@@ -374,3 +374,31 @@ def test_candidate_steps_that_say_the_same_thing_are_grouped_when_the_encoder_is
     with pytest.raises(NotAllowed):  # an annotator who never held the item learns nothing of it
         gate.step_groups(ctx.store, ann, item_id, version_id, encoder)
     assert "**1** ≈ 2" in render.groups_markdown(groups) or "1 ≈ **2**" in render.groups_markdown(groups)
+
+
+def test_unsaved_edits_come_back_after_a_reload_and_go_once_saved(ctx: AppContext) -> None:
+    shown = open_tab(ctx, "ann")
+    table = shown["table"].copy()
+    table.loc[0, "Step"] = "A step typed but not saved."
+    table.loc[2, "Incorrect"] = True
+    panel.on_draft(ctx, table, ["c1", "c3"], "half a reason", shown["current"], as_user("ann"))
+    again = open_tab(ctx, "ann")  # a reload: a fresh page, the same held item
+    assert "with your unsaved changes" in again["header"]
+    assert again["table"]["Step"].iloc[0] == "A step typed but not saved."
+    assert list(again["table"]["Incorrect"]) == [False, False, True, False, False]
+    assert again["criteria"] == ["c1", "c3"] and again["reason"] == "half a reason"
+    # Another annotator's page shows none of it.
+    assert "unsaved" not in open_tab(ctx, "bob")["header"]
+    panel.on_decide(ctx, "accept", again["table"], ALL_CHECKED, "", again["current"], as_user("ann"))
+    back = panel.on_draft(ctx, table, [], "", again["current"], as_user("ann"))  # a late edit event
+    assert back == {}
+    ann = users.get_user(ctx.store, "ann")
+    assert drafts_of(ctx, ann) == 0
+
+
+def drafts_of(ctx: AppContext, user) -> int:
+    return int(
+        ctx.store.scalar(
+            "SELECT count(*) FROM drafts WHERE annotator_id = ? AND panel = ?", [user.id, "quality_gate"]
+        )
+    )
