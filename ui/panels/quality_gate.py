@@ -472,7 +472,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 with gr.Row(elem_id="qg-step-tools"):
                     up = gr.Button("↑ Move up", size="sm", elem_id="qg-up", min_width=60)
                     down = gr.Button("↓ Move down", size="sm", elem_id="qg-down", min_width=60)
-                    insert = gr.Button("＋ Add below", size="sm", elem_id="qg-insert", min_width=60)
+                    insert = gr.Button("+ Add below", size="sm", elem_id="qg-insert", min_width=60)
                     delete = gr.Button("✕ Delete", size="sm", elem_id="qg-delete", min_width=60)
                 step_note = gr.Markdown(elem_id="qg-step-note")
                 with gr.Accordion("Edit reference steps as text (one step per line) (e)", open=False,
