@@ -68,26 +68,9 @@ def _prepare(folder: Path) -> Path:
         add_user(store, "bench", "admin", PASSWORD)
         import_file(store, ROOT / "demo_data" / "prmbench_demo.jsonl", format="prmbench", dataset="review")
         import_file(store, ROOT / "demo_data" / "qwq_solutions_demo.jsonl", format="qwq", dataset="errors")
-        import_file(store, _gate_items(folder), format="crystal", dataset="gate")
     finally:
         store.close()
     return db
-
-
-def _gate_items(folder: Path, copies: int = 20) -> Path:
-    """The demo's ten quality-gate items under new ids, enough for the saves (images beside, as in demo_data)."""
-    import json
-    import shutil
-
-    lines = (ROOT / "demo_data" / "crystal_demo.jsonl").read_text(encoding="utf-8").splitlines()
-    shutil.copytree(ROOT / "demo_data" / "images", folder / "images", dirs_exist_ok=True)
-    out = folder / "gate.jsonl"
-    with open(out, "w", encoding="utf-8") as fh:
-        for n in range(copies):
-            for line in lines:
-                record = json.loads(line)
-                fh.write(json.dumps({**record, "id": f"{record['id']}-{n}"}) + "\n")
-    return out
 
 
 def _login(page, url: str) -> None:
@@ -118,19 +101,6 @@ def earliest_error(page, saves: int) -> list[float]:
         page.locator("#ee-choice input[type='radio']").nth(1).check()
         page.wait_for_timeout(60)
         times.append(page.evaluate(TIME_CLICK, ["#ee-save", "#ee-question"]))
-    return times
-
-
-def quality_gate(page, saves: int) -> list[float]:
-    page.get_by_role("tab", name="Quality gate").click()
-    page.wait_for_selector("#qg-header p", timeout=30_000)
-    times = []
-    for _ in range(saves):
-        page.locator("#qg-header").click()
-        for key in "1234":
-            page.keyboard.press(key)
-        page.wait_for_timeout(60)
-        times.append(page.evaluate(TIME_CLICK, ["#qg-accept", "#qg-header"]))
     return times
 
 
@@ -186,7 +156,6 @@ def main() -> int:
                 _login(page, server.url)
                 results["Step review: Save -> next sample rendered"] = step_review(page, args.saves)
                 results["Earliest error: Save -> next item rendered"] = earliest_error(page, args.saves)
-                results["Quality gate: Accept -> next item rendered"] = quality_gate(page, args.saves)
                 browser.close()
         finally:
             server.stop()
