@@ -28,7 +28,7 @@ __all__ = [
     "step_count_rows",
 ]
 
-STATES = ("open", "consensus", "complete", "discarded", "disputed", "rejected", "accepted")
+STATES = ("open", "consensus", "complete", "discarded", "disputed", "rejected")
 # name -> ORDER BY clause (fixed text: the request only picks a name)
 SORTS = {
     "id": "i.id",
