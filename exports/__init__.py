@@ -37,6 +37,7 @@ def _formats() -> dict[str, Format]:
         ("processbench", "items", gated.write_processbench, "jsonl"),
         ("processbench-all", "items", gated.write_processbench_all, "jsonl"),
         ("items-jsonl", "items", gated.write_items_jsonl, "jsonl"),
+        ("crystal", "items", gated.write_crystal, "jsonl"),
         ("report-md", "report", report.write_report_md, "md"),
         ("report-csv", "report", report.write_report_csv, "csv"),
         ("report-json", "report", report.write_report_json, "json"),

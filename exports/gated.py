@@ -14,8 +14,10 @@ from typing import Any
 import pandas as pd
 
 __all__ = [
+    "crystal_record",
     "prmbench_record",
     "processbench_record",
+    "write_crystal",
     "write_items_jsonl",
     "write_prmbench",
     "write_processbench",
@@ -183,3 +185,42 @@ def write_items_jsonl(items: pd.DataFrame, path: Path) -> int:
     for record in records:
         record["steps"] = {k: list(v) for k, v in (record["steps"] or {}).items()}
     return _write_lines(path, records)
+
+
+GATE_KEPT = ("accepted",)  # quality-gate items that passed the human gate (edited or not)
+
+
+def crystal_record(row: pd.Series, images: list[str] | None = None) -> dict[str, Any]:
+    """Pure: one CRYSTAL-style line of an accepted item: its current (accepted, possibly edited)
+    steps as `reference_steps`, question, image, options, answer, source, and the source line's
+    other fields; `stepgate` carries the decision, version and each annotator's label."""
+    steps = row["steps"] or {}
+    meta = row["meta"] if isinstance(row["meta"], dict) else {}
+    record: dict[str, Any] = {
+        "id": row["external_id"],
+        "question": row["question"],
+        "options": _json(row["options"], []),
+        "answer": row["reference_answer"] if _given(row["reference_answer"]) else None,
+        "reference_steps": list(steps.get("candidate", [])),
+    }
+    if _given(row["source"]):
+        record["source"] = row["source"]
+    if images:
+        record["image"] = images[0] if len(images) == 1 else images
+    for key, value in (meta.get("extra") or {}).items():
+        record.setdefault(key, value)
+    record["stepgate"] = _gate(row)
+    return record
+
+
+def write_crystal(items: pd.DataFrame, path: Path) -> int:
+    """The accepted quality-gate items as a new dataset (the figure's "Save as new dataset"), their
+    images copied beside the file; the crystal importer reads it back."""
+    frame = _rows(items, GATE_KEPT)
+    return _write_lines(
+        path,
+        [
+            crystal_record(r, _copy_images(list(r.get("image_files") or []), path))
+            for _, r in frame.iterrows()
+        ],
+    )

@@ -56,9 +56,16 @@ def _may_see(store: Store, user: Annotator, item_id: int, versions: list[dict[st
     )
 
 
-def lineage(store: Store, user: Annotator, item_id: int) -> list[dict[str, Any]]:
+def lineage(
+    store: Store, user: Annotator, item_id: int, unless_current: int | None = None
+) -> list[dict[str, Any]]:
     """The item's versions oldest first: number, parent, why, who, when (see store.versions), and each
-    version's candidate steps (``steps``) for the diff from its parent."""
+    version's candidate steps (``steps``) for the diff from its parent. ``unless_current``: a version
+    id; when it is still the item's current version, [] at once (nothing new to show, no query)."""
+    if unless_current is not None:
+        current = get_item(store, int(item_id))
+        if current is not None and current.version_id == int(unless_current):
+            return []
     rows = lineage_with_authors(store, int(item_id))
     if not rows:
         raise NotFound(f"there is no item {item_id}")

@@ -18,6 +18,20 @@ DEMO = "mathvista-quality-gate"
 DUAL = "gate-dual"
 JUDY, JUDY_PASSWORD = "judy", "judy-password-1"
 EDITED = "Opposite sides of a parallelogram are equal, so AB = DC."
+HOSTILE = "hostile-gate"
+HOSTILE_TEXT = [
+    "<img src=x onerror=window.__pwned=1>",
+    "<script>window.__pwned=2</script>",
+    "[x](javascript:alert(1))",
+]
+HOSTILE_ITEM = {
+    "id": "<b>h-1</b>",
+    "question": HOSTILE_TEXT[0],
+    "options": HOSTILE_TEXT[:2],
+    "answer": HOSTILE_TEXT[1],
+    "source": HOSTILE_TEXT[2],
+    "steps": HOSTILE_TEXT,
+}
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +43,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     demo = str(ROOT / "demo_data" / "crystal_demo.jsonl")
     for name in (DEMO, DUAL):  # the same ten items: one set single-annotated, the other all dual
         cli("import", demo, "--format", "crystal", "--dataset", name, db=db)
+    hostile = folder / "hostile.jsonl"
+    hostile.write_text(json.dumps(HOSTILE_ITEM) + "\n", encoding="utf-8")
+    cli("import", str(hostile), "--format", "crystal", "--dataset", HOSTILE, db=db)
+    cli("datasets", "set", HOSTILE, "dual_percent=0", db=db)
     cli("datasets", "set", DEMO, "dual_percent=0", db=db)
     cli("datasets", "set", DUAL, "dual_percent=100", db=db)
     with running(db, "--no-demo") as app:
@@ -54,7 +72,7 @@ def open_gate(browser: Browser, url: str, name: str, password: str = "", dataset
         page.locator("#qg-dataset input").click()
         page.get_by_role("option", name=dataset, exact=True).click()
         page.keyboard.press("Escape")
-    expect(page.locator("#qg-header")).to_contain_text(f"/ 10 of {dataset}")
+    expect(page.locator("#qg-header")).to_contain_text(f" of {dataset}")
     return page
 
 
@@ -104,7 +122,14 @@ def test_a_new_annotator_edits_a_step_and_accepts_on_one_screen(server: Server, 
         on_screen(page, selector)
     assert page.evaluate("document.documentElement.scrollWidth") <= 1367
     edit_first_step(page, 1, EDITED)
-    check_criteria(page, "1234")
+    check_criteria(page, "12")
+    page.reload()  # unsaved work is kept on the server and comes back
+    page.wait_for_selector("#logout-link", timeout=30_000)
+    page.get_by_role("tab", name="Quality gate").click()
+    expect(page.locator("#qg-header")).to_contain_text("with your unsaved changes")
+    expect(page.locator("#qg-steps")).to_contain_text(EDITED)
+    expect(page.locator('#qg-criteria input[type="checkbox"]:checked')).to_have_count(2)
+    check_criteria(page, "34")
     expect(page.locator('#qg-criteria input[type="checkbox"]:checked')).to_have_count(4)
     page.keyboard.press("a")
     expect(page.locator("#qg-status")).to_contain_text("Saved: accepted. Next item")
@@ -172,3 +197,18 @@ def test_an_adjudicator_settles_two_blind_annotators_side_by_side(server: Server
     assert (settled["status"], settled["version"], settled["version_reason"]) == ("accepted", 2, "edited")
     assert json.loads(settled["decision"])["adjudicated"] is True
     judge.context.close()
+
+
+def test_dataset_text_stays_text_everywhere_in_the_panel(server: Server, browser: Browser) -> None:
+    page = open_gate(browser, server.url, "eve", dataset=HOSTILE)
+    expect(page.locator("#qg-steps")).to_contain_text("<script>window.__pwned=2</script>")
+    expect(page.locator("#qg-question")).to_contain_text("<img src=x")
+    for where in ("#qg-header", "#qg-question", "#qg-choices", "#qg-answer", "#qg-steps"):
+        assert (
+            page.locator(f"{where} img, {where} script, {where} b, {where} a[href^=javascript]").count() == 0
+        )
+    page.locator("#qg-header").click()
+    page.keyboard.press("e")
+    expect(page.locator("#qg-steps-text textarea")).to_have_value("\n".join(HOSTILE_TEXT))
+    assert page.evaluate("window.__pwned === undefined")
+    page.context.close()

@@ -159,6 +159,7 @@ from store.db import Store  # noqa: E402
 from ui.context import AppContext  # noqa: E402
 from ui.panels import quality_gate as panel  # noqa: E402
 from ui.panels import quality_gate_disputes as disputes_panel  # noqa: E402
+from ui.panels import quality_gate_render as render  # noqa: E402
 
 DEMO = "mathvista-quality-gate"
 ALL_CHECKED = list(CRITERIA)
@@ -192,7 +193,7 @@ def test_opening_the_tab_shows_every_element_of_the_figure(ctx: AppContext) -> N
     assert list(shown["table"]["Step"])[1] == "In a parallelogram opposite sides are equal, so AB = DC."
     assert "Index 1 / 10" in shown["header"]
     assert shown["slider"].maximum == 10
-    assert "| 1 | — | imported |" in shown["lineage"]
+    assert "Version 1, as imported" in shown["lineage"]
 
 
 def test_accept_without_all_criteria_or_reject_without_reason_stores_nothing(ctx: AppContext) -> None:
@@ -317,3 +318,87 @@ def test_a_dual_item_goes_to_a_second_blind_annotator_then_an_adjudicator_decide
 def test_an_annotator_cannot_rule(ctx: AppContext) -> None:
     with pytest.raises(NotAllowed):
         adjudicate.disputes(ctx.store, users.get_user(ctx.store, "ann"), DEMO)
+
+
+def test_accepted_items_export_as_a_new_crystal_dataset_that_imports_back(ctx: AppContext, tmp_path) -> None:
+    import json
+
+    from services.exports import export
+    from store.imports import import_file
+
+    shown = open_tab(ctx, "ann")
+    table = shown["table"].copy()
+    table.loc[4, "Step"] = "So y = 6, choice B."
+    panel.on_decide(ctx, "accept", table, ALL_CHECKED, "", shown["current"], as_user("ann"))
+    shown = open_tab(ctx, "ann")  # the next item: rejected, so it is not exported
+    panel.on_decide(ctx, "reject", shown["table"], ["c1"], "no", shown["current"], as_user("ann"))
+    out = tmp_path / "gated" / "crystal.jsonl"
+    out.parent.mkdir()
+    written = export(ctx.store, "crystal", out, dataset=DEMO)
+    [line] = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert written.rows == 1 and line["id"] == "mv-geometry-1"
+    assert line["reference_steps"][-1] == "So y = 6, choice B." and line["answer"] == "6"
+    assert line["options"] == ["3", "6", "8", "10"]
+    assert (out.parent / line["image"]).is_file()
+    assert line["stepgate"]["status"] == "accepted" and line["stepgate"]["version_reason"] == "edited"
+    outcome = import_file(ctx.store, out, format="crystal", dataset="gated-again")
+    assert outcome.added == 1 and outcome.task == "quality_gate" and not outcome.skipped
+
+
+def test_candidate_steps_that_say_the_same_thing_are_grouped_when_the_encoder_is_on(
+    ctx: AppContext, tmp_path
+) -> None:
+    from services.encoder import Encoder, EncoderSettings
+    from store.items import write_records
+    from store.records import ItemRecord
+
+    steps = [
+        "The bar for Germans is labelled 45.",
+        "Germany's bar shows the value 45.",
+        "The triangle has three equal sides.",
+        "So the answer is 12.",
+    ]
+    with ctx.store.writing() as tx:
+        write_records(
+            tx, "paraphrases", "quality_gate", [ItemRecord("p-1", "How many?", {"candidate": steps})]
+        )
+    ann = users.get_user(ctx.store, "ann")
+    item_id = ctx.store.scalar("SELECT id FROM items WHERE external_id = 'p-1'")
+    version_id = ctx.store.scalar("SELECT current_version_id FROM items WHERE id = ?", [item_id])
+    encoder = Encoder(EncoderSettings(export_dir=tmp_path / "encoders"))
+    judy = users.get_user(ctx.store, "judy")
+    assert gate.step_groups(ctx.store, judy, item_id, version_id, encoder) is None  # off by default
+    update_settings(ctx.store, "paraphrases", {"step_groups": "encoder", "cluster_threshold": 0.6})
+    groups = gate.step_groups(ctx.store, judy, item_id, version_id, encoder)
+    assert [g.steps for g in groups] == [(1, 2)] and groups[0].representative in (1, 2)
+    with pytest.raises(NotAllowed):  # an annotator who never held the item learns nothing of it
+        gate.step_groups(ctx.store, ann, item_id, version_id, encoder)
+    assert "**1** ≈ 2" in render.groups_markdown(groups) or "1 ≈ **2**" in render.groups_markdown(groups)
+
+
+def test_unsaved_edits_come_back_after_a_reload_and_go_once_saved(ctx: AppContext) -> None:
+    shown = open_tab(ctx, "ann")
+    table = shown["table"].copy()
+    table.loc[0, "Step"] = "A step typed but not saved."
+    table.loc[2, "Incorrect"] = True
+    panel.on_draft(ctx, table, ["c1", "c3"], "half a reason", shown["current"], as_user("ann"))
+    again = open_tab(ctx, "ann")  # a reload: a fresh page, the same held item
+    assert "with your unsaved changes" in again["header"]
+    assert again["table"]["Step"].iloc[0] == "A step typed but not saved."
+    assert list(again["table"]["Incorrect"]) == [False, False, True, False, False]
+    assert again["criteria"] == ["c1", "c3"] and again["reason"] == "half a reason"
+    # Another annotator's page shows none of it.
+    assert "unsaved" not in open_tab(ctx, "bob")["header"]
+    panel.on_decide(ctx, "accept", again["table"], ALL_CHECKED, "", again["current"], as_user("ann"))
+    back = panel.on_draft(ctx, table, [], "", again["current"], as_user("ann"))  # a late edit event
+    assert back == {}
+    ann = users.get_user(ctx.store, "ann")
+    assert drafts_of(ctx, ann) == 0
+
+
+def drafts_of(ctx: AppContext, user) -> int:
+    return int(
+        ctx.store.scalar(
+            "SELECT count(*) FROM drafts WHERE annotator_id = ? AND panel = ?", [user.id, "quality_gate"]
+        )
+    )

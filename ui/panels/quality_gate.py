@@ -17,7 +17,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from services import annotate, gate, statistics
+from services import annotate, drafts, gate, statistics
 from services.annotate import WorkItem
 from services.errors import AlreadyLabelled, ServiceError
 from services.records import Annotator, Dataset
@@ -37,6 +37,7 @@ __all__ = [
     "on_dataset_change",
     "on_decide",
     "on_delete_step",
+    "on_draft",
     "on_insert_step",
     "on_jump",
     "on_move_step",
@@ -49,6 +50,7 @@ __all__ = [
     "on_text_open",
 ]
 
+PANEL = QUALITY_GATE  # drafts are kept per user and panel
 NO_DATASET = "No quality-gate dataset yet: an admin imports one (python app.py import FILE --format crystal)."
 SHORTCUTS = "**Keys** (**?** shows them all): " + keys_line("Quality gate")
 COLUMNS = ["Step", "Incorrect"]
@@ -136,8 +138,20 @@ def _show(
     }
     marked = {int(k) for k, v in (mine.get("steps") or {}).items() if v == "incorrect"}
     total = shown.progress.get("total", 0)
+    draft = drafts.get(ctx.store, user, PANEL, _draft_key(current))
+    if isinstance(draft, dict) and draft.get("steps"):  # unsaved work on this item comes back as it was left
+        mine = {
+            **mine,
+            "edited_steps": draft["steps"],
+            "criteria": {k: True for k in draft.get("criteria", [])},
+        }
+        mine["reason"] = draft.get("reason", "")
+        marked = {int(i) for i in draft.get("incorrect", [])}
+    heading = view.header(item, shown.position, total, shown.state, shown.my_label or {}, dataset.name)
+    if draft:
+        heading += " · with your unsaved changes"
     return {
-        "header": view.header(item, shown.position, total, shown.state, mine, dataset.name),
+        "header": heading,
         "image": item.image_paths[0] if item.image_paths else None,
         "question": view.text_block(item.question),
         "choices": view.choices_markdown(item.options),
@@ -146,12 +160,37 @@ def _show(
         "criteria": [k for k, held in (mine.get("criteria") or {}).items() if held],
         "reason": mine.get("reason", ""),
         "groups": _groups(ctx, user, item.item_id, item.version_id),
-        "lineage": _lineage(ctx, user, item.item_id),
+        "lineage": _lineage(ctx, user, item.item_id) if item.version > 1 else view.FIRST_VERSION,
         "slider": gr.Slider(minimum=1, maximum=max(total, 2), value=shown.position, step=1),
         "status": message,
         "current": current,
         "selected": None,
     }
+
+
+def _draft_key(current: dict[str, Any]) -> str:
+    return f"{current['dataset']}|{current['item_id']}|{current['version_id']}"
+
+
+def on_draft(
+    ctx: AppContext, table: Any, criteria: Any, reason: str, current: Any, request: gr.Request
+) -> dict[str, Any]:
+    """Unsaved steps, marks, criteria and reason, kept for this user on the server (a reload, a
+    restart or another tab brings them back) until the item is saved."""
+    user = require_user(ctx, request)
+    if not _has_item(current) or annotate.saved_attempt(
+        ctx.store, user, str(current.get("request_id") or "")
+    ):
+        return {}  # no item, or an edit that reached the server after its item was saved
+    steps, incorrect = steps_of(table)
+    value = {
+        "steps": steps,
+        "incorrect": sorted(incorrect),
+        "criteria": list(criteria or []),
+        "reason": reason or "",
+    }
+    drafts.put(ctx.store, user, PANEL, _draft_key(current), value)
+    return {}
 
 
 def _groups(ctx: AppContext, user: Annotator, item_id: int, version_id: int) -> str:
@@ -162,9 +201,9 @@ def _groups(ctx: AppContext, user: Annotator, item_id: int, version_id: int) -> 
     return view.groups_markdown(found)
 
 
-def _lineage(ctx: AppContext, user: Annotator, item_id: int) -> str:
+def _lineage(ctx: AppContext, user: Annotator, item_id: int, unless_current: int | None = None) -> str:
     try:
-        return view.lineage_markdown(gate.lineage(ctx.store, user, item_id))
+        return view.lineage_markdown(gate.lineage(ctx.store, user, item_id, unless_current))
     except ServiceError:
         return ""
 
@@ -256,13 +295,14 @@ def on_decide(
         return {"status": _say(f"Not saved: {exc}", warn=True)}
     except ServiceError as exc:
         return {"status": _say(f"Not saved: {exc}", warn=True)}
+    drafts.clear(ctx.store, user, PANEL, _draft_key(current))
     shown = annotate.next_in_history(ctx.store, user, dataset, current["item_id"])
     word = "Already saved" if receipt.duplicate else "Saved"
     following = f"item {shown.item.external_id}" if shown else "nothing left for you here"
     what = view.verdict_words(payload)
     result = _show(ctx, user, dataset, shown, said(f"✓ {word}: {what}. Next item: {following}."))
-    saved = _lineage(ctx, user, int(current["item_id"]))
-    if saved.count("\n| ") > 2:  # the saved item has a new version (an accepted edit): show who and why
+    saved = _lineage(ctx, user, int(current["item_id"]), unless_current=int(current["version_id"]))
+    if saved:  # the saved item has a new version (an accepted edit): show who and why
         title = f"**Item {escape_text(current.get('external_id'))}, just saved**"
         result["lineage"] = f"{title}\n\n{saved}\n\n**This item**\n\n{result['lineage']}"
     return result
@@ -432,7 +472,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 with gr.Row(elem_id="qg-step-tools"):
                     up = gr.Button("↑ Move up", size="sm", elem_id="qg-up", min_width=60)
                     down = gr.Button("↓ Move down", size="sm", elem_id="qg-down", min_width=60)
-                    insert = gr.Button("＋ Add below", size="sm", elem_id="qg-insert", min_width=60)
+                    insert = gr.Button("+ Add below", size="sm", elem_id="qg-insert", min_width=60)
                     delete = gr.Button("✕ Delete", size="sm", elem_id="qg-delete", min_width=60)
                 step_note = gr.Markdown(elem_id="qg-step-note")
                 with gr.Accordion("Edit reference steps as text (one step per line) (e)", open=False,
@@ -476,10 +516,19 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     for event, source in ((jump.submit, jump), (go.click, jump), (slider.release, slider)):
         event(shown.bind(on_jump, ctx), [source, current], [*item, jump], **private)
     table.select(editing.bind(on_select_step, ctx), [table], list(editing), **private)
-    for button, direction in ((up, "up"), (down, "down")):
-        way = gr.State(direction)
-        button.click(editing.bind(on_move_step, ctx), [table, selected, way], list(editing), **private)
-    insert.click(editing.bind(on_insert_step, ctx), [table, selected], list(editing), **private)
-    delete.click(editing.bind(on_delete_step, ctx), [table, selected], list(editing), **private)
+    # Unsaved work is kept on the server: typed cells, marks, criteria, the reason, and each step tool.
+    keep = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
+    keeping = Outputs()
+    draft_inputs = [table, criteria, reason, current]
+    for event in (table.input, criteria.input, reason.blur):
+        event(keeping.bind(on_draft, ctx), draft_inputs, [], trigger_mode="always_last", **keep)
+    tools = [
+        (button, on_move_step, [table, selected, gr.State(way)])
+        for button, way in ((up, "up"), (down, "down"))
+    ]
+    tools += [(insert, on_insert_step, [table, selected]), (delete, on_delete_step, [table, selected])]
+    tools += [(use_text, on_steps_from_text, [steps_text, table])]
+    for button, handler, inputs in tools:
+        edited = button.click(editing.bind(handler, ctx), inputs, list(editing), **private)
+        edited.then(keeping.bind(on_draft, ctx), draft_inputs, [], **keep)
     text_box.expand(editing.bind(on_text_open, ctx), [table], list(editing), **private)
-    use_text.click(editing.bind(on_steps_from_text, ctx), [steps_text, table], list(editing), **private)

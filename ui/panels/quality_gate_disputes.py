@@ -51,7 +51,13 @@ def side_by_side(dispute: adjudicate.Dispute) -> str:
             ]
         )
         columns.append(f'<div class="qg-judgement">\n\n{body}\n\n</div>')
-    return '<div class="qg-side-by-side">\n\n' + "\n\n".join(columns) + "\n\n</div>"
+    item = dispute.item
+    shown = "\n".join(f"{n}. {safe_markdown(text)}" for n, text in enumerate(steps, 1)) or "*(no steps)*"
+    context = (
+        f"**Question:** {safe_markdown(item.question)}  \n**Answer:** {safe_markdown(item.reference_answer) or '—'}"
+        f"\n\n<details><summary>The item's own steps</summary>\n\n{shown}\n\n</details>\n\n"
+    )
+    return context + '<div class="qg-side-by-side">\n\n' + "\n\n".join(columns) + "\n\n</div>"
 
 
 def on_list(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict[str, Any]:

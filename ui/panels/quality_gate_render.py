@@ -12,6 +12,7 @@ from tasks.quality_gate import CRITERIA
 from ui.render import align_steps, escape_text, safe_markdown, word_diff
 
 __all__ = [
+    "FIRST_VERSION",
     "answer_markdown",
     "choices_markdown",
     "groups_markdown",
@@ -97,6 +98,9 @@ def step_diff(before: Sequence[str], after: Sequence[str]) -> list[str]:
                 f"- step {row.original + 1} deleted: <del>{safe_markdown(before[row.original])}</del>"
             )
     return lines
+
+
+FIRST_VERSION = "Version 1, as imported: no edits or regenerations yet."
 
 
 def lineage_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
