@@ -50,6 +50,9 @@ TASK_FIELDS: dict[str, dict[str, str]] = {
     "step_review": {"original": "nominal", "modification": "nominal", "difficulty": "ordinal"},
     "earliest_error": {"earliest_error": "nominal"},
     "step_match": {"match": "nominal"},
+    # The gate's and the perturbation check's item verdicts; never the gate's free-text reason.
+    "quality_gate": {"verdict": "nominal"},
+    "perturbation_check": {"verdict": "nominal"},
 }
 COEFFICIENTS = (
     "observed_agreement",

@@ -243,3 +243,10 @@ def test_a_fast_clicker_who_did_many_items_is_caught_item_by_item() -> None:
     wides = {"f": pd.DataFrame({w: [0] * 50 for w in "abc"}, index=range(1, 51))}
     table = quality.annotator_quality(wides, seconds, min_items=5).set_index("annotator")
     assert table.loc["c", "flags"] == "too fast" and table.loc["a", "flags"] == ""
+
+
+def test_the_gates_agreement_is_on_its_verdict_never_on_the_free_text_reason() -> None:
+    from qc.quality import label_fields
+
+    assert label_fields("quality_gate", pd.DataFrame()) == {"verdict": "nominal"}
+    assert label_fields("perturbation_check", pd.DataFrame()) == {"verdict": "nominal"}
