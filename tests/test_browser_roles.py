@@ -118,7 +118,13 @@ def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_se
             for title in hidden:  # a role sees only the tabs it can use
                 expect(page.get_by_role("tab", name=title, exact=True)).to_have_count(0)
             if role == "annotator":
-                assert [t for t, _ in shown] == ["Home", "Step review", "Earliest error", "Step-match study"]
+                assert [t for t, _ in shown] == [
+                    "Home",
+                    "Step review",
+                    "Earliest error",
+                    "Perturbation check",
+                    "Step-match study",
+                ]
             for title, module in shown:
                 page.get_by_role("tab", name=title).click()
                 page.locator(f"#tab-{module.__name__.rsplit('.', 1)[-1]}").wait_for()

@@ -160,7 +160,9 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             )
             refresh = gr.Button("Refresh", size="sm", elem_id="jobs-refresh")
             run = gr.Button("Run due jobs now", size="sm", elem_id="jobs-run")
-            job_id = gr.Number(label="Job id (empty: every failed job)", precision=0, elem_id="jobs-id")
+            job_id = gr.Number(
+                value=None, label="Job id (empty: every failed job)", precision=0, elem_id="jobs-id"
+            )
             retry = gr.Button("Retry failed", size="sm", elem_id="jobs-retry")
         jobs_table = gr.Dataframe(interactive=False, wrap=True, elem_id="jobs-table")
         gr.Markdown("**Sent back** (rejected in a gate or failed a check): where each stands")
