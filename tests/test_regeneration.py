@@ -335,3 +335,33 @@ def test_a_failed_image_variant_comes_back_from_the_built_in_backend_and_passes(
     assert items.version_rows(demo_store, before.item_id)[-1][2:] == (before.version_id, "regenerated")
     again = _label(demo_store, "dora", "figures", {"checks": dict.fromkeys(CHECKLISTS["image"], True)})
     assert again.version_id == after.version_id and _status(demo_store, before.item_id) == "accepted"
+
+
+@pytest.mark.slow
+def test_the_app_killed_mid_job_runs_it_again_on_restart_and_stores_one_version(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from tests.browser_support import cli, running
+
+    db = tmp_path / "killed.duckdb"
+    with Store(db) as store:
+        populate_demo(store)
+        jobs.configure(store, None, {"backend": "command", "command": FAKE})
+        before = _reject_one(store)
+    monkeypatch.setenv("FAKE_GENERATOR_MODE", "slow")  # the generator is mid-answer when the app dies
+    with running(db, "--no-demo") as server:
+        deadline = time.time() + 60
+        while time.time() < deadline and "\trunning\t" not in cli("jobs", "list", db=db).stdout:
+            time.sleep(0.2)
+        assert "\trunning\t" in cli("jobs", "list", db=db).stdout
+        server.stop(kill=True)
+    monkeypatch.delenv("FAKE_GENERATOR_MODE")
+    with running(db, "--no-demo"):
+        deadline = time.time() + 60
+        while time.time() < deadline and "\tdone\t" not in cli("jobs", "list", db=db).stdout:
+            time.sleep(0.2)
+        listed = cli("jobs", "list", db=db).stdout
+    assert "\tdone\tattempt 2/3" in listed
+    with Store(db) as store:
+        assert [v[3] for v in items.version_rows(store, before.item_id)] == ["imported", "regenerated"]
+        assert jobs.run_pending(store).done == 0
