@@ -122,6 +122,10 @@ def test_past_the_cap_a_unit_is_failed_with_its_history_and_admins_are_warned(de
     assert queue.open_job(demo_store, first.item_id) is None
     assert any("failed" in w for w in perturbation.warnings(demo_store, admin, "capped"))
     assert len(perturbation.history(demo_store, admin, first.item_id)) == 3
+    assert any(
+        w.startswith("capped: mv-geometry-1:image: failed")
+        for w in jobs.perturbation_warnings(demo_store, admin)
+    )
 
 
 def test_no_cap_by_default_and_the_paper_defaults() -> None:
