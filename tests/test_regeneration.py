@@ -365,3 +365,25 @@ def test_the_app_killed_mid_job_runs_it_again_on_restart_and_stores_one_version(
     with Store(db) as store:
         assert [v[3] for v in items.version_rows(store, before.item_id)] == ["imported", "regenerated"]
         assert jobs.run_pending(store).done == 0
+
+
+def test_every_item_sent_back_is_listed_with_where_it_stands_and_loop_two_stops_at_its_cap(
+    demo_store: Store,
+) -> None:
+    jobs.configure(demo_store, None, {"loop2_max_restarts": 1, "job_max_attempts": 1})
+    first = _reject_one(demo_store)  # no backend: its job fails, saying why
+    jobs.run_pending(demo_store)
+    admin = users.add_user(demo_store, "ada", "admin")
+    (row,) = jobs.standing(demo_store, admin)
+    assert row["item"] == first.external_id and row["standing"] == "job failed"
+    assert "no generator is configured" in row["reason"]
+    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    jobs.retry(demo_store, admin)
+    jobs.run_pending(demo_store)
+    assert jobs.standing(demo_store, admin) == []  # back in the gate, open
+    again = _label(
+        demo_store, "rolf", GATE, REJECT
+    )  # a second reject of the regenerated version: past the cap
+    assert again.item_id == first.item_id and _status(demo_store, first.item_id) == "failed"
+    (row,) = jobs.standing(demo_store, admin)
+    assert row["state"] == "failed" and "loop 2 stops at 1 restarts" in row["reason"]
