@@ -284,6 +284,12 @@ def test_loop_one_judges_a_regenerated_version_before_people_and_flags_it_past_i
         shares["loop2"]["items"] == len({passed.item_id, flagged.item_id}) == shares["loop1"]["items"]
         and shares["loop2"]["of"] == total
     )
+    from store.jobs_read import gating_counts
+
+    counts = gating_counts(demo_store, ds.id)  # the QC dashboard's rejection and regeneration counts
+    assert (
+        counts["items re-iterated (loop1)"] == counts["items re-iterated (loop2)"] == shares["loop2"]["items"]
+    )
 
 
 def test_the_jobs_verbs_configure_run_list_and_retry(tmp_path: Path, capsys) -> None:
