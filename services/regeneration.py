@@ -23,6 +23,7 @@ from PIL import Image
 from qc.generators import judge_verdict, steps_from_answer
 from services.annotate import now_utc
 from services.generation import GenerationError, GeneratorConfig, Request, backend_for
+from store import annotations as annotation_log
 from store import datasets, items, state
 from store import jobs as queue
 from store.datasets import Dataset
@@ -208,7 +209,6 @@ def run_regenerate(store: Store, job: Job, worker: str, config: GeneratorConfig)
             "failed": failed,
         },
     }
-    meta.pop("loop1_flag", None)
     record = copy_record(item, steps={**item.steps, "candidate": steps}, meta=meta)
     write_result(store, job, worker, record, "regenerated", then=_judge_first(config, job.item_id))
 
@@ -266,9 +266,9 @@ def run_judge(store: Store, job: Job, worker: str, config: GeneratorConfig) -> N
             return
         dataset = datasets.get_dataset(tx, item.dataset_id)
         target = datasets.initial_target(dataset) if dataset else 1
-        loop1 = sum(
-            1 for j in queue.item_jobs(tx, item.item_id) if j.loop == "loop1" and j.kind == "regenerate"
-        )
+        history = queue.item_jobs(tx, item.item_id)
+        since = max((j.id for j in history if j.loop == "loop2"), default=0)  # this round's loop 1 only
+        loop1 = sum(1 for j in history if j.loop == "loop1" and j.kind == "regenerate" and j.id > since)
         limit = loop_settings(tx)["loop1_max_attempts"]
         if verdict["passed"]:
             _open(tx, item.item_id, target, None, now)
@@ -335,8 +335,8 @@ def judge_pending(store: Store, dataset: Dataset, user: Any) -> int:
     with store.writing() as tx:
         for item_id in state.items_in_state(tx, dataset.id, "open", limit=100_000):
             item = items.get_item(tx, item_id)
-            if item is None:
-                continue
+            if item is None or annotation_log.item_annotations(tx, item_id, item.version_id):
+                continue  # people have started on it: the judge comes before people, not after
             _send_to_judge(tx, item_id, item.version_id, now)
             count += 1
         tx.after_commit(lambda: store.scheduler.invalidate(dataset.id))

@@ -393,3 +393,34 @@ def test_every_item_sent_back_is_listed_with_where_it_stands_and_loop_two_stops_
     assert again.item_id == first.item_id and _status(demo_store, first.item_id) == "failed"
     (row,) = jobs.standing(demo_store, admin)
     assert row["state"] == "failed" and "loop 2 stops at 1 restarts" in row["reason"]
+
+
+def test_loop_one_judges_imported_items_before_people_and_counts_its_attempts_per_round(
+    demo_store: Store, monkeypatch
+) -> None:
+    jobs.configure(demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE})
+    monkeypatch.setenv("FAKE_GENERATOR_MODE", "judge_fail")
+    ds = annotate.dataset_for(demo_store, GATE)
+    total = len(items.item_ids(demo_store, ds.id))
+    assert regeneration.judge_pending(demo_store, ds, None) == total
+    ann = users.add_user(demo_store, "ann", "annotator")
+    assert annotate.next_item(demo_store, ann, ds) is None  # nobody sees an item before the judge
+    jobs.run_pending(demo_store)
+    flags = [state.get_item_state(demo_store, i) for i in items.item_ids(demo_store, ds.id)]
+    assert all(
+        f is not None and f.status == "open" and f.decision["flag"] == "validator_exhausted" for f in flags
+    )  # type: ignore[index]
+
+    rejected = _reject_one(demo_store)  # a human reject starts a new round: loop 1 gets its 2 attempts again
+    last = max(j.id for j in queue.item_jobs(demo_store, rejected.item_id))
+    jobs.run_pending(demo_store)
+    kinds = [(j.kind, j.loop) for j in queue.item_jobs(demo_store, rejected.item_id) if j.id >= last]
+    assert kinds == [("regenerate", "loop2")] + [("judge", "loop1"), ("regenerate", "loop1")] * 2 + [
+        ("judge", "loop1")
+    ]
+    from store import datasets
+
+    datasets.update_settings(demo_store, GATE, {"annotators_per_item": 2})
+    monkeypatch.delenv("FAKE_GENERATOR_MODE")
+    _label(demo_store, "alma", GATE, ACCEPT)  # one of two labels: the item is open and people have started
+    assert regeneration.judge_pending(demo_store, ds, None) == total - 1  # that item is left to people
