@@ -4,6 +4,7 @@ retries, backoff, attempt limit and restarts; CRYSTAL's loop 1."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -424,3 +425,22 @@ def test_loop_one_judges_imported_items_before_people_and_counts_its_attempts_pe
     monkeypatch.delenv("FAKE_GENERATOR_MODE")
     _label(demo_store, "alma", GATE, ACCEPT)  # one of two labels: the item is open and people have started
     assert regeneration.judge_pending(demo_store, ds, None) == total - 1  # that item is left to people
+
+
+def test_the_endpoint_and_key_come_from_the_environment_and_an_unreachable_one_says_so() -> None:
+    from services.generation import ChatBackend, GenerationError, Request, config_from
+
+    env = {
+        "STEPGATE_GENERATOR_URL": "http://127.0.0.1:9/v1",
+        "STEPGATE_GENERATOR_MODEL": "m",
+        "OPENAI_API_KEY": "k",
+    }
+    config = config_from({"backend": "http", "timeout_seconds": 2}, env)
+    assert (config.base_url, config.model, config.api_key) == ("http://127.0.0.1:9/v1", "m", "k")
+    assert config_from({"base_url": "http://127.0.0.1:1/v1"}, env).base_url == "http://127.0.0.1:1/v1"
+    with pytest.raises(
+        GenerationError, match=re.escape("cannot reach http://127.0.0.1:9/v1/chat/completions")
+    ):
+        ChatBackend(config).generate(Request("synonym", {"step": "s", "candidates": 5}))
+    with pytest.raises(GenerationError, match="no base URL"):
+        ChatBackend(config_from({}, {}))
