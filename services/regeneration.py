@@ -252,7 +252,7 @@ def run_judge(store: Store, job: Job, worker: str, config: GeneratorConfig) -> N
     item = items.get_item(store, job.item_id, job.version_id)
     if item is None:
         raise GenerationError(f"item {job.item_id} version {job.version_id} no longer exists")
-    fields = _fields(item, criteria="; ".join(f"{k}: {v}" for k, v in CRITERIA.items()))
+    fields = _fields(item, criteria="; ".join(f"{k}: {_criterion(v)}" for k, v in CRITERIA.items()))
     answer = backend_for("judge", config).generate(
         Request("judge", fields, _seed(job), tuple(item.image_paths))
     )
@@ -292,6 +292,12 @@ def run_judge(store: Store, job: Job, worker: str, config: GeneratorConfig) -> N
                 loop="loop1",
             )
         queue.finish(tx, job.id, now, None, json.dumps(verdict))
+
+
+def _criterion(value: Any) -> str:
+    """A criterion as the judge reads it: its name and what it asks (or its text)."""
+    name, asks = getattr(value, "name", None), getattr(value, "asks", None)
+    return f"{name} ({asks})" if name and asks else str(value)
 
 
 def _open(tx: Tx, item_id: int, target: int, flag: dict[str, Any] | None, now: datetime) -> None:
