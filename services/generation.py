@@ -211,13 +211,16 @@ class CommandBackend:
 
 
 class ImageBackend:
-    """Built in: every image of the request perturbed by one operation (PROTOCOLS D1.4's default: one
-    operation drawn per problem), seeded, with the ranges in the request's parameters."""
+    """Built in: every image of the request perturbed by its operation ("operations", one per image, or
+    one "operation" for all: PROTOCOLS D1.4's default), seeded, with the ranges in the parameters."""
 
     name = "image"
 
     def generate(self, request: Request) -> Any:
-        op = str(request.parameters.get("operation"))
+        ops = list(
+            request.parameters.get("operations")
+            or [request.parameters.get("operation")] * len(request.images)
+        )
         ranges = request.parameters.get("ranges") or {}
         try:
             bounds = replace(ImageRanges(), **ranges)
@@ -227,7 +230,7 @@ class ImageBackend:
         for k, path in enumerate(request.images):
             try:
                 with Image.open(path) as image:
-                    out.append(perturb(image, op, request.seed + k, bounds))
+                    out.append(perturb(image, str(ops[k]), request.seed + k, bounds))
             except (OSError, UnidentifiedImageError) as exc:
                 raise GenerationError(f"cannot read the image {Path(path).name}: {exc}") from exc
             except ValueError as exc:

@@ -38,6 +38,7 @@ __all__ = [
     "job_rows",
     "list_jobs",
     "loop_table",
+    "perturbation_warnings",
     "retry",
     "run_one",
     "run_pending",
@@ -354,3 +355,17 @@ def loop_table(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def perturbation_warnings(store: Store, user: Annotator | None) -> list[str]:
+    """Every perturbation check's warnings (units past warn_after_attempts variants, units failed)."""
+    from services import perturbation
+    from tasks import PERTURBATION_CHECK
+
+    if user is not None:
+        require_admin(user)
+    return [
+        f"{dataset.name}: {line}"
+        for dataset in datasets.list_datasets(store, task=PERTURBATION_CHECK)
+        for line in perturbation.warnings(store, user, dataset.name)
+    ]

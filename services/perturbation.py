@@ -17,9 +17,11 @@ from typing import Any
 from qc.generators import (
     TRANSFORMATIONS,
     Perturbed,
+    TextVariant,
     choose_variant,
     draw_operation,
     draw_transformations,
+    pick_candidate,
 )
 from services.access import require_admin
 from services.annotate import dataset_for, now_utc
@@ -203,12 +205,16 @@ def run_job(store: Store, job: Job, worker: str, config: GeneratorConfig) -> Non
     }
     if kind == "image":
         originals = item.image_paths[: int(unit.get("images") or len(item.image_paths))]
-        op = draw_operation(seed)
+        if settings["image_draw"] == "per_image":
+            ops = [draw_operation(seed + k) for k in range(len(originals))]
+        else:
+            ops = [draw_operation(seed)] * len(originals)
         perturbed: list[Perturbed] = backend_for("image", config).generate(
-            Request("image", {}, seed, tuple(originals), {"operation": op, "ranges": _ranges(settings)})
+            Request("image", {}, seed, tuple(originals), {"operations": ops, "ranges": _ranges(settings)})
         )
         record.update(
-            operation=op,
+            operation=ops[0] if len(set(ops)) == 1 else ", ".join(ops),
+            operations=ops,
             parameters=[p.parameters for p in perturbed],
             images=len(originals),
             backend="image",
@@ -225,17 +231,35 @@ def run_job(store: Store, job: Job, worker: str, config: GeneratorConfig) -> Non
             "candidates": n,
             "assigned": "\n".join(f"{k}. {TRANSFORMATIONS[t]}" for k, t in enumerate(assigned, 1)),
         }
-        backend = backend_for(kind, config)
-        answer = backend.generate(Request(kind, fields, seed, (), {"transformations": assigned}))
-        variant = choose_variant(kind, answer, original, seed, assigned)
+        earlier = unit if settings["reapply"] == "remaining" else {}
+        drawn = list(earlier.get("drawn") or [])
+        left = [k for k, c in enumerate(earlier.get("candidates") or []) if c and k not in drawn]
+        if left:  # D4's other reading: another of the candidates already made, no new generation
+            index = left[pick_candidate(len(left), seed)]
+            assigned = list(earlier.get("assigned") or [])
+            variant = TextVariant(
+                earlier["candidates"][index],
+                list(earlier["candidates"]),
+                index,
+                assigned[index] if kind == "syntactic" and assigned else None,
+                assigned,
+            )
+            backend_name, n = "remaining candidate", len(variant.candidates)
+        else:
+            backend = backend_for(kind, config)
+            answer = backend.generate(Request(kind, fields, seed, (), {"transformations": assigned}))
+            variant = choose_variant(kind, answer, original, seed, assigned)
+            backend_name, drawn = backend.name, []
+        assigned = variant.transformations
         record.update(
             transformation=variant.transformation,
             transformation_label=TRANSFORMATIONS.get(variant.transformation or ""),
             candidate_index=variant.candidate_index,
             candidates=variant.candidates,
             assigned=assigned,
-            parameters={"candidates": n, "model": config.model if backend.name == "http" else None},
-            backend=backend.name,
+            parameters={"candidates": n, "model": config.model if backend_name == "http" else None},
+            backend=backend_name,
+            drawn=[*drawn, variant.candidate_index],
         )
         new = copy_record(
             item,

@@ -23,6 +23,7 @@ from PIL import Image
 from qc.generators import judge_verdict, steps_from_answer
 from services.annotate import now_utc
 from services.generation import GenerationError, GeneratorConfig, Request, backend_for
+from store import annotations as annotation_log
 from store import datasets, items, state
 from store import jobs as queue
 from store.datasets import Dataset
@@ -208,7 +209,6 @@ def run_regenerate(store: Store, job: Job, worker: str, config: GeneratorConfig)
             "failed": failed,
         },
     }
-    meta.pop("loop1_flag", None)
     record = copy_record(item, steps={**item.steps, "candidate": steps}, meta=meta)
     write_result(store, job, worker, record, "regenerated", then=_judge_first(config, job.item_id))
 
@@ -252,7 +252,7 @@ def run_judge(store: Store, job: Job, worker: str, config: GeneratorConfig) -> N
     item = items.get_item(store, job.item_id, job.version_id)
     if item is None:
         raise GenerationError(f"item {job.item_id} version {job.version_id} no longer exists")
-    fields = _fields(item, criteria="; ".join(f"{k}: {v}" for k, v in CRITERIA.items()))
+    fields = _fields(item, criteria="; ".join(f"{k}: {_criterion(v)}" for k, v in CRITERIA.items()))
     answer = backend_for("judge", config).generate(
         Request("judge", fields, _seed(job), tuple(item.image_paths))
     )
@@ -266,9 +266,9 @@ def run_judge(store: Store, job: Job, worker: str, config: GeneratorConfig) -> N
             return
         dataset = datasets.get_dataset(tx, item.dataset_id)
         target = datasets.initial_target(dataset) if dataset else 1
-        loop1 = sum(
-            1 for j in queue.item_jobs(tx, item.item_id) if j.loop == "loop1" and j.kind == "regenerate"
-        )
+        history = queue.item_jobs(tx, item.item_id)
+        since = max((j.id for j in history if j.loop == "loop2"), default=0)  # this round's loop 1 only
+        loop1 = sum(1 for j in history if j.loop == "loop1" and j.kind == "regenerate" and j.id > since)
         limit = loop_settings(tx)["loop1_max_attempts"]
         if verdict["passed"]:
             _open(tx, item.item_id, target, None, now)
@@ -292,6 +292,12 @@ def run_judge(store: Store, job: Job, worker: str, config: GeneratorConfig) -> N
                 loop="loop1",
             )
         queue.finish(tx, job.id, now, None, json.dumps(verdict))
+
+
+def _criterion(value: Any) -> str:
+    """A criterion as the judge reads it: its name and what it asks (or its text)."""
+    name, asks = getattr(value, "name", None), getattr(value, "asks", None)
+    return f"{name} ({asks})" if name and asks else str(value)
 
 
 def _open(tx: Tx, item_id: int, target: int, flag: dict[str, Any] | None, now: datetime) -> None:
@@ -335,8 +341,8 @@ def judge_pending(store: Store, dataset: Dataset, user: Any) -> int:
     with store.writing() as tx:
         for item_id in state.items_in_state(tx, dataset.id, "open", limit=100_000):
             item = items.get_item(tx, item_id)
-            if item is None:
-                continue
+            if item is None or annotation_log.item_annotations(tx, item_id, item.version_id):
+                continue  # people have started on it: the judge comes before people, not after
             _send_to_judge(tx, item_id, item.version_id, now)
             count += 1
         tx.after_commit(lambda: store.scheduler.invalidate(dataset.id))

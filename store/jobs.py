@@ -33,6 +33,7 @@ __all__ = [
     "list_jobs",
     "loop_shares",
     "open_job",
+    "reiterated",
     "release_abandoned",
     "retry",
     "set_generator_settings",
@@ -261,17 +262,22 @@ def status_counts(db: Store | Tx) -> dict[str, int]:
     return {str(s): int(n) for s, n in db.fetchall("SELECT status, count(*) FROM jobs GROUP BY status")}
 
 
-def loop_shares(db: Store | Tx, dataset_id: int) -> dict[str, dict[str, float]]:
-    """Per loop: items of the dataset that re-iterated (had at least one job of that loop), of all items."""
-    total = int(db.scalar("SELECT count(*) FROM items WHERE dataset_id = ?", [dataset_id]) or 0)
+def reiterated(db: Store | Tx, dataset_id: int) -> dict[str, int]:
+    """Per loop: how many of the dataset's items re-iterated (had at least one job of that loop)."""
     rows = db.fetchall(
         "SELECT j.loop, count(DISTINCT j.item_id) FROM jobs j JOIN items i ON i.id = j.item_id "
         "WHERE i.dataset_id = ? AND j.loop IS NOT NULL GROUP BY j.loop ORDER BY j.loop",
         [dataset_id],
     )
+    return {str(loop): int(n) for loop, n in rows}
+
+
+def loop_shares(db: Store | Tx, dataset_id: int) -> dict[str, dict[str, float]]:
+    """Per loop: the items that re-iterated, of all the dataset's items, and their share."""
+    total = int(db.scalar("SELECT count(*) FROM items WHERE dataset_id = ?", [dataset_id]) or 0)
     return {
-        str(loop): {"items": int(n), "of": total, "share": (int(n) / total) if total else 0.0}
-        for loop, n in rows
+        loop: {"items": n, "of": total, "share": (n / total) if total else 0.0}
+        for loop, n in reiterated(db, dataset_id).items()
     }
 
 

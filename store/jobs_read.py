@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from store.jobs import reiterated
+
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
@@ -39,6 +41,9 @@ def gating_counts(db: Store | Tx, dataset_id: int) -> dict[str, int]:
         "WHERE i.dataset_id = ? AND v.version > 1 GROUP BY v.reason ORDER BY v.reason",
         [dataset_id],
     )
+    # The items that re-iterated, per loop (CRYSTAL's loops 1 and 2, ConfProBench's re-apply).
+    for loop, n in reiterated(db, dataset_id).items():
+        counts[f"items re-iterated ({loop})"] = n
     counts["new item versions"] = int(sum(n for _, n in versions))
     for reason, n in versions:
         counts[f"new item versions ({reason})"] = int(n)

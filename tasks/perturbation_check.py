@@ -92,6 +92,9 @@ SPEC = TaskSpec(
     export_formats=(),
     validate_label=_validate,
     decide_item=_decide,
+    # D4: re-apply = regenerate all candidates and draw again (the literal reading), or draw another of
+    # the remaining candidates. D1.4: one operation drawn per problem (all its images), or per image.
+    options={"reapply": ("regenerate", "remaining"), "image_draw": ("per_problem", "per_image")},
     numbers={
         "max_attempts": NumberSetting(
             0, 0, why="variants per step or image before it is marked failed; 0: no cap, as in the paper (D4)"

@@ -77,6 +77,14 @@ def test_a_failed_check_comes_back_with_a_new_variant(browser: Browser, app: Ser
     page.keyboard.press("s")
     expect(page.locator("#pc-status")).to_contain_text("the variant passed")
     screenshot(page, "perturbation-check-passed")
+    page.keyboard.press("p")  # back to the check just saved, then by number with g
+    expect(page.locator("#pc-header")).to_contain_text("you checked it: pass")
+    page.keyboard.press("n")
+    expect(page.locator("#pc-header")).to_contain_text("Nothing left")
+    page.keyboard.press("g")
+    page.keyboard.type("1")
+    page.keyboard.press("Enter")
+    expect(page.locator("#pc-header")).to_contain_text("mv-geometry-1:image · 1 of 1 · you checked it: pass")
     page.context.close()
 
     admin = _page(browser)

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from services import annotate, jobs, perturbation
-from services.errors import InvalidInput, NotAllowed
+from services.errors import InvalidInput, NotAllowed, ServiceError
 from store import Store, datasets, items, state, users
 from store import jobs as queue
 from tasks import spec_for
@@ -122,6 +122,10 @@ def test_past_the_cap_a_unit_is_failed_with_its_history_and_admins_are_warned(de
     assert queue.open_job(demo_store, first.item_id) is None
     assert any("failed" in w for w in perturbation.warnings(demo_store, admin, "capped"))
     assert len(perturbation.history(demo_store, admin, first.item_id)) == 3
+    assert any(
+        w.startswith("capped: mv-geometry-1:image: failed")
+        for w in jobs.perturbation_warnings(demo_store, admin)
+    )
 
 
 def test_no_cap_by_default_and_the_paper_defaults() -> None:
@@ -199,3 +203,32 @@ def test_the_panel_shows_the_transformation_and_a_failed_check_brings_a_new_vari
     assert set(view["jobs_table"]["status"]) == {"done"} and list(view["loops"]["loop"]) == ["perturbation"]
     with pytest.raises(gr.Error):
         jobs_panel.on_refresh(ctx, "all", cleo)
+
+
+def test_reapply_from_the_remaining_candidates_draws_another_without_a_new_generation(
+    demo_store: Store,
+) -> None:
+    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    perturbation.create_check_dataset(
+        demo_store, None, "mathvista-quality-gate", "rest", "syntactic", limit=1
+    )
+    datasets.update_settings(demo_store, "rest", {"reapply": "remaining", "image_draw": "per_image"})
+    jobs.run_pending(demo_store)
+    first = _check(demo_store, "cleo", "rest", "syntactic", passes=False)
+    jobs.configure(demo_store, None, {"backend": "none"})  # a new generation would fail now
+    assert jobs.run_pending(demo_store).done == 1
+    again = items.get_item(demo_store, first.item_id)
+    assert again is not None
+    before, after = first.meta["perturbation"], again.meta["perturbation"]
+    assert after["backend"] == "remaining candidate" and after["candidates"] == before["candidates"]
+    assert after["candidate_index"] != before["candidate_index"]
+    assert after["drawn"] == [before["candidate_index"], after["candidate_index"]]
+    assert after["transformation"] == before["assigned"][after["candidate_index"]]
+    with pytest.raises(ServiceError, match="reapply"):
+        datasets_service_set(demo_store, "rest", {"reapply": "sometimes"})
+
+
+def datasets_service_set(store: Store, name: str, changes: dict[str, Any]) -> None:
+    from services import data
+
+    data.update_settings(store, None, name, changes)

@@ -4,6 +4,7 @@ retries, backoff, attempt limit and restarts; CRYSTAL's loop 1."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -284,6 +285,12 @@ def test_loop_one_judges_a_regenerated_version_before_people_and_flags_it_past_i
         shares["loop2"]["items"] == len({passed.item_id, flagged.item_id}) == shares["loop1"]["items"]
         and shares["loop2"]["of"] == total
     )
+    from store.jobs_read import gating_counts
+
+    counts = gating_counts(demo_store, ds.id)  # the QC dashboard's rejection and regeneration counts
+    assert (
+        counts["items re-iterated (loop1)"] == counts["items re-iterated (loop2)"] == shares["loop2"]["items"]
+    )
 
 
 def test_the_jobs_verbs_configure_run_list_and_retry(tmp_path: Path, capsys) -> None:
@@ -335,3 +342,105 @@ def test_a_failed_image_variant_comes_back_from_the_built_in_backend_and_passes(
     assert items.version_rows(demo_store, before.item_id)[-1][2:] == (before.version_id, "regenerated")
     again = _label(demo_store, "dora", "figures", {"checks": dict.fromkeys(CHECKLISTS["image"], True)})
     assert again.version_id == after.version_id and _status(demo_store, before.item_id) == "accepted"
+
+
+@pytest.mark.slow
+def test_the_app_killed_mid_job_runs_it_again_on_restart_and_stores_one_version(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from tests.browser_support import cli, running
+
+    db = tmp_path / "killed.duckdb"
+    with Store(db) as store:
+        populate_demo(store)
+        jobs.configure(store, None, {"backend": "command", "command": FAKE})
+        before = _reject_one(store)
+    monkeypatch.setenv("FAKE_GENERATOR_MODE", "slow")  # the generator is mid-answer when the app dies
+    with running(db, "--no-demo") as server:
+        deadline = time.time() + 60
+        while time.time() < deadline and "\trunning\t" not in cli("jobs", "list", db=db).stdout:
+            time.sleep(0.2)
+        assert "\trunning\t" in cli("jobs", "list", db=db).stdout
+        server.stop(kill=True)
+    monkeypatch.delenv("FAKE_GENERATOR_MODE")
+    with running(db, "--no-demo"):
+        deadline = time.time() + 60
+        while time.time() < deadline and "\tdone\t" not in cli("jobs", "list", db=db).stdout:
+            time.sleep(0.2)
+        listed = cli("jobs", "list", db=db).stdout
+    assert "\tdone\tattempt 2/3" in listed
+    with Store(db) as store:
+        assert [v[3] for v in items.version_rows(store, before.item_id)] == ["imported", "regenerated"]
+        assert jobs.run_pending(store).done == 0
+
+
+def test_every_item_sent_back_is_listed_with_where_it_stands_and_loop_two_stops_at_its_cap(
+    demo_store: Store,
+) -> None:
+    jobs.configure(demo_store, None, {"loop2_max_restarts": 1, "job_max_attempts": 1})
+    first = _reject_one(demo_store)  # no backend: its job fails, saying why
+    jobs.run_pending(demo_store)
+    admin = users.add_user(demo_store, "ada", "admin")
+    (row,) = jobs.standing(demo_store, admin)
+    assert row["item"] == first.external_id and row["standing"] == "job failed"
+    assert "no generator is configured" in row["reason"]
+    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    jobs.retry(demo_store, admin)
+    jobs.run_pending(demo_store)
+    assert jobs.standing(demo_store, admin) == []  # back in the gate, open
+    again = _label(
+        demo_store, "rolf", GATE, REJECT
+    )  # a second reject of the regenerated version: past the cap
+    assert again.item_id == first.item_id and _status(demo_store, first.item_id) == "failed"
+    (row,) = jobs.standing(demo_store, admin)
+    assert row["state"] == "failed" and "loop 2 stops at 1 restarts" in row["reason"]
+
+
+def test_loop_one_judges_imported_items_before_people_and_counts_its_attempts_per_round(
+    demo_store: Store, monkeypatch
+) -> None:
+    jobs.configure(demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE})
+    monkeypatch.setenv("FAKE_GENERATOR_MODE", "judge_fail")
+    ds = annotate.dataset_for(demo_store, GATE)
+    total = len(items.item_ids(demo_store, ds.id))
+    assert regeneration.judge_pending(demo_store, ds, None) == total
+    ann = users.add_user(demo_store, "ann", "annotator")
+    assert annotate.next_item(demo_store, ann, ds) is None  # nobody sees an item before the judge
+    jobs.run_pending(demo_store)
+    flags = [state.get_item_state(demo_store, i) for i in items.item_ids(demo_store, ds.id)]
+    assert all(
+        f is not None and f.status == "open" and f.decision["flag"] == "validator_exhausted" for f in flags
+    )  # type: ignore[index]
+
+    rejected = _reject_one(demo_store)  # a human reject starts a new round: loop 1 gets its 2 attempts again
+    last = max(j.id for j in queue.item_jobs(demo_store, rejected.item_id))
+    jobs.run_pending(demo_store)
+    kinds = [(j.kind, j.loop) for j in queue.item_jobs(demo_store, rejected.item_id) if j.id >= last]
+    assert kinds == [("regenerate", "loop2")] + [("judge", "loop1"), ("regenerate", "loop1")] * 2 + [
+        ("judge", "loop1")
+    ]
+    from store import datasets
+
+    datasets.update_settings(demo_store, GATE, {"annotators_per_item": 2})
+    monkeypatch.delenv("FAKE_GENERATOR_MODE")
+    _label(demo_store, "alma", GATE, ACCEPT)  # one of two labels: the item is open and people have started
+    assert regeneration.judge_pending(demo_store, ds, None) == total - 1  # that item is left to people
+
+
+def test_the_endpoint_and_key_come_from_the_environment_and_an_unreachable_one_says_so() -> None:
+    from services.generation import ChatBackend, GenerationError, Request, config_from
+
+    env = {
+        "STEPGATE_GENERATOR_URL": "http://127.0.0.1:9/v1",
+        "STEPGATE_GENERATOR_MODEL": "m",
+        "OPENAI_API_KEY": "k",
+    }
+    config = config_from({"backend": "http", "timeout_seconds": 2}, env)
+    assert (config.base_url, config.model, config.api_key) == ("http://127.0.0.1:9/v1", "m", "k")
+    assert config_from({"base_url": "http://127.0.0.1:1/v1"}, env).base_url == "http://127.0.0.1:1/v1"
+    with pytest.raises(
+        GenerationError, match=re.escape("cannot reach http://127.0.0.1:9/v1/chat/completions")
+    ):
+        ChatBackend(config).generate(Request("synonym", {"step": "s", "candidates": 5}))
+    with pytest.raises(GenerationError, match="no base URL"):
+        ChatBackend(config_from({}, {}))

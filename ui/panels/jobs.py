@@ -53,6 +53,9 @@ def on_refresh(ctx: AppContext, status: str | None, request: gr.Request) -> dict
             "jobs_table": _frame(jobs.job_rows(ctx.store, user, wanted), "No jobs."),
             "standing": _frame(jobs.standing(ctx.store, user), "Nothing was sent back."),
             "loops": _frame(jobs.loop_table(ctx.store, user), "No item re-iterated yet."),
+            "warnings": "\n".join(
+                f"- ⚠ {escape_text(w)}" for w in jobs.perturbation_warnings(ctx.store, user)
+            ),
             "settings_note": (
                 f"Text jobs go to **{escape_text(shown['backend'])}**, the judge to "
                 f"**{escape_text(shown['judge_backend'])}** · key {shown['api_key']} · command: "
@@ -160,8 +163,11 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             )
             refresh = gr.Button("Refresh", size="sm", elem_id="jobs-refresh")
             run = gr.Button("Run due jobs now", size="sm", elem_id="jobs-run")
-            job_id = gr.Number(label="Job id (empty: every failed job)", precision=0, elem_id="jobs-id")
+            job_id = gr.Number(
+                value=None, label="Job id (empty: every failed job)", precision=0, elem_id="jobs-id"
+            )
             retry = gr.Button("Retry failed", size="sm", elem_id="jobs-retry")
+        warnings = gr.Markdown(elem_id="jobs-warnings")
         jobs_table = gr.Dataframe(interactive=False, wrap=True, elem_id="jobs-table")
         gr.Markdown("**Sent back** (rejected in a gate or failed a check): where each stands")
         standing = gr.Dataframe(interactive=False, wrap=True, elem_id="jobs-standing")
@@ -204,6 +210,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         jobs_table=jobs_table,
         standing=standing,
         loops=loops,
+        warnings=warnings,
         settings_note=settings_note,
         backend=backend,
         judge_backend=judge_backend,

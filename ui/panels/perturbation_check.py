@@ -28,7 +28,17 @@ from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
-__all__ = ["build", "on_dataset_change", "on_history", "on_save", "on_skip", "on_tab_open"]
+__all__ = [
+    "build",
+    "on_dataset_change",
+    "on_history",
+    "on_jump",
+    "on_next",
+    "on_previous",
+    "on_save",
+    "on_skip",
+    "on_tab_open",
+]
 
 NO_DATASET = (
     "No perturbation check yet: an admin starts one in the Jobs tab, or with "
@@ -197,6 +207,52 @@ def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any
     return _show(dataset, shown, "Skipped: the variant went back to the pool.", counts)
 
 
+def _where(ctx: AppContext, current: Any) -> Dataset:
+    if not isinstance(current, dict) or not current.get("dataset"):
+        raise ServiceError("choose a perturbation check first")
+    return annotate.dataset_for(ctx.store, current["dataset"], PERTURBATION_CHECK)
+
+
+def _move(ctx: AppContext, current: Any, user: Annotator, forward: bool) -> dict[str, Any]:
+    """Through the checker's own checks: back (newest first), or forward and on to new work."""
+    try:
+        dataset = _where(ctx, current)
+        if forward:
+            shown = annotate.next_in_history(ctx.store, user, dataset, current.get("item_id"))
+        else:
+            shown = annotate.previous_item(ctx.store, user, dataset, current.get("item_id"))
+        counts = annotate.progress(ctx.store, user, dataset)
+    except ServiceError as exc:
+        return {"status": _say(str(exc), warn=True)}
+    if shown is None and not forward:
+        return {"status": _say("There is no earlier check of yours here.")}
+    if forward and shown is not None and shown.item.version_id == current.get("version_id"):
+        return {"status": _say("This is your current variant: save it, or skip it (x) to get another.")}
+    return _show(dataset, shown, "", counts)
+
+
+def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
+    return _move(ctx, current, require_user(ctx, request), forward=False)
+
+
+def on_next(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
+    return _move(ctx, current, require_user(ctx, request), forward=True)
+
+
+def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> dict[str, Any]:
+    """Open a unit by its id or its number in the dataset."""
+    user = require_user(ctx, request)
+    try:
+        dataset = _where(ctx, current)
+        if not (ref or "").strip():
+            raise ServiceError("type a unit id or a number from 1 to the dataset size, then Go")
+        shown = annotate.jump_to(ctx.store, user, dataset, ref)
+        counts = annotate.progress(ctx.store, user, dataset)
+    except ServiceError as exc:
+        return {"status": _say(f"Cannot open: {exc}", warn=True)}
+    return {**_show(dataset, shown, "", counts), "jump": ""}
+
+
 def on_history(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
     """Admins: the shown unit's variants (records, verdicts, reviewers, parents) and the warnings."""
     user = require_admin(ctx, request)
@@ -260,8 +316,18 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             elem_id="pc-checklist",
         )
         with gr.Row():
+            previous = gr.Button("Previous (p)", size="sm", elem_id="pc-previous")
             save = gr.Button("Save check (s)", variant="primary", elem_id="pc-save")
+            following = gr.Button("Next (n)", size="sm", elem_id="pc-next")
             skip = gr.Button("Skip (x)", size="sm", elem_id="pc-skip")
+            jump = gr.Textbox(
+                placeholder="unit id or number (g)",
+                show_label=False,
+                container=False,
+                min_width=160,
+                elem_id="pc-jump",
+            )
+            go = gr.Button("Go", size="sm", min_width=60, elem_id="pc-go")
         status = gr.Markdown(elem_id="pc-status")
         progress = gr.Markdown(elem_id="pc-progress")
         with gr.Accordion(
@@ -289,5 +355,10 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
     save.click(item.bind(on_save, ctx), [checklist, current], list(item), **private)
     skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
+    previous.click(item.bind(on_previous, ctx), [current], list(item), **private)
+    following.click(item.bind(on_next, ctx), [current], list(item), **private)
+    jumped = Outputs(jump=jump, **item.components)
+    go.click(jumped.bind(on_jump, ctx), [jump, current], list(jumped), **private)
+    jump.submit(jumped.bind(on_jump, ctx), [jump, current], list(jumped), **private)
     history = Outputs(warnings=warnings, variants=variants)
     show.click(history.bind(on_history, ctx), [dataset, current], list(history), api_visibility="private")
