@@ -130,7 +130,36 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--annotators", type=int, default=1, help="annotators per pair (default: 1)")
     study.add_argument("--encoder", metavar="FOLDER", help="a local sentence-transformers model folder")
     _add_plan(verbs)
+    _add_gold(verbs)
     return parser
+
+
+def _add_gold(verbs: argparse._SubParsersAction) -> None:
+    gold = verbs.add_parser("gold", help="gold items: mark, import, list, unmark; annotators' calibration")
+    actions = gold.add_subparsers(dest="gold_verb", metavar="ACTION", required=True)
+    mark = actions.add_parser("mark", help="mark items gold with their accepted label (or --label)")
+    mark.add_argument("dataset")
+    mark.add_argument("items", nargs="+", metavar="ID", help="item ids from the source file")
+    mark.add_argument("--label", help='a label for all of them instead, as JSON: \'{"original": "correct"}\'')
+    study = actions.add_parser("study", help="mark every settled item of a study gold")
+    study.add_argument("study")
+    imp = actions.add_parser("import", help="gold labels from a column of a JSONL or CSV file")
+    imp.add_argument("path")
+    imp.add_argument("--dataset", required=True)
+    imp.add_argument("--id-column", default="id")
+    imp.add_argument("--label-column", default="label")
+    imp.add_argument("--field", help="the label field a plain value in the column stands for")
+    listed = actions.add_parser("list", help="a dataset's gold items")
+    listed.add_argument("dataset")
+    unmark = actions.add_parser("unmark", help="items are gold no more")
+    unmark.add_argument("dataset")
+    unmark.add_argument("items", nargs="+", metavar="ID")
+    calib = actions.add_parser("calibration", help="per annotator: gold accuracy, recent accuracy, alert")
+    calib.add_argument("dataset")
+    calib.add_argument("--plot", metavar="PNG", help="write the accuracy-over-time plot here")
+    actions.add_parser("alerts", help="annotators whose recent gold accuracy fell below the setting")
+    for sub in (mark, study, imp, listed, unmark, calib, actions.choices["alerts"]):
+        _add_db(sub)
 
 
 def _add_plan(verbs: argparse._SubParsersAction) -> None:

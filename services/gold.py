@@ -68,6 +68,17 @@ class MarkOutcome:
         return text
 
 
+def _admin(user: Annotator | None) -> None:
+    """None is the command line: whoever runs it owns the database."""
+    if user is not None:
+        require_admin(user)
+
+
+def _reviewer(user: Annotator | None) -> None:
+    if user is not None:
+        require_reviewer(user)
+
+
 def _dataset(store: Store, name: str | None) -> Dataset:
     found = get_dataset(store, name) if name else None
     if found is None:
@@ -100,11 +111,11 @@ def _now() -> datetime:
 
 
 def mark_items(
-    store: Store, admin: Annotator, dataset: str, refs: list[str], label: Any = None
+    store: Store, admin: Annotator | None, dataset: str, refs: list[str], label: Any = None
 ) -> MarkOutcome:
     """Mark items (by their id in the source file) gold: with ``label`` given (manual), else with their
     accepted label (an adjudicator's ruling, else the settled item's majority)."""
-    require_admin(admin)
+    _admin(admin)
     found = _dataset(store, dataset)
     manual = _check_label(label, "gold label") if label is not None else None
     ids = _item_ids(store, found, [r.strip() for r in refs if r.strip()])
@@ -120,14 +131,14 @@ def mark_items(
             if accepted is None:
                 skipped.append(f"{ref}: not settled and not adjudicated, so it has no accepted label yet")
                 continue
-            gold_store.mark_gold(tx, item_id, accepted[0], accepted[1], admin.id, _now())
+            gold_store.mark_gold(tx, item_id, accepted[0], accepted[1], admin.id if admin else None, _now())
             marked.append(ref)
     return MarkOutcome(marked, skipped)
 
 
-def mark_study(store: Store, admin: Annotator, study: str) -> MarkOutcome:
+def mark_study(store: Store, admin: Annotator | None, study: str) -> MarkOutcome:
     """Every settled item of a study becomes gold with its accepted label; open ones are listed."""
-    require_admin(admin)
+    _admin(admin)
     found = studies.get_study(store, study)
     if found is None:
         raise NotFound(f"There is no study named {study!r}.")
@@ -159,7 +170,7 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
 
 def import_gold(
     store: Store,
-    admin: Annotator,
+    admin: Annotator | None,
     dataset: str,
     path: Path,
     *,
@@ -169,7 +180,7 @@ def import_gold(
 ) -> MarkOutcome:
     """Gold labels from a file's column (JSONL or CSV): ``id_column`` names the item, ``label_column``
     holds its label (a JSON object, or a plain value of the one ``field``). All or nothing."""
-    require_admin(admin)
+    _admin(admin)
     found = _dataset(store, dataset)
     rows = _read_rows(Path(path))
     labels: dict[str, dict[str, Any]] = {}
@@ -190,12 +201,12 @@ def import_gold(
     with store.writing() as tx:
         for ref, item_id in ids.items():
             assert item_id is not None
-            gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id, _now())
+            gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id if admin else None, _now())
     return MarkOutcome(list(ids), [])
 
 
-def unmark_items(store: Store, admin: Annotator, dataset: str, refs: list[str]) -> int:
-    require_admin(admin)
+def unmark_items(store: Store, admin: Annotator | None, dataset: str, refs: list[str]) -> int:
+    _admin(admin)
     found = _dataset(store, dataset)
     ids = _item_ids(store, found, refs)
     with store.writing() as tx:
@@ -210,9 +221,9 @@ def for_agreement(store: Store, dataset: Dataset, log: pd.DataFrame) -> pd.DataF
     return log[~log["annotation_id"].isin(answers)].reset_index(drop=True) if answers else log
 
 
-def gold_frame(store: Store, user: Annotator, dataset: str) -> pd.DataFrame:
+def gold_frame(store: Store, user: Annotator | None, dataset: str) -> pd.DataFrame:
     """The dataset's gold items with their labels, source, who marked them and when (reviewers only)."""
-    require_reviewer(user)
+    _reviewer(user)
     found = _dataset(store, dataset)
     rows = gold_store.gold_items(store, found.id)
     return pd.DataFrame(
@@ -280,10 +291,10 @@ def _consensus_and_time(store: Store, dataset: Dataset) -> pd.DataFrame:
     )
 
 
-def calibration(store: Store, user: Annotator, dataset: str) -> Calibration:
+def calibration(store: Store, user: Annotator | None, dataset: str) -> Calibration:
     """Per annotator: gold accuracy (Wilson 95%), recent accuracy and the alert, agreement with
     consensus and time per item (reviewers and admins)."""
-    require_reviewer(user)
+    _reviewer(user)
     found = _dataset(store, dataset)
     rule = rule_of(found)
     answers = gold_store.gold_answers(store, found.id)
@@ -301,9 +312,9 @@ def calibration(store: Store, user: Annotator, dataset: str) -> Calibration:
     )
 
 
-def admin_alerts(store: Store, admin: Annotator) -> list[str]:
+def admin_alerts(store: Store, admin: Annotator | None) -> list[str]:
     """Every flagged annotator on every dataset with gold items (admins)."""
-    require_admin(admin)
+    _admin(admin)
     lines: list[str] = []
     for dataset in list_datasets(store):
         if gold_store.gold_ids(store, dataset.id):

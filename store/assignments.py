@@ -414,18 +414,13 @@ def release(db: Store, annotator_id: int, item_id: int, dataset_id: int, now: da
 
 
 _TOTALS_TTL = 2.0  # seconds a dataset's settled/total counts may lag behind other annotators' saves
-_GOLD_TOTALS_TTL = 600.0
 
 
 def progress(db: Store | Tx, dataset_id: int, annotator_id: int | None = None) -> dict[str, int]:
     """Items in the dataset by gating state, and how many this annotator has labelled."""
     key = ("progress", dataset_id)
     cached = db.cache.get(key)
-    # With gold on, the totals move at most every _GOLD_TOTALS_TTL: a gold answer settles nothing, so
-    # totals that moved after each submit would tell a gold item from the others.
-    gold_on = _scheduler(db).pool(db, dataset_id).gold_share > 0
-    ttl = _GOLD_TOTALS_TTL if gold_on else _TOTALS_TTL
-    if cached is MISS or time.monotonic() - cached[0] > ttl:
+    if cached is MISS or time.monotonic() - cached[0] > _TOTALS_TTL:
         row = db.fetchone(
             "SELECT count(*), count(*) FILTER (WHERE status <> 'open'), "
             "count(*) FILTER (WHERE status = 'discarded') FROM item_state WHERE dataset_id = ?",
