@@ -131,6 +131,21 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--encoder", metavar="FOLDER", help="a local sentence-transformers model folder")
     _add_plan(verbs)
     _add_gold(verbs)
+    seq = verbs.add_parser(
+        "sequential",
+        help="apply a stopping rule to a study: stop when its interval reaches the target width",
+        description="Looks at the study's finished items batch by batch; stops at the first look whose "
+        "interval half-width is at most the target, or at the cap; the interval is adjusted for the looks "
+        "(Bonferroni) unless --adjust none, which the report then says.",
+    )
+    _add_db(seq)
+    seq.add_argument("study")
+    seq.add_argument("--target", type=float, required=True, help="half-width at which to stop, e.g. 0.05")
+    seq.add_argument("--batch", type=int, default=20, help="items per look (default: 20)")
+    seq.add_argument("--cap", type=int, help="the most items (default: the study's size)")
+    seq.add_argument("--field", help="the label field judged (default: the task's first)")
+    seq.add_argument("--adjust", choices=("bonferroni", "none"), default="bonferroni")
+    seq.add_argument("--confidence", type=float, default=0.95)
     return parser
 
 

@@ -276,6 +276,30 @@ def cmd_gold(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+def cmd_sequential(args: argparse.Namespace, store: Store) -> int:
+    """A study under a stopping rule: stopped by the target, by the cap, or the next batch due."""
+    from services import planning
+    from services.errors import ServiceError
+
+    try:
+        field, result = planning.sequential_study(
+            store,
+            None,
+            args.study,
+            target=args.target,
+            batch=args.batch,
+            cap=args.cap,
+            field=args.field,
+            adjust=args.adjust,
+            confidence=args.confidence,
+        )
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"study {args.study}, field {field}: {result.note()}")
+    return 0
+
+
 VERBS = {
     "import": cmd_import,
     "export": cmd_export,
@@ -283,6 +307,7 @@ VERBS = {
     "datasets": cmd_datasets,
     "study": cmd_study,
     "gold": cmd_gold,
+    "sequential": cmd_sequential,
 }
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 

@@ -83,3 +83,30 @@ def test_the_section_plans_for_reviewers_and_refuses_annotators(store: Store) ->
         )
     preset = planner.on_preset(ctx, "mpbench", gr.Request(username="lead"))
     assert "0.923 to 0.972" in preset[0] and preset[7] == 3 and preset[9] == 300
+
+
+def test_the_section_checks_a_study_under_a_stopping_rule(store: Store) -> None:
+    users.add_user(store, "lead", "admin")
+    ctx = AppContext(store=store, mode=TEAM)
+    refused = planner.on_sequential(ctx, "no-such-study", 0.05, 20, None, True, gr.Request(username="lead"))
+    assert refused == "Not checked: There is no study named 'no-such-study'."
+
+
+def test_sequential_verb_names_a_missing_study(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "app.py",
+            "sequential",
+            "nope",
+            "--target",
+            "0.05",
+            "--db",
+            str(tmp_path / "s.duckdb"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1 and "There is no study named 'nope'" in done.stderr

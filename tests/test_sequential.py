@@ -60,3 +60,37 @@ def test_the_unadjusted_interval_is_reported_with_its_real_coverage() -> None:
 def test_bad_rules_say_what_is_wrong(kwargs, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SequentialRule(**kwargs)
+
+
+def test_a_drawn_study_is_judged_under_the_rule_from_its_labels(demo_store) -> None:
+    from services import planning
+    from services.errors import InvalidInput
+    from services.studies import draw_study
+    from store import users
+    from tests.gold_support import label_items
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    for name in ("ann", "bea"):
+        users.add_user(demo_store, name, "annotator")
+    draw_study(demo_store, lead, dataset="prmbench-step-review", name="iaa", n_items=60, raters=2, seed=3)
+    for k, name in enumerate(("ann", "bea")):
+        # they disagree on the original chain of one item in ten
+        label_items(
+            demo_store,
+            name,
+            60,
+            lambda item, k=k: {
+                "original": "incorrect" if (k and item % 10 == 0) else "correct",
+                "modification": "reasonable",
+                "difficulty": "easy",
+            },
+        )
+    field, result = planning.sequential_study(
+        demo_store, lead, "iaa", target=0.09, batch=20, field="original"
+    )
+    assert field == "original" and result.stopped_by in ("target", "cap") and result.n_items in (20, 40, 60)
+    assert "stopped by rule" in result.note() and "valid under this stopping rule" in result.note()
+    running = planning.sequential_study(demo_store, lead, "iaa", target=0.01, batch=20, cap=200)[1]
+    assert running.stopped_by == "running" and running.n_items == 60
+    with pytest.raises(InvalidInput, match="no labels"):
+        planning.sequential_study(demo_store, lead, "iaa", target=0.05, batch=20, field="nope")
