@@ -22,6 +22,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from qc.dashboard import item_seconds
+from qc.dawid_skene import dawid_skene_accuracy
 from qc.gold import AlertRule, calibration_figure, calibration_series, calibration_table
 from qc.quality import annotator_quality, label_fields, long_labels, wide_by_field
 from services.access import require_admin, require_reviewer
@@ -253,7 +254,9 @@ def rule_of(dataset: Dataset) -> AlertRule:
 class Calibration:
     dataset: str
     rule: AlertRule
-    table: pd.DataFrame  # per annotator: gold accuracy with interval, recent, flagged, consensus, time
+    table: (
+        pd.DataFrame
+    )  # per annotator: gold accuracy with interval, recent, flagged, consensus, Dawid-Skene, time
     series: pd.DataFrame  # rolling accuracy per annotator and answer
     gold_items: int
 
@@ -269,18 +272,22 @@ class Calibration:
         ]
 
 
+_OTHER_COLUMNS = ["annotator", "consensus_agreement", "dawid_skene_accuracy", "items", "median_seconds_all"]
+
+
 def _consensus_and_time(store: Store, dataset: Dataset) -> pd.DataFrame:
-    """Each annotator's agreement with consensus (mean over fields) and median seconds, gold answers out."""
+    """Each annotator's agreement with consensus and Dawid-Skene accuracy (means over fields, where
+    items have two labels or more) and median seconds; answers on gold items left out."""
     log = annotation_log.annotations_frame(store, dataset.id)
     log = log[~log["annotation_id"].isin(gold_store.gold_answer_ids(store, dataset.id))]
     if log.empty:
-        return pd.DataFrame(columns=["annotator", "consensus_agreement", "items", "median_seconds_all"])
+        return pd.DataFrame(columns=_OTHER_COLUMNS)
     fields = label_fields(dataset.task, log)
     wides = wide_by_field(long_labels(log, list(fields)), list(fields))
     quality = annotator_quality(wides, item_seconds(log))
     if quality.empty:
-        return pd.DataFrame(columns=["annotator", "consensus_agreement", "items", "median_seconds_all"])
-    return (
+        return pd.DataFrame(columns=_OTHER_COLUMNS)
+    out = (
         quality.groupby("annotator")
         .agg(
             consensus_agreement=("agreement", "mean"),
@@ -289,6 +296,14 @@ def _consensus_and_time(store: Store, dataset: Dataset) -> pd.DataFrame:
         )
         .reset_index()
     )
+    per_field = [dawid_skene_accuracy(w) for w in wides.values()]
+    skill = (
+        pd.concat(per_field, axis=1).mean(axis=1)
+        if any(len(p) for p in per_field)
+        else pd.Series(dtype=float)
+    )
+    out["dawid_skene_accuracy"] = out["annotator"].map(skill).astype(float)
+    return out[_OTHER_COLUMNS]
 
 
 def calibration(store: Store, user: Annotator | None, dataset: str) -> Calibration:

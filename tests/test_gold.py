@@ -59,6 +59,7 @@ def test_an_annotator_answering_gold_wrongly_is_flagged_and_a_careful_one_is_not
     assert not rows.loc["good", "flagged"] and rows.loc["good", "accuracy"] == 1.0
     assert rows.loc["good", "lower"] < 1.0 == rows.loc["good", "upper"]  # Wilson: n answers cannot prove 100%
     assert [line.split(" ")[0] for line in result.alerts()] == ["bad"]
+    assert {"consensus_agreement", "dawid_skene_accuracy", "median_seconds_all"} <= set(result.table.columns)
     assert gold_service.admin_alerts(store, lead) == result.alerts()
     assert result.figure("bad") is not None
     # answers on gold items are not votes: the gold items' states did not move

@@ -35,6 +35,7 @@ _COLUMNS = {
     "recent_accuracy": "recent accuracy",
     "flagged": "alert",
     "consensus_agreement": "agreement with consensus",
+    "dawid_skene_accuracy": "Dawid-Skene accuracy",
     "median_seconds_all": "median s/item",
 }
 
