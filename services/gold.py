@@ -267,7 +267,7 @@ class Calibration:
         flagged = self.table[self.table["flagged"]] if len(self.table) else self.table
         return [
             f"{row.annotator} on {self.dataset}: {row.recent_accuracy:.0%} right over their last "
-            f"{row.recent_answers} gold answers (alert below {self.rule.threshold:.0%})"
+            f"{int(row.recent_answers)} gold answers (alert below {self.rule.threshold:.0%})"
             for row in flagged.itertuples()
         ]
 
@@ -328,12 +328,15 @@ def calibration(store: Store, user: Annotator | None, dataset: str) -> Calibrati
 
 
 def admin_alerts(store: Store, admin: Annotator | None) -> list[str]:
-    """Every flagged annotator on every dataset with gold items (admins)."""
+    """Every flagged annotator on every dataset with gold items (admins); reads the gold answers only."""
     _admin(admin)
     lines: list[str] = []
     for dataset in list_datasets(store):
-        if gold_store.gold_ids(store, dataset.id):
-            lines += calibration(store, admin, dataset.name).alerts()
+        if not gold_store.gold_ids(store, dataset.id):
+            continue
+        rule = rule_of(dataset)
+        table = calibration_table(gold_store.gold_answers(store, dataset.id), rule)
+        lines += Calibration(dataset.name, rule, table, pd.DataFrame(), 0).alerts()
     return lines
 
 

@@ -37,6 +37,9 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple[str, pd.DataFrame]:
         checked = gold.my_gold_accuracy(ctx.store, user, name)
         if checked:
             hello += f"\n\n**{escape_text(name)}**: {escape_text(checked)}"
+    if user.is_admin:  # the calibration alert reaches admins where the app opens
+        for alert in gold.admin_alerts(ctx.store, user):
+            hello += f"\n\n⚠ Gold check: {escape_text(alert)}"
     return hello, pd.DataFrame(rows, columns=COLUMNS)
 
 
