@@ -36,7 +36,9 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
     db, more = _calibrated_db(tmp_path)
     with running(db, "--no-demo") as server:
         login(page, server.url, "lead", PASSWORD)
-        alert = page.locator("#home-hello").get_by_text("Gold check: bad on prmbench-step-review", exact=False)
+        alert = page.locator("#home-hello").get_by_text(
+            "Gold check: bad on prmbench-step-review", exact=False
+        )
         alert.wait_for(timeout=30_000)  # the alert reaches the admin where the app opens
         page.get_by_role("tab", name="QC dashboard").click()
         page.locator("#qc-dataset input").wait_for()
