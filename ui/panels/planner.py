@@ -62,6 +62,7 @@ def on_plan(
     confidence: float | None,
     items: float | None,
     seed: float | None,
+    level: str,
     request: gr.Request,
 ) -> tuple[str, Any, Any]:
     """The plan for what was typed; a bad input says which and changes nothing."""
@@ -78,6 +79,7 @@ def on_plan(
             confidence=float(confidence or 0.95),
             items=int(items) if items else None,
             seed=int(seed or 0),
+            level=level or "nominal",
         )
     except ServiceError as exc:
         return f"Not planned: {html.escape(str(exc), quote=False)}", gr.skip(), gr.skip()
@@ -146,6 +148,9 @@ def build(ctx: AppContext) -> None:
             expected = gr.Number(0.9, label="Expected value", elem_id="plan-expected")
             shares = gr.Textbox("0.5,0.5", label="Category shares", elem_id="plan-shares")
             raters = gr.Number(2, label="Raters", precision=0, minimum=2, maximum=50, elem_id="plan-raters")
+            level = gr.Dropdown(
+                list(planning.LEVELS), value="nominal", label="Level (alpha)", elem_id="plan-level"
+            )
         with gr.Row(equal_height=True):
             confidence = gr.Number(0.95, label="Confidence", elem_id="plan-confidence")
             half_width = gr.Number(0.05, label="Half-width wanted", elem_id="plan-half-width")
@@ -179,7 +184,7 @@ def build(ctx: AppContext) -> None:
     )
     go.click(
         bind(on_plan, ctx),
-        [statistic, expected, half_width, shares, raters, confidence, items, seed],
+        [statistic, expected, half_width, shares, raters, confidence, items, seed, level],
         [answer, plot, series],
         **private,
     )
