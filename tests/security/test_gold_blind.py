@@ -80,4 +80,7 @@ def test_an_annotator_cannot_tell_gold_items_from_others_over_http(tmp_path: Pat
         for column in (2, 3):  # next_item and submit_label take as long for gold (within noise)
             gold_time = statistics.median(s[column] for s in seen[True])
             other_time = statistics.median(s[column] for s in seen[False])
+            print(
+                f"median seconds ({'next_item' if column == 2 else 'submit_label'}): gold {gold_time:.4f}, others {other_time:.4f}"
+            )
             assert 1 / 3 < gold_time / other_time < 3, (column, gold_time, other_time)
