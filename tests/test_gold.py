@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import pandas as pd
 import pytest
 
 from qc.gold import AlertRule, answer_correct, calibration_table
+from services import annotate
 from services import gold as gold_service
 from services.errors import InvalidInput, NotAllowed
-from store import Store, users
+from store import Store, users, work
 from store import gold as gold_store
 from store.annotations import annotations_frame
 from store.datasets import DatasetError, get_dataset, update_settings
@@ -159,3 +161,27 @@ def test_exports_say_which_items_were_gold_but_never_to_an_annotator(team, tmp_p
     own = export(store, "log-jsonl", tmp_path / "own.jsonl", dataset=DATASET, annotator="bad")
     text = own.path.read_text() + own.manifest.read_text()
     assert "gold" not in text
+
+
+def test_the_share_decides_and_gold_never_outlasts_other_work(team) -> None:
+    store, _, gold_ids = team
+    update_settings(store, DATASET, {"gold_percent": 100})
+    eager = users.add_user(store, "eager", "annotator")
+    assert set(_work(store, eager, len(gold_ids), lambda _: GOOD)) == gold_ids  # every claim gold, none twice
+    assert not set(_work(store, eager, 5, lambda _: GOOD)) & gold_ids  # then no gold is left for them
+    update_settings(store, DATASET, {"gold_percent": 1})
+    late = users.add_user(store, "late", "annotator")
+    dataset = get_dataset(store, DATASET)
+    handed = []
+    while (got := work.next_item(store, late, dataset, annotate.now_utc())) is not None:
+        handed.append(got.item.item_id)
+        annotate.submit(
+            store,
+            annotator=late,
+            item_id=got.item.item_id,
+            version_id=got.item.version_id,
+            payload=GOOD,
+            request_id=uuid.uuid4().hex,
+        )
+    assert len(set(handed) & gold_ids) < len(gold_ids)  # gold was left when the other work ran out...
+    assert len(handed) == len(set(handed))  # ...and none was handed out after it
