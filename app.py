@@ -152,7 +152,51 @@ def build_parser() -> argparse.ArgumentParser:
     pimp.add_argument("--dataset", required=True, help="the dataset whose items the ids name")
     _add_plan(verbs)
     _add_jobs_parser(verbs)
+    _add_gold(verbs)
+    seq = verbs.add_parser(
+        "sequential",
+        help="apply a stopping rule to a study: stop when its interval reaches the target width",
+        description="Looks at the study's finished items batch by batch; stops at the first look whose "
+        "interval half-width is at most the target, or at the cap; the interval is adjusted for the looks "
+        "(Bonferroni) unless --adjust none, which the report then says.",
+    )
+    _add_db(seq)
+    seq.add_argument("study")
+    seq.add_argument("--target", type=float, required=True, help="half-width at which to stop, e.g. 0.05")
+    seq.add_argument("--batch", type=int, default=20, help="items per look (default: 20)")
+    seq.add_argument("--cap", type=int, help="the most items (default: the study's size)")
+    seq.add_argument("--field", help="the label field judged (default: the task's first)")
+    seq.add_argument("--adjust", choices=("bonferroni", "none"), default="bonferroni")
+    seq.add_argument("--confidence", type=float, default=0.95)
     return parser
+
+
+def _add_gold(verbs: argparse._SubParsersAction) -> None:
+    gold = verbs.add_parser("gold", help="gold items: mark, import, list, unmark; annotators' calibration")
+    actions = gold.add_subparsers(dest="gold_verb", metavar="ACTION", required=True)
+    mark = actions.add_parser("mark", help="mark items gold with their accepted label (or --label)")
+    mark.add_argument("dataset")
+    mark.add_argument("items", nargs="+", metavar="ID", help="item ids from the source file")
+    mark.add_argument("--label", help='a label for all of them instead, as JSON: \'{"original": "correct"}\'')
+    study = actions.add_parser("study", help="mark every settled item of a study gold")
+    study.add_argument("study")
+    imp = actions.add_parser("import", help="gold labels from a column of a JSONL or CSV file")
+    imp.add_argument("path")
+    imp.add_argument("--dataset", required=True)
+    imp.add_argument("--id-column", default="id")
+    imp.add_argument("--label-column", default="label")
+    imp.add_argument("--field", help="the label field a plain value in the column stands for")
+    listed = actions.add_parser("list", help="a dataset's gold items")
+    listed.add_argument("dataset")
+    unmark = actions.add_parser("unmark", help="items are gold no more")
+    unmark.add_argument("dataset")
+    unmark.add_argument("items", nargs="+", metavar="ID")
+    calib = actions.add_parser("calibration", help="per annotator: gold accuracy, recent accuracy, alert")
+    calib.add_argument("dataset")
+    calib.add_argument("--plot", metavar="PNG", help="write the accuracy-over-time plot here")
+    actions.add_parser("alerts", help="annotators whose recent gold accuracy fell below the setting")
+    for sub in (mark, study, imp, listed, unmark, calib, actions.choices["alerts"]):
+        _add_db(sub)
 
 
 def _add_plan(verbs: argparse._SubParsersAction) -> None:

@@ -318,6 +318,72 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
     return 2
 
 
+def cmd_gold(args: argparse.Namespace, store: Store) -> int:
+    """Gold items and calibration (services.gold), as the operator of the database."""
+    from services import gold
+    from services.errors import ServiceError
+
+    try:
+        verb = args.gold_verb
+        if verb == "mark":
+            print(gold.mark_items(store, None, args.dataset, args.items, label=args.label).summary())
+        elif verb == "study":
+            print(gold.mark_study(store, None, args.study).summary())
+        elif verb == "import":
+            outcome = gold.import_gold(
+                store,
+                None,
+                args.dataset,
+                Path(args.path),
+                id_column=args.id_column,
+                label_column=args.label_column,
+                field=args.field,
+            )
+            print(outcome.summary())
+        elif verb == "list":
+            print(gold.gold_frame(store, None, args.dataset).to_string(index=False))
+        elif verb == "unmark":
+            print(f"{gold.unmark_items(store, None, args.dataset, args.items)} item(s) are gold no more")
+        elif verb == "calibration":
+            result = gold.calibration(store, None, args.dataset)
+            print(f"{result.gold_items} gold item(s) in {result.dataset}; {result.rule.describe()}")
+            print(result.table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+            if args.plot:
+                result.figure().savefig(args.plot)
+                print(f"wrote the plot to {args.plot}")
+        else:
+            alerts = gold.admin_alerts(store, None)
+            print("\n".join(alerts) if alerts else "no alerts")
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_sequential(args: argparse.Namespace, store: Store) -> int:
+    """A study under a stopping rule: stopped by the target, by the cap, or the next batch due."""
+    from services import planning
+    from services.errors import ServiceError
+
+    try:
+        field, result = planning.sequential_study(
+            store,
+            None,
+            args.study,
+            target=args.target,
+            batch=args.batch,
+            cap=args.cap,
+            field=args.field,
+            adjust=args.adjust,
+            confidence=args.confidence,
+        )
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"study {args.study}, field {field}: {result.note()}")
+    return 0
+
+
 VERBS = {
     "import": cmd_import,
     "export": cmd_export,
@@ -326,6 +392,8 @@ VERBS = {
     "study": cmd_study,
     "predictions": cmd_predictions,
     "jobs": cmd_jobs,
+    "gold": cmd_gold,
+    "sequential": cmd_sequential,
 }
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 
@@ -359,10 +427,13 @@ def client_side_argv(args: argparse.Namespace, argv: list[str]) -> list[str]:
         "import": getattr(args, "path", None),
         "study": getattr(args, "examples", None),
         "predictions": getattr(args, "path", None),
+        "gold": getattr(args, "path", None),
     }.get(args.verb)
     for k, token in enumerate(argv):
         previous = argv[k - 1] if k else ""
-        if previous in ("--out", "--report") or (positional_path is not None and token == positional_path):
+        if previous in ("--out", "--report", "--plot") or (
+            positional_path is not None and token == positional_path
+        ):
             fixed.append(str(Path(token).resolve()))
         else:
             fixed.append(token)

@@ -21,7 +21,8 @@ from services.errors import InvalidInput, NotAllowed, NotFound, ServiceError
 from services.reports import build_dataset_report
 from store.annotations import annotations_frame
 from store.bundles import database_counts, read_bundle
-from store.datasets import get_dataset
+from store.datasets import get_dataset, list_datasets
+from store.gold import gold_answer_ids, gold_ids, gold_items
 from store.items import items_frame
 
 if TYPE_CHECKING:
@@ -94,11 +95,12 @@ def _data(
     if reads == "log":
         # The log is append-only: the export carries every row, not only the current versions.
         frame = annotations_frame(store, dataset_id, current_versions_only=False, rulings=True)
-        if annotator is not None:
-            frame = frame[frame["annotator"] == annotator].reset_index(drop=True)
-        return frame
+        if annotator is not None:  # an annotator's own rows: nothing may tell which items were gold
+            return frame[frame["annotator"] == annotator].reset_index(drop=True)
+        return frame.assign(gold_answer=frame["annotation_id"].isin(gold_answer_ids(store, dataset_id)))
     if reads == "items":
-        return items_frame(store, dataset_id, item_ids)
+        items = items_frame(store, dataset_id, item_ids)
+        return items.assign(gold=items["item_id"].isin(_gold_items(store, dataset_id)))
     if reads == "bundle":
         return BundleExport(
             bundle=read_bundle(store, dataset_id, with_log=with_log, item_ids=item_ids),
@@ -132,6 +134,16 @@ def _only(data: Any, reads: str, ids: set[int]) -> Any:
     return BundleExport(
         bundle, data.images, data.with_log, {**data.filter, "items": len(keys)}, data.stepgate_version
     )
+
+
+def _gold_items(store: Store, dataset_id: int | None) -> set[int]:
+    ids = [dataset_id] if dataset_id is not None else [d.id for d in list_datasets(store)]
+    return {i for d in ids for i in gold_ids(store, d)}
+
+
+def _gold_refs(store: Store, dataset_id: int | None) -> list[str]:
+    ids = [dataset_id] if dataset_id is not None else [d.id for d in list_datasets(store)]
+    return [g.external_id for d in ids for g in gold_items(store, d)]
 
 
 def export(
@@ -213,6 +225,8 @@ def export(
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "stepgate_version": stepgate_version(),
     }
+    if annotator is None:  # which items were gold (their labels calibrate annotators, store/gold.py)
+        state["gold_items"] = sorted(_gold_refs(store, dataset_id))
     side = manifest_path(out)
     side.write_text(json.dumps(state, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     step(1.0, f"wrote {rows} row(s)")

@@ -22,6 +22,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from qc.dashboard import item_seconds
+from qc.dawid_skene import dawid_skene_accuracy
 from qc.gold import AlertRule, calibration_figure, calibration_series, calibration_table
 from qc.quality import annotator_quality, label_fields, long_labels, wide_by_field
 from services.access import require_admin, require_reviewer
@@ -68,6 +69,17 @@ class MarkOutcome:
         return text
 
 
+def _admin(user: Annotator | None) -> None:
+    """None is the command line: whoever runs it owns the database."""
+    if user is not None:
+        require_admin(user)
+
+
+def _reviewer(user: Annotator | None) -> None:
+    if user is not None:
+        require_reviewer(user)
+
+
 def _dataset(store: Store, name: str | None) -> Dataset:
     found = get_dataset(store, name) if name else None
     if found is None:
@@ -100,11 +112,11 @@ def _now() -> datetime:
 
 
 def mark_items(
-    store: Store, admin: Annotator, dataset: str, refs: list[str], label: Any = None
+    store: Store, admin: Annotator | None, dataset: str, refs: list[str], label: Any = None
 ) -> MarkOutcome:
     """Mark items (by their id in the source file) gold: with ``label`` given (manual), else with their
     accepted label (an adjudicator's ruling, else the settled item's majority)."""
-    require_admin(admin)
+    _admin(admin)
     found = _dataset(store, dataset)
     manual = _check_label(label, "gold label") if label is not None else None
     ids = _item_ids(store, found, [r.strip() for r in refs if r.strip()])
@@ -120,14 +132,14 @@ def mark_items(
             if accepted is None:
                 skipped.append(f"{ref}: not settled and not adjudicated, so it has no accepted label yet")
                 continue
-            gold_store.mark_gold(tx, item_id, accepted[0], accepted[1], admin.id, _now())
+            gold_store.mark_gold(tx, item_id, accepted[0], accepted[1], admin.id if admin else None, _now())
             marked.append(ref)
     return MarkOutcome(marked, skipped)
 
 
-def mark_study(store: Store, admin: Annotator, study: str) -> MarkOutcome:
+def mark_study(store: Store, admin: Annotator | None, study: str) -> MarkOutcome:
     """Every settled item of a study becomes gold with its accepted label; open ones are listed."""
-    require_admin(admin)
+    _admin(admin)
     found = studies.get_study(store, study)
     if found is None:
         raise NotFound(f"There is no study named {study!r}.")
@@ -159,7 +171,7 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
 
 def import_gold(
     store: Store,
-    admin: Annotator,
+    admin: Annotator | None,
     dataset: str,
     path: Path,
     *,
@@ -169,7 +181,7 @@ def import_gold(
 ) -> MarkOutcome:
     """Gold labels from a file's column (JSONL or CSV): ``id_column`` names the item, ``label_column``
     holds its label (a JSON object, or a plain value of the one ``field``). All or nothing."""
-    require_admin(admin)
+    _admin(admin)
     found = _dataset(store, dataset)
     rows = _read_rows(Path(path))
     labels: dict[str, dict[str, Any]] = {}
@@ -190,12 +202,12 @@ def import_gold(
     with store.writing() as tx:
         for ref, item_id in ids.items():
             assert item_id is not None
-            gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id, _now())
+            gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id if admin else None, _now())
     return MarkOutcome(list(ids), [])
 
 
-def unmark_items(store: Store, admin: Annotator, dataset: str, refs: list[str]) -> int:
-    require_admin(admin)
+def unmark_items(store: Store, admin: Annotator | None, dataset: str, refs: list[str]) -> int:
+    _admin(admin)
     found = _dataset(store, dataset)
     ids = _item_ids(store, found, refs)
     with store.writing() as tx:
@@ -210,9 +222,9 @@ def for_agreement(store: Store, dataset: Dataset, log: pd.DataFrame) -> pd.DataF
     return log[~log["annotation_id"].isin(answers)].reset_index(drop=True) if answers else log
 
 
-def gold_frame(store: Store, user: Annotator, dataset: str) -> pd.DataFrame:
+def gold_frame(store: Store, user: Annotator | None, dataset: str) -> pd.DataFrame:
     """The dataset's gold items with their labels, source, who marked them and when (reviewers only)."""
-    require_reviewer(user)
+    _reviewer(user)
     found = _dataset(store, dataset)
     rows = gold_store.gold_items(store, found.id)
     return pd.DataFrame(
@@ -242,7 +254,9 @@ def rule_of(dataset: Dataset) -> AlertRule:
 class Calibration:
     dataset: str
     rule: AlertRule
-    table: pd.DataFrame  # per annotator: gold accuracy with interval, recent, flagged, consensus, time
+    table: (
+        pd.DataFrame
+    )  # per annotator: gold accuracy with interval, recent, flagged, consensus, Dawid-Skene, time
     series: pd.DataFrame  # rolling accuracy per annotator and answer
     gold_items: int
 
@@ -253,23 +267,27 @@ class Calibration:
         flagged = self.table[self.table["flagged"]] if len(self.table) else self.table
         return [
             f"{row.annotator} on {self.dataset}: {row.recent_accuracy:.0%} right over their last "
-            f"{row.recent_answers} gold answers (alert below {self.rule.threshold:.0%})"
+            f"{int(row.recent_answers)} gold answers (alert below {self.rule.threshold:.0%})"
             for row in flagged.itertuples()
         ]
 
 
+_OTHER_COLUMNS = ["annotator", "consensus_agreement", "dawid_skene_accuracy", "items", "median_seconds_all"]
+
+
 def _consensus_and_time(store: Store, dataset: Dataset) -> pd.DataFrame:
-    """Each annotator's agreement with consensus (mean over fields) and median seconds, gold answers out."""
+    """Each annotator's agreement with consensus and Dawid-Skene accuracy (means over fields, where
+    items have two labels or more) and median seconds; answers on gold items left out."""
     log = annotation_log.annotations_frame(store, dataset.id)
     log = log[~log["annotation_id"].isin(gold_store.gold_answer_ids(store, dataset.id))]
     if log.empty:
-        return pd.DataFrame(columns=["annotator", "consensus_agreement", "items", "median_seconds_all"])
+        return pd.DataFrame(columns=_OTHER_COLUMNS)
     fields = label_fields(dataset.task, log)
     wides = wide_by_field(long_labels(log, list(fields)), list(fields))
     quality = annotator_quality(wides, item_seconds(log))
     if quality.empty:
-        return pd.DataFrame(columns=["annotator", "consensus_agreement", "items", "median_seconds_all"])
-    return (
+        return pd.DataFrame(columns=_OTHER_COLUMNS)
+    out = (
         quality.groupby("annotator")
         .agg(
             consensus_agreement=("agreement", "mean"),
@@ -278,12 +296,20 @@ def _consensus_and_time(store: Store, dataset: Dataset) -> pd.DataFrame:
         )
         .reset_index()
     )
+    per_field = [dawid_skene_accuracy(w) for w in wides.values()]
+    skill = (
+        pd.concat(per_field, axis=1).mean(axis=1)
+        if any(len(p) for p in per_field)
+        else pd.Series(dtype=float)
+    )
+    out["dawid_skene_accuracy"] = out["annotator"].map(skill).astype(float)
+    return out[_OTHER_COLUMNS]
 
 
-def calibration(store: Store, user: Annotator, dataset: str) -> Calibration:
+def calibration(store: Store, user: Annotator | None, dataset: str) -> Calibration:
     """Per annotator: gold accuracy (Wilson 95%), recent accuracy and the alert, agreement with
     consensus and time per item (reviewers and admins)."""
-    require_reviewer(user)
+    _reviewer(user)
     found = _dataset(store, dataset)
     rule = rule_of(found)
     answers = gold_store.gold_answers(store, found.id)
@@ -301,13 +327,16 @@ def calibration(store: Store, user: Annotator, dataset: str) -> Calibration:
     )
 
 
-def admin_alerts(store: Store, admin: Annotator) -> list[str]:
-    """Every flagged annotator on every dataset with gold items (admins)."""
-    require_admin(admin)
+def admin_alerts(store: Store, admin: Annotator | None) -> list[str]:
+    """Every flagged annotator on every dataset with gold items (admins); reads the gold answers only."""
+    _admin(admin)
     lines: list[str] = []
     for dataset in list_datasets(store):
-        if gold_store.gold_ids(store, dataset.id):
-            lines += calibration(store, admin, dataset.name).alerts()
+        if not gold_store.gold_ids(store, dataset.id):
+            continue
+        rule = rule_of(dataset)
+        table = calibration_table(gold_store.gold_answers(store, dataset.id), rule)
+        lines += Calibration(dataset.name, rule, table, pd.DataFrame(), 0).alerts()
     return lines
 
 

@@ -6,13 +6,38 @@ reviewers and the command line to whoever runs it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 from matplotlib.figure import Figure
 
 from qc.planning import PRESETS, STATISTICS, Plan, Preset, plan_preset, plan_study
 from qc.planning_plot import plan_figure
-from services.errors import InvalidInput
+from qc.quality import label_fields, long_labels, wide_by_field
+from qc.sequential import SequentialResult, SequentialRule, sequential_agreement
+from services import gold
+from services.access import require_reviewer
+from services.errors import InvalidInput, NotFound
+from store import studies
+from store.datasets import get_dataset
 
-__all__ = ["LEVELS", "PRESETS", "STATISTICS", "Plan", "Preset", "figure", "parse_shares", "plan", "preset"]
+if TYPE_CHECKING:
+    from store import Store
+    from store.users import Annotator
+
+__all__ = [
+    "LEVELS",
+    "PRESETS",
+    "STATISTICS",
+    "Plan",
+    "Preset",
+    "SequentialResult",
+    "figure",
+    "parse_shares",
+    "plan",
+    "preset",
+    "sequential_study",
+]
 
 LEVELS = ("nominal", "ordinal", "interval")
 MAX_SIMS = 5000  # a plan answers in seconds; more simulated studies buy little precision
@@ -69,3 +94,47 @@ def preset(key: str, n_sims: int = 400, seed: int = 0) -> Plan:
 
 def figure(result: Plan) -> Figure:
     return plan_figure(result)
+
+
+def sequential_study(
+    store: Store,
+    user: Annotator | None,
+    study: str,
+    *,
+    target: float,
+    batch: int,
+    cap: int | None = None,
+    field: str | None = None,
+    adjust: str = "bonferroni",
+    confidence: float = 0.95,
+) -> tuple[str, SequentialResult]:
+    """Apply a stopping rule to a study's finished items (those with all their raters' labels, in
+    item order): stopped by the target, by the cap (default: the study's size), or running.
+    Answers on gold items are left out as everywhere. Returns the field judged and the result."""
+    if user is not None:
+        require_reviewer(user)
+    found = studies.get_study(store, study)
+    if found is None:
+        raise NotFound(f"There is no study named {study!r}.")
+    dataset = get_dataset(store, found.dataset)
+    if dataset is None:
+        raise NotFound(f"The study's dataset {found.dataset!r} is gone.")
+    try:
+        rule = SequentialRule(target, batch, cap or found.n_items, confidence, adjust)
+    except ValueError as exc:
+        raise InvalidInput(f"Cannot apply this stopping rule: {exc}.") from exc
+    log = gold.for_agreement(store, dataset, studies.study_annotations(store, found))
+    fields = list(label_fields(dataset.task, log)) if len(log) else []
+    chosen = field or (fields[0] if fields else None)
+    if chosen is None or chosen not in fields:
+        raise InvalidInput(
+            f"Field {field!r} has no labels in this study; fields: {', '.join(fields) or 'none yet'}."
+        )
+    wide = wide_by_field(long_labels(log, [chosen]), [chosen]).get(chosen)
+    agreed: list[bool] = []
+    if wide is not None:
+        for _, row in wide.sort_index().iterrows():
+            values = [v for v in row.tolist() if v is not None and not (isinstance(v, float) and np.isnan(v))]
+            if len(values) >= found.raters:
+                agreed.append(len(set(map(str, values))) == 1)
+    return chosen, sequential_agreement(agreed, rule)

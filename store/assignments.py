@@ -155,6 +155,11 @@ class Scheduler:
         """The next open items after this one in hand-out order (for prefetching)."""
         with self.lock:
             pool = self.pool(db, dataset_id)
+            if pool.fresh_order:  # gold on: the shuffled order and the gold items come next, so
+                # a gold item is as likely to be loaded already as any other (no slower reply)
+                ahead = pool.fresh_order[pool.next_fresh : pool.next_fresh + 2 * n]
+                fresh = [i for i in ahead if i in pool.target and i not in pool.gold]
+                return fresh[: max(1, n // 2)] + sorted(pool.gold)[: n - max(1, n // 2)]
             start = bisect.bisect_right(pool.order, after_item)
             return [i for i in pool.order[start : start + 2 * n] if i in pool.target][:n]
 
@@ -414,18 +419,13 @@ def release(db: Store, annotator_id: int, item_id: int, dataset_id: int, now: da
 
 
 _TOTALS_TTL = 2.0  # seconds a dataset's settled/total counts may lag behind other annotators' saves
-_GOLD_TOTALS_TTL = 600.0
 
 
 def progress(db: Store | Tx, dataset_id: int, annotator_id: int | None = None) -> dict[str, int]:
     """Items in the dataset by gating state, and how many this annotator has labelled."""
     key = ("progress", dataset_id)
     cached = db.cache.get(key)
-    # With gold on, the totals move at most every _GOLD_TOTALS_TTL: a gold answer settles nothing, so
-    # totals that moved after each submit would tell a gold item from the others.
-    gold_on = _scheduler(db).pool(db, dataset_id).gold_share > 0
-    ttl = _GOLD_TOTALS_TTL if gold_on else _TOTALS_TTL
-    if cached is MISS or time.monotonic() - cached[0] > ttl:
+    if cached is MISS or time.monotonic() - cached[0] > _TOTALS_TTL:
         row = db.fetchone(
             "SELECT count(*), count(*) FILTER (WHERE status <> 'open'), "
             "count(*) FILTER (WHERE status = 'discarded') FROM item_state WHERE dataset_id = ?",

@@ -17,30 +17,12 @@ from store import gold as gold_store
 from store.annotations import annotations_frame
 from store.datasets import DatasetError, get_dataset, update_settings
 from store.state import get_item_state
-
-DATASET = "prmbench-step-review"
-GOOD = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
-WRONG = {"original": "incorrect", "modification": "unreasonable"}
+from tests.gold_support import DATASET, GOOD, WRONG, label_items
 
 
 def _work(store: Store, who, n: int, payload_for) -> list[int]:
     """``who`` takes and labels ``n`` items; the ids they were handed, in order."""
-    dataset = get_dataset(store, DATASET)
-    seen = []
-    for _ in range(n):
-        found = work.next_item(store, who, dataset, annotate.now_utc())
-        assert found is not None
-        seen.append(found.item.item_id)
-        annotate.submit(
-            store,
-            annotator=who,
-            item_id=found.item.item_id,
-            version_id=found.item.version_id,
-            payload=payload_for(found.item.item_id),
-            request_id=uuid.uuid4().hex,
-            seconds_spent=4.0,
-        )
-    return seen
+    return [item_id for item_id, _ in label_items(store, who.name, n, payload_for)]
 
 
 @pytest.fixture
@@ -79,6 +61,7 @@ def test_an_annotator_answering_gold_wrongly_is_flagged_and_a_careful_one_is_not
     assert not rows.loc["good", "flagged"] and rows.loc["good", "accuracy"] == 1.0
     assert rows.loc["good", "lower"] < 1.0 == rows.loc["good", "upper"]  # Wilson: n answers cannot prove 100%
     assert [line.split(" ")[0] for line in result.alerts()] == ["bad"]
+    assert {"consensus_agreement", "dawid_skene_accuracy", "median_seconds_all"} <= set(result.table.columns)
     assert gold_service.admin_alerts(store, lead) == result.alerts()
     assert result.figure("bad") is not None
     # answers on gold items are not votes: the gold items' states did not move
@@ -154,3 +137,51 @@ def test_answers_are_scored_field_by_field() -> None:
     assert row["accuracy"] == 0.5 and row["recent_accuracy"] == 0.0 and row["flagged"]
     few = calibration_table(answers.head(8), AlertRule(threshold=0.9, min_items=10, window=20)).iloc[0]
     assert not few["flagged"]  # 8 answers are too few to say
+
+
+def test_exports_say_which_items_were_gold_but_never_to_an_annotator(team, tmp_path) -> None:
+    from services.exports import export
+
+    store, _, gold_ids = team
+    bad = users.add_user(store, "bad", "annotator")
+    _work(store, bad, 20, lambda _: WRONG)
+    log = export(store, "log-jsonl", tmp_path / "log.jsonl", dataset=DATASET)
+    rows = [json.loads(line) for line in log.path.read_text().splitlines()]
+    answers = [r for r in rows if r["gold_answer"]]
+    assert (
+        answers
+        and {r["item_id"] for r in answers} <= gold_ids
+        and {r["annotator"] for r in answers} == {"bad"}
+    )
+    manifest = json.loads(log.manifest.read_text())
+    assert len(manifest["gold_items"]) == len(gold_ids)
+    items = export(store, "items-jsonl", tmp_path / "items.jsonl", dataset=DATASET)
+    flagged = [json.loads(line) for line in items.path.read_text().splitlines() if json.loads(line)["gold"]]
+    assert len(flagged) == len(gold_ids)
+    own = export(store, "log-jsonl", tmp_path / "own.jsonl", dataset=DATASET, annotator="bad")
+    text = own.path.read_text() + own.manifest.read_text()
+    assert "gold" not in text
+
+
+def test_the_share_decides_and_gold_never_outlasts_other_work(team) -> None:
+    store, _, gold_ids = team
+    update_settings(store, DATASET, {"gold_percent": 100})
+    eager = users.add_user(store, "eager", "annotator")
+    assert set(_work(store, eager, len(gold_ids), lambda _: GOOD)) == gold_ids  # every claim gold, none twice
+    assert not set(_work(store, eager, 5, lambda _: GOOD)) & gold_ids  # then no gold is left for them
+    update_settings(store, DATASET, {"gold_percent": 1})
+    late = users.add_user(store, "late", "annotator")
+    dataset = get_dataset(store, DATASET)
+    handed = []
+    while (got := work.next_item(store, late, dataset, annotate.now_utc())) is not None:
+        handed.append(got.item.item_id)
+        annotate.submit(
+            store,
+            annotator=late,
+            item_id=got.item.item_id,
+            version_id=got.item.version_id,
+            payload=GOOD,
+            request_id=uuid.uuid4().hex,
+        )
+    assert len(set(handed) & gold_ids) < len(gold_ids)  # gold was left when the other work ran out...
+    assert len(handed) == len(set(handed))  # ...and none was handed out after it

@@ -69,17 +69,93 @@ def test_the_section_plans_for_reviewers_and_refuses_annotators(store: Store) ->
     users.add_user(store, "ann", "annotator", password=None)
     ctx = AppContext(store=store, mode=TEAM)
     answer, figure, series = planner.on_plan(
-        ctx, "observed_agreement", 0.94, 0.05, "0.95,0.05", 2, 0.95, None, 0, gr.Request(username="lead")
+        ctx,
+        "observed_agreement",
+        0.94,
+        0.05,
+        "0.95,0.05",
+        2,
+        0.95,
+        None,
+        0,
+        "nominal",
+        gr.Request(username="lead"),
     )
     assert "items needed for a half-width of 0.05: 95" in answer and figure is not None
     assert "95" in set(series["items"])
     refused, *_ = planner.on_plan(
-        ctx, "observed_agreement", 0.94, 0.05, "0.9,<b>", 2, 0.95, None, 0, gr.Request(username="lead")
+        ctx,
+        "observed_agreement",
+        0.94,
+        0.05,
+        "0.9,<b>",
+        2,
+        0.95,
+        None,
+        0,
+        "nominal",
+        gr.Request(username="lead"),
     )
     assert refused.startswith("Not planned") and "<b>" not in refused
     with pytest.raises(gr.Error):
         planner.on_plan(
-            ctx, "observed_agreement", 0.94, 0.05, "0.5,0.5", 2, 0.95, None, 0, gr.Request(username="ann")
+            ctx,
+            "observed_agreement",
+            0.94,
+            0.05,
+            "0.5,0.5",
+            2,
+            0.95,
+            None,
+            0,
+            "nominal",
+            gr.Request(username="ann"),
         )
     preset = planner.on_preset(ctx, "mpbench", gr.Request(username="lead"))
     assert "0.923 to 0.972" in preset[0] and preset[7] == 3 and preset[9] == 300
+
+
+def test_the_section_checks_a_study_under_a_stopping_rule(store: Store) -> None:
+    users.add_user(store, "lead", "admin")
+    ctx = AppContext(store=store, mode=TEAM)
+    refused = planner.on_sequential(ctx, "no-such-study", 0.05, 20, None, True, gr.Request(username="lead"))
+    assert refused == "Not checked: There is no study named 'no-such-study'."
+
+
+def test_sequential_verb_names_a_missing_study(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "app.py",
+            "sequential",
+            "nope",
+            "--target",
+            "0.05",
+            "--db",
+            str(tmp_path / "s.duckdb"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1 and "There is no study named 'nope'" in done.stderr
+
+
+def test_the_section_plans_ordinal_alpha_at_the_fields_level(store: Store) -> None:
+    users.add_user(store, "lead", "admin")
+    ctx = AppContext(store=store, mode=TEAM)
+    answer, _, series = planner.on_plan(
+        ctx,
+        "krippendorff_alpha",
+        0.6,
+        0.1,
+        "0.3,0.4,0.3",
+        3,
+        0.95,
+        None,
+        0,
+        "ordinal",
+        gr.Request(username="lead"),
+    )
+    assert "(by simulation)" in answer and "+/-" in answer and len(series) == 5

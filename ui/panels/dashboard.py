@@ -27,6 +27,7 @@ from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.outputs import Outputs
+from ui.panels import gold as gold_section
 from ui.panels import planner
 from ui.render import escape_text
 
@@ -476,6 +477,7 @@ def build(ctx: AppContext) -> None:
                 study_csv = gr.HTML("", elem_id="qc-study-download-csv")
                 study_json = gr.HTML("", elem_id="qc-study-download-json")
         planner.build(ctx)
+        gold_section.build(ctx, dataset)
 
     private = {"api_visibility": "private"}
     shown = Outputs(

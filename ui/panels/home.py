@@ -9,7 +9,7 @@ from __future__ import annotations
 import gradio as gr
 import pandas as pd
 
-from services import annotate
+from services import annotate, gold
 from tasks import SPECS
 from ui.auth import require_user
 from ui.binding import bind
@@ -33,6 +33,13 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple[str, pd.DataFrame]:
         for row in annotate.my_work(ctx.store, user)
     ]
     hello = f"Hello **{escape_text(user.name)}** ({escape_text(user.role)}). {WELCOME}"
+    for name, *_ in rows:  # own gold accuracy, where the dataset allows it (services.gold)
+        checked = gold.my_gold_accuracy(ctx.store, user, name)
+        if checked:
+            hello += f"\n\n**{escape_text(name)}**: {escape_text(checked)}"
+    if user.is_admin:  # the calibration alert reaches admins where the app opens
+        for alert in gold.admin_alerts(ctx.store, user):
+            hello += f"\n\n⚠ Gold check: {escape_text(alert)}"
     return hello, pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -19,7 +19,7 @@ from ui.auth import require_reviewer
 from ui.binding import bind
 from ui.context import AppContext
 
-__all__ = ["build", "on_plan", "on_preset"]
+__all__ = ["build", "on_plan", "on_preset", "on_sequential"]
 
 STATISTIC_CHOICES = [
     ("observed agreement (Wilson, exact)", "observed_agreement"),
@@ -62,6 +62,7 @@ def on_plan(
     confidence: float | None,
     items: float | None,
     seed: float | None,
+    level: str,
     request: gr.Request,
 ) -> tuple[str, Any, Any]:
     """The plan for what was typed; a bad input says which and changes nothing."""
@@ -78,6 +79,7 @@ def on_plan(
             confidence=float(confidence or 0.95),
             items=int(items) if items else None,
             seed=int(seed or 0),
+            level=level or "nominal",
         )
     except ServiceError as exc:
         return f"Not planned: {html.escape(str(exc), quote=False)}", gr.skip(), gr.skip()
@@ -109,6 +111,32 @@ def on_preset(ctx: AppContext, key: str, request: gr.Request) -> tuple[Any, ...]
     )
 
 
+def on_sequential(
+    ctx: AppContext,
+    study: str,
+    target: float | None,
+    batch: float | None,
+    cap: float | None,
+    adjusted: bool,
+    request: gr.Request,
+) -> str:
+    """A drawn study under a stopping rule: stopped by the target, by the cap, or the next batch due."""
+    user = require_reviewer(ctx, request)
+    try:
+        field, result = planning.sequential_study(
+            ctx.store,
+            user,
+            (study or "").strip(),
+            target=float(target or 0),
+            batch=int(batch or 0),
+            cap=int(cap) if cap else None,
+            adjust="bonferroni" if adjusted else "none",
+        )
+    except ServiceError as exc:
+        return f"Not checked: {html.escape(str(exc), quote=False)}"
+    return html.escape(f"Field {field}: {result.note()}", quote=False)
+
+
 def build(ctx: AppContext) -> None:
     with gr.Accordion("Plan a study", open=False, elem_id="qc-planner"):
         gr.Markdown(HELP, elem_classes=["qc-note"])
@@ -120,6 +148,9 @@ def build(ctx: AppContext) -> None:
             expected = gr.Number(0.9, label="Expected value", elem_id="plan-expected")
             shares = gr.Textbox("0.5,0.5", label="Category shares", elem_id="plan-shares")
             raters = gr.Number(2, label="Raters", precision=0, minimum=2, maximum=50, elem_id="plan-raters")
+            level = gr.Dropdown(
+                list(planning.LEVELS), value="nominal", label="Level (alpha)", elem_id="plan-level"
+            )
         with gr.Row(equal_height=True):
             confidence = gr.Number(0.95, label="Confidence", elem_id="plan-confidence")
             half_width = gr.Number(0.05, label="Half-width wanted", elem_id="plan-half-width")
@@ -131,10 +162,29 @@ def build(ctx: AppContext) -> None:
         series = gr.Dataframe(
             interactive=False, label="Half-width by items", elem_id="plan-series", elem_classes=["qc-table"]
         )
+        gr.Markdown(
+            "**Sequential study**: look at a drawn study's finished items in batches and stop when the "
+            "interval reaches the target width (or at the cap).",
+            elem_classes=["qc-note"],
+        )
+        with gr.Row(equal_height=True):
+            seq_study = gr.Textbox(label="Study", scale=2, elem_id="seq-study")
+            seq_target = gr.Number(0.05, label="Target half-width", elem_id="seq-target")
+            seq_batch = gr.Number(20, label="Batch", precision=0, minimum=1, elem_id="seq-batch")
+            seq_cap = gr.Number(None, label="Cap (default: the study's size)", precision=0, elem_id="seq-cap")
+            seq_adjusted = gr.Checkbox(True, label="Interval valid under stopping", elem_id="seq-adjusted")
+            seq_go = gr.Button("Check", elem_id="seq-go", elem_classes=["qc-action"])
+        seq_answer = gr.Markdown("", elem_id="seq-answer")
     private = {"api_visibility": "private"}
+    seq_go.click(
+        bind(on_sequential, ctx),
+        [seq_study, seq_target, seq_batch, seq_cap, seq_adjusted],
+        [seq_answer],
+        **private,
+    )
     go.click(
         bind(on_plan, ctx),
-        [statistic, expected, half_width, shares, raters, confidence, items, seed],
+        [statistic, expected, half_width, shares, raters, confidence, items, seed, level],
         [answer, plot, series],
         **private,
     )

@@ -1,0 +1,65 @@
+"""In Chromium: an admin marks gold items and reads an annotator's calibration plot and alert."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services import gold as gold_service
+from store import Store
+from store.datasets import update_settings
+from store.demo import populate_demo
+from tests.browser_support import cli, login, running, screenshot
+from tests.gold_support import DATASET, GOOD, WRONG, label
+
+pytestmark = pytest.mark.browser
+
+PASSWORD = "gold-password-1"
+
+
+def _calibrated_db(tmp_path: Path) -> tuple[Path, list[str]]:
+    db = tmp_path / "gold.duckdb"
+    cli("users", "add", "lead", "--role", "admin", "--password", PASSWORD, db=db)
+    for name in ("ann", "bad"):
+        cli("users", "add", name, "--role", "annotator", "--password", PASSWORD, db=db)
+    with Store(db) as store:
+        populate_demo(store)
+        settled = label(store, "ann", 12, GOOD)
+        gold_service.mark_items(store, None, DATASET, settled[:8])
+        update_settings(store, DATASET, {"gold_percent": 50, "gold_alert_min_items": 5})
+        label(store, "bad", 20, WRONG)
+    return db, settled[8:]
+
+
+def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path, page) -> None:
+    db, more = _calibrated_db(tmp_path)
+    with running(db, "--no-demo") as server:
+        login(page, server.url, "lead", PASSWORD)
+        alert = page.locator("#home-hello").get_by_text(
+            "Gold check: bad on prmbench-step-review", exact=False
+        )
+        alert.wait_for(timeout=30_000)  # the alert reaches the admin where the app opens
+        page.get_by_role("tab", name="QC dashboard").click()
+        page.locator("#qc-dataset input").wait_for()
+        page.locator("#qc-gold").get_by_text("Gold items and calibration").first.click()
+        page.locator("#gold-items textarea, #gold-items input").first.fill(", ".join(more))
+        page.locator("#gold-mark").click()
+        page.locator("#gold-mark-status").get_by_text("marked 4 item(s) gold").wait_for(timeout=30_000)
+
+        page.locator("#gold-show").click()
+        status = page.locator("#gold-status")
+        status.get_by_text("12 gold item(s)").wait_for(timeout=30_000)
+        assert "bad on prmbench-step-review" in status.inner_text() and "0% right" in status.inner_text()
+        table = page.locator("#gold-table").inner_text()
+        assert "bad" in table and "below" in table
+        assert len(page.locator("#gold-list").inner_text().split("consensus")) > 12
+
+        page.locator("#gold-annotator input").click()
+        page.get_by_role("option", name="bad", exact=True).click()
+        image = page.locator("#gold-plot img")
+        image.wait_for(state="visible", timeout=30_000)
+        assert image.evaluate("img => img.naturalWidth") > 500
+        screenshot(page, "gold-calibration")
+    out = cli("gold", "alerts", db=db).stdout
+    assert out.startswith("bad on prmbench-step-review")
