@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
-
-import matplotlib
-
-matplotlib.use("Agg")
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from qc.planning import wilson_interval
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["AlertRule", "answer_correct", "calibration_figure", "calibration_series", "calibration_table"]
 
@@ -120,6 +118,8 @@ def calibration_series(answers: pd.DataFrame, window: int) -> pd.DataFrame:
 
 def calibration_figure(series: pd.DataFrame, rule: AlertRule, annotator: str | None = None) -> Figure:
     """Rolling gold accuracy by answer, one line per annotator (or one), the alert threshold dashed."""
+    from matplotlib.figure import Figure  # loads when a plot is first drawn, not at start
+
     fig = Figure(figsize=(6.4, 3.4), dpi=100)
     fig.subplots_adjust(left=0.11, right=0.97, bottom=0.16, top=0.88)
     ax = fig.add_subplot()

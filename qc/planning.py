@@ -19,14 +19,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from statistics import NormalDist
 from typing import Literal, cast
 
 import krippendorff
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from qc.bootstrap import resample_indices
+from qc.bootstrap import wilson_interval as _wilson
 
 __all__ = [
     "PRESETS",
@@ -53,7 +54,7 @@ SIM_ERROR_BOOT = 200  # bootstrap replicates over the simulated studies for the 
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), got {confidence}")
-    return float(norm.ppf(0.5 + confidence / 2.0))
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 
 def _check_share(share: float, what: str = "expected agreement") -> float:
@@ -67,11 +68,8 @@ def wilson_interval(share: float, n: int, confidence: float = 0.95) -> tuple[flo
     share = _check_share(share, "share")
     if n < 1:
         raise ValueError(f"n must be at least 1 item, got {n}")
-    z = _z(confidence)
-    denom = 1.0 + z * z / n
-    centre = (share + z * z / (2 * n)) / denom
-    half = z / denom * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    _z(confidence)  # checks the level
+    return _wilson(share, n, confidence)
 
 
 def wilson_half_width(share: float, n: int, confidence: float = 0.95) -> float:

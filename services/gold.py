@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from qc.dashboard import item_seconds
 from qc.dawid_skene import dawid_skene_accuracy
@@ -33,6 +32,8 @@ from store import studies
 from store.datasets import Dataset, get_dataset, list_datasets
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from store import Store
     from store.users import Annotator
 

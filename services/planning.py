@@ -9,10 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from qc.planning import PRESETS, STATISTICS, Plan, Preset, plan_preset, plan_study
-from qc.planning_plot import plan_figure
 from qc.quality import label_fields, long_labels, wide_by_field
 from qc.sequential import SequentialResult, SequentialRule, sequential_agreement
 from services import gold
@@ -22,6 +20,8 @@ from store import studies
 from store.datasets import get_dataset
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from store import Store
     from store.users import Annotator
 
@@ -93,6 +93,8 @@ def preset(key: str, n_sims: int = 400, seed: int = 0) -> Plan:
 
 
 def figure(result: Plan) -> Figure:
+    from qc.planning_plot import plan_figure  # matplotlib loads when a plot is first drawn
+
     return plan_figure(result)
 
 
