@@ -23,6 +23,7 @@ from store.imports import ImportOutcome, ImportRejected
 from store.imports import import_file as _import_file
 from store.records import ImportProblem
 from store.users import Annotator
+from tasks import QUALITY_GATE
 
 __all__ = [
     "FORMATS",
@@ -76,7 +77,7 @@ def import_file(
     _admin(user)
     path = Path(path)
     try:
-        return _import_file(
+        outcome = _import_file(
             store,
             path,
             format=format,
@@ -93,6 +94,27 @@ def import_file(
     except (ImportFormatError, DatasetError, ValueError) as exc:
         message = str(exc).replace(str(path), shown_name) if shown_name else str(exc)
         raise InvalidInput(message) from exc
+    _judge_first(store, outcome)
+    return outcome
+
+
+def _judge_first(store: Store, outcome: ImportOutcome) -> None:
+    """CRYSTAL's loop 1 for generated items: with a judge model configured, new gate items go to it
+    before they reach people (it regenerates up to its attempts, then lets them through flagged)."""
+    from services import regeneration
+    from services.jobs import generator_config
+
+    if outcome.task != QUALITY_GATE or not (outcome.added or outcome.new_versions):
+        return
+    if generator_config(store).judge_backend == "none":
+        return
+    found = datasets.get_dataset(store, outcome.dataset)
+    sent = regeneration.judge_pending(store, found, None) if found is not None else 0
+    if sent:
+        outcome.notes.append(
+            f"{sent} item(s) go to the judge model first (loop 1); people see each once it passes "
+            "or runs out of attempts (python app.py jobs list)"
+        )
 
 
 def dataset_rows(store: Store, user: Annotator | None) -> list[DatasetRow]:

@@ -17,6 +17,7 @@ from services.encoder import Encoder
 from services.errors import NotAllowed, NotFound
 from services.matching import embed
 from store import annotations as annotation_log
+from store import state as item_states
 from store.datasets import get_dataset
 from store.db import Store
 from store.items import get_item
@@ -25,7 +26,7 @@ from store.versions import lineage_with_authors
 from tasks import QUALITY_GATE
 from tasks.quality_gate import NUMBERS, OPTIONS, STEP_ROLE
 
-__all__ = ["StepGroup", "gate_settings", "lineage", "step_groups"]
+__all__ = ["StepGroup", "gate_settings", "judge_flag", "lineage", "step_groups"]
 
 
 @dataclass(frozen=True)
@@ -100,3 +101,15 @@ def step_groups(
     threshold = float(settings.get("cluster_threshold", NUMBERS["cluster_threshold"].default))
     clusters = cluster_steps(vectors @ vectors.T, threshold=threshold)
     return [StepGroup(tuple(m + 1 for m in c.members), c.medoid + 1) for c in clusters if len(c.members) > 1]
+
+
+def judge_flag(store: Store, item_id: int) -> str:
+    """What CRYSTAL's loop 1 left on the item for the people at the gate: nothing, or that it reached
+    them past the judge's attempts with the criteria the judge still failed (a model's verdict, not a
+    person's label: nothing blind)."""
+    found = item_states.get_item_state(store, item_id)
+    decision = found.decision if found is not None and found.status == "open" else None
+    if not isinstance(decision, dict) or decision.get("flag") != "validator_exhausted":
+        return ""
+    failed = ", ".join(str(c).upper() for c in decision.get("failed") or []) or "a criterion"
+    return f"flagged: the judge model still failed {failed} after its regenerations; check those closely"

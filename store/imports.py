@@ -66,6 +66,7 @@ class ImportOutcome:
     skipped: list[ImportProblem] = field(default_factory=list)
     warnings: list[ImportProblem] = field(default_factory=list)
     report_path: Path | None = None
+    notes: list[str] = field(default_factory=list)  # what happened next (services add these)
 
     def summary(self) -> str:
         text = (
@@ -78,7 +79,7 @@ class ImportOutcome:
             text += f"; {len(self.skipped)} bad line(s) skipped, listed in {self.report_path}"
         if self.warnings:
             text += f"; {len(self.warnings)} warning(s) (kept with a change), listed in {self.report_path}"
-        return text
+        return "; ".join([text, *self.notes])
 
 
 def write_skip_report(

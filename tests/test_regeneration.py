@@ -278,6 +278,16 @@ def test_loop_one_judges_a_regenerated_version_before_people_and_flags_it_past_i
     st = state.get_item_state(demo_store, flagged.item_id)
     assert st is not None and st.status == "open" and st.decision["flag"] == "validator_exhausted"  # type: ignore[index]
     assert st.decision["failed"] == ["c4"]  # type: ignore[index]
+    # The people at the gate see the flag with what the judge still failed (the panel's header).
+    from services import gate
+
+    assert "still failed C4" in gate.judge_flag(demo_store, flagged.item_id)
+    untouched = [
+        i
+        for i in items.item_ids(demo_store, flagged.dataset_id)
+        if i not in {passed.item_id, flagged.item_id}
+    ]
+    assert gate.judge_flag(demo_store, untouched[0]) == ""
     ds = annotate.dataset_for(demo_store, GATE)
     shares = regeneration.shares(demo_store, ds)
     total = len(items.item_ids(demo_store, ds.id))
@@ -444,3 +454,19 @@ def test_the_endpoint_and_key_come_from_the_environment_and_an_unreachable_one_s
         ChatBackend(config).generate(Request("synonym", {"step": "s", "candidates": 5}))
     with pytest.raises(GenerationError, match="no base URL"):
         ChatBackend(config_from({}, {}))
+
+
+def test_with_a_judge_configured_imported_gate_items_go_to_it_before_people(tmp_path: Path) -> None:
+    from services import data
+
+    with Store(tmp_path / "judged.duckdb") as store:
+        jobs.configure(store, None, {"judge_backend": "command", "command": FAKE})
+        outcome = data.import_file(
+            store, None, ROOT / "demo_data" / "crystal_demo.jsonl", format="crystal", dataset="judged"
+        )
+        assert "10 item(s) go to the judge model first" in outcome.summary()
+        ds = annotate.dataset_for(store, "judged")
+        assert {_status(store, i) for i in items.item_ids(store, ds.id)} == {"judging"}
+        assert annotate.next_item(store, users.add_user(store, "early", "annotator"), ds) is None
+        jobs.run_pending(store)  # the fake judge passes every item: now people get them
+        assert {_status(store, i) for i in items.item_ids(store, ds.id)} == {"open"}

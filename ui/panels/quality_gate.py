@@ -150,6 +150,9 @@ def _show(
     heading = view.header(item, shown.position, total, shown.state, shown.my_label or {}, dataset.name)
     if draft:
         heading += " · with your unsaved changes"
+    flag = gate.judge_flag(ctx.store, item.item_id)
+    if flag:
+        heading += f" · ⚑ {escape_text(flag)}"
     return {
         "header": heading,
         "image": item.image_paths[0] if item.image_paths else None,
