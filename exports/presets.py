@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from typing import Any
 
 import pandas as pd
+
+from exports.report import finite_number
 
 __all__ = ["FORMATS", "format_cell", "preset_csv", "preset_latex", "preset_markdown", "preset_text"]
 
@@ -34,17 +35,9 @@ _LATEX_SPECIAL = {
 }
 
 
-def _number(value: Any) -> float | None:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(out) else out
-
-
 def format_cell(row: str, value: Any) -> str:
     """One cell as the paper prints it; 'n/a' where undefined (an empty column, an unpublished figure)."""
-    v = _number(value)
+    v = finite_number(value)
     if v is None:
         return "n/a"
     if row.startswith("#"):
@@ -83,7 +76,7 @@ def preset_csv(table: pd.DataFrame) -> str:
     writer.writerow(["row", "column", "value"])
     for row in table.index:
         for header, value in zip(_headers(table), table.loc[row], strict=True):
-            number = _number(value)
+            number = finite_number(value)
             writer.writerow([row, header, "" if number is None else repr(number)])
     return buffer.getvalue()
 

@@ -27,6 +27,7 @@ __all__ = [
     "ReportTables",
     "agreement_display",
     "coefficient_order",
+    "finite_number",
     "format_ci",
     "paradox_warning",
     "report_csv",
@@ -129,7 +130,8 @@ class ReportFiles:
 # ---- pure formatting -----------------------------------------------------------------------
 
 
-def _number(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
+    """A cell's value as a float, None where it is missing or NaN (so exports print 'n/a', not 'nan')."""
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -161,10 +163,10 @@ def interval_note(report: Any) -> str:
 
 def format_ci(value: Any, low: Any = None, high: Any = None) -> str:
     """'0.823 [0.790, 0.860]'; 'n/a' where the figure is undefined (too few items, one label only)."""
-    v = _number(value)
+    v = finite_number(value)
     if v is None:
         return "n/a"
-    lo, hi = _number(low), _number(high)
+    lo, hi = finite_number(low), finite_number(high)
     return f"{v:.3f}" if lo is None or hi is None else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
@@ -247,7 +249,7 @@ def _md_table(frame: pd.DataFrame) -> str:
 
 
 def _table2_cell(row: str, value: Any) -> str:
-    v = _number(value)
+    v = finite_number(value)
     if v is None:
         return "n/a"
     if row == "# Samples":
@@ -270,7 +272,7 @@ def _table2_records(table2: pd.DataFrame) -> list[dict[str, Any]]:
     if table2.empty:
         return []
     return [
-        {"row": str(row), "subset": str(subset), "column": str(column), "value": _number(value)}
+        {"row": str(row), "subset": str(subset), "column": str(column), "value": finite_number(value)}
         for (subset, column) in table2.columns
         for row, value in table2[(subset, column)].items()
     ]
@@ -319,10 +321,10 @@ def _tidy(
                     "group": str(row[group]) if group else "",
                     "field": str(row.get("field", "")),
                     "statistic": stat,
-                    "value": _number(row.get(stat)),
-                    "low": _number(row.get(f"{stat}_low")),
-                    "high": _number(row.get(f"{stat}_high")),
-                    "n_items": _number(row.get(n)) if n else None,
+                    "value": finite_number(row.get(stat)),
+                    "low": finite_number(row.get(f"{stat}_low")),
+                    "high": finite_number(row.get(f"{stat}_high")),
+                    "n_items": finite_number(row.get(n)) if n else None,
                 }
             )
     return rows
@@ -355,10 +357,10 @@ def report_records(report: ReportTables) -> list[dict[str, Any]]:
                         "group": f"{a} ~ {b}",
                         "field": field,
                         "statistic": "observed_agreement",
-                        "value": _number(matrix.loc[a, b]),
+                        "value": finite_number(matrix.loc[a, b]),
                         "low": None,
                         "high": None,
-                        "n_items": _number(report.shared[field].loc[a, b]),
+                        "n_items": finite_number(report.shared[field].loc[a, b]),
                     }
                 )
     by = "dataset"
