@@ -16,7 +16,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from services import annotate, perturbation, statistics
+from services import annotate, perturbation
 from services.annotate import WorkItem
 from services.errors import ServiceError
 from services.records import Annotator, Dataset
@@ -24,7 +24,9 @@ from tasks import PERTURBATION_CHECK
 from tasks.perturbation_check import CHECKLISTS, perturbation_of
 from ui.auth import require_admin, require_user
 from ui.context import AppContext
+from ui.kit import opening
 from ui.kit.messages import refusal, said
+from ui.kit.opening import has_item
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
@@ -53,10 +55,6 @@ TYPE_TITLES = {
 
 def _say(message: str, warn: bool = False) -> str:
     return refusal(message) if warn else said(message)
-
-
-def _has_item(current: Any) -> bool:
-    return isinstance(current, dict) and current.get("item_id") is not None
 
 
 def _how_made(record: dict[str, Any]) -> str:
@@ -143,28 +141,21 @@ def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
 def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
     """Opening the tab gives the checker their next variant; admins also get the variants' history."""
     user = require_user(ctx, request)
-    names = statistics.dataset_names(ctx.store, PERTURBATION_CHECK)
-    dataset = dataset if dataset in names else (names[0] if names else None)
-    out: dict[str, Any] = {
-        "dataset": gr.Dropdown(choices=names, value=dataset),
-        "admin_box": gr.Accordion(visible=user.is_admin),
-    }
-    if _has_item(current) and current["dataset"] == dataset:
-        return out
-    return {**out, **_open(ctx, user, dataset)}
+    extra = {"admin_box": gr.Accordion(visible=user.is_admin)}
+    return opening.on_tab(
+        ctx, PERTURBATION_CHECK, dataset, current, lambda name: _open(ctx, user, name), extra
+    )
 
 
 def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
     user = require_user(ctx, request)
-    if _has_item(current) and current["dataset"] == dataset:
-        return {}
-    return _open(ctx, user, dataset)
+    return opening.on_dataset(dataset, current, lambda name: _open(ctx, user, name))
 
 
 def on_save(ctx: AppContext, ticked: Any, current: Any, request: gr.Request) -> dict[str, Any]:
     """Store the verdicts (ticked items hold, the rest fail) and show the next variant."""
     user = require_user(ctx, request)
-    if not _has_item(current):
+    if not has_item(current):
         return {"status": _say("There is no variant to save.", warn=True)}
     ticked = set(ticked or [])
     checks = {key: key in ticked for key in CHECKLISTS.get(str(current.get("type")), {})}
@@ -196,7 +187,7 @@ def on_save(ctx: AppContext, ticked: Any, current: Any, request: gr.Request) -> 
 
 def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
     user = require_user(ctx, request)
-    if not _has_item(current) or current.get("state") == "done":
+    if not has_item(current) or current.get("state") == "done":
         return {"status": _say("There is no variant of yours to skip.")}
     try:
         dataset = annotate.dataset_for(ctx.store, current.get("dataset"), PERTURBATION_CHECK)
@@ -258,7 +249,7 @@ def on_history(ctx: AppContext, dataset: str | None, current: Any, request: gr.R
     user = require_admin(ctx, request)
     try:
         warnings = perturbation.warnings(ctx.store, user, dataset or "")
-        variants = perturbation.history(ctx.store, user, current["item_id"]) if _has_item(current) else []
+        variants = perturbation.history(ctx.store, user, current["item_id"]) if has_item(current) else []
     except ServiceError as exc:
         return {"warnings": _say(str(exc), warn=True)}
     rows = [

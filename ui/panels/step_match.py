@@ -17,15 +17,17 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from services import annotate, drafts, statistics, step_match
+from services import annotate, drafts, step_match
 from services.annotate import WorkItem
 from services.errors import ServiceError
 from services.records import Annotator, Dataset
 from tasks import STEP_MATCH
 from ui.auth import require_user
 from ui.context import AppContext
+from ui.kit import opening
 from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal, said
+from ui.kit.opening import has_item
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
@@ -55,10 +57,6 @@ REPORT = ("report_note", "table", "sampling", "models", "humans", "calibration",
 
 def _say(message: str, warn: bool = False) -> str:
     return refusal(message) if warn else said(message)
-
-
-def _has_item(current: Any) -> bool:
-    return isinstance(current, dict) and current.get("item_id") is not None
 
 
 def _text(text: str) -> str:
@@ -141,29 +139,20 @@ def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
 def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
     """Opening the tab gives the annotator their pair; the report is offered to reviewers only."""
     user = require_user(ctx, request)
-    names = statistics.dataset_names(ctx.store, STEP_MATCH)
-    dataset = dataset if dataset in names else (names[0] if names else None)
-    out: dict[str, Any] = {
-        "dataset": gr.Dropdown(choices=names, value=dataset),
-        "report_box": gr.Accordion(visible=user.can_see_labels),
-    }
-    if _has_item(current) and current["dataset"] == dataset:
-        return out
-    return {**out, **_open(ctx, user, dataset)}
+    extra = {"report_box": gr.Accordion(visible=user.can_see_labels)}
+    return opening.on_tab(ctx, STEP_MATCH, dataset, current, lambda name: _open(ctx, user, name), extra)
 
 
 def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
     user = require_user(ctx, request)
-    if _has_item(current) and current["dataset"] == dataset:
-        return {}
-    return _open(ctx, user, dataset)
+    return opening.on_dataset(dataset, current, lambda name: _open(ctx, user, name))
 
 
 def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
     """A click or key: kept as this user's draft on the server until it is saved. It answers nothing:
     with m then s typed at once, a late reply would overwrite the next pair's "saved" line."""
     user = require_user(ctx, request)
-    if not _has_item(current) or choice not in TITLES:
+    if not has_item(current) or choice not in TITLES:
         return {}
     if annotate.saved_attempt(ctx.store, user, str(current.get("request_id") or "")):
         return {}  # a click that reached the server after its pair was saved
@@ -174,7 +163,7 @@ def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -
 def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
     """Store the label and show the next pair; the reply says "saved" and nothing about the pair."""
     user = require_user(ctx, request)
-    if not _has_item(current):
+    if not has_item(current):
         return {"status": _say("There is no pair to save.", warn=True)}
     if choice not in TITLES:
         return {"status": _say("Nothing saved: choose Match (m) or No match (n), then save (s).", warn=True)}
@@ -200,7 +189,7 @@ def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> 
 
 def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
     user = require_user(ctx, request)
-    if not _has_item(current) or current.get("state") == "done":
+    if not has_item(current) or current.get("state") == "done":
         return {"status": _say("There is no pair of yours to skip.")}
     try:
         dataset = _dataset(ctx, current.get("dataset"))
