@@ -184,7 +184,9 @@ def test_the_panel_handlers_for_an_adjudicator_and_for_an_annotator(prm: Store) 
     assert opened["item_view"].count('<b class="br-error-tag">error</b>') == 2
     shown = panel.on_filter(ctx, "prm", "", "", "circular", "", None, "", "", "id", "", _as("adj"))
     assert set(shown["results"]["error_type"]) == {"circular"} and "error_type=circular" in shown["link"]
-    nxt = panel.on_next(ctx, shown["page"], "prm", "", "", "circular", "", None, "", "", "id", "", _as("adj"))
+    nxt = panel.on_page(
+        ctx, 1, shown["page"], "prm", "", "", "circular", "", None, "", "", "id", "", _as("adj")
+    )
     assert nxt["page"] == min(1, int(shown["page_line"].split("of ")[1]) - 1)
     assert "plot" not in nxt and "results" in nxt  # a page turn keeps the filter's plots
 
@@ -196,7 +198,7 @@ def test_the_panel_handlers_for_an_adjudicator_and_for_an_annotator(prm: Store) 
     bobs[6] = "bea"  # annotator
     for out in (
         panel.on_filter(ctx, *bobs, _as("ann")),
-        panel.on_next(ctx, 0, *bobs, _as("ann")),
+        panel.on_page(ctx, 1, 0, *bobs, _as("ann")),
         panel.on_tab_open(ctx, "?tab=browse&annotator=bea", _as("ann")),
     ):
         assert "adjudicators and admins" in out["status"] and "results" not in out

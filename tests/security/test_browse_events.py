@@ -104,7 +104,7 @@ def test_every_way_of_asking_for_anothers_work_is_refused(server: Server) -> Non
         (open_fn, ["1", *BOBS], "not among your finished work"),
         (search_fn, BOBS, "adjudicators and admins"),
         (search_fn, OPEN_STATE, "adjudicators and admins"),
-        (next_fn, [-1, *BOBS], "adjudicators and admins"),
+        (next_fn, [None, -1, *BOBS], "adjudicators and admins"),  # the step (a State), the page, the filter
         (tab_fn, ["?tab=browse&annotator=bob&item=1"], "adjudicators and admins"),
         (export_fn, ["log-jsonl", *MINE], "adjudicators and admins"),
     ]

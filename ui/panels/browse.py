@@ -32,10 +32,8 @@ __all__ = [
     "build",
     "on_export",
     "on_filter",
-    "on_next",
     "on_open",
     "on_page",
-    "on_previous",
     "on_select",
     "on_tab_open",
 ]
@@ -193,72 +191,6 @@ def on_page(
         )
     except ServiceError as exc:
         return _refused(exc, RESULTS)
-
-
-def on_previous(
-    ctx: AppContext,
-    page: Any,
-    dataset: Any,
-    task: Any,
-    source: Any,
-    error_type: Any,
-    state: Any,
-    position: Any,
-    annotator: Any,
-    text: Any,
-    sort: Any,
-    difficulty: Any,
-    request: gr.Request,
-) -> dict[str, Any]:
-    return on_page(
-        ctx,
-        -1,
-        page,
-        dataset,
-        task,
-        source,
-        error_type,
-        state,
-        position,
-        annotator,
-        text,
-        sort,
-        difficulty,
-        request,
-    )
-
-
-def on_next(
-    ctx: AppContext,
-    page: Any,
-    dataset: Any,
-    task: Any,
-    source: Any,
-    error_type: Any,
-    state: Any,
-    position: Any,
-    annotator: Any,
-    text: Any,
-    sort: Any,
-    difficulty: Any,
-    request: gr.Request,
-) -> dict[str, Any]:
-    return on_page(
-        ctx,
-        1,
-        page,
-        dataset,
-        task,
-        source,
-        error_type,
-        state,
-        position,
-        annotator,
-        text,
-        sort,
-        difficulty,
-        request,
-    )
 
 
 def on_open(
@@ -559,8 +491,8 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     )
     for event in (search.click, text.submit, annotator.submit):
         event(shown.bind(on_filter, ctx), filters, list(shown), **private)
-    previous.click(shown.bind(on_previous, ctx), [page, *filters], list(shown), **private)
-    following.click(shown.bind(on_next, ctx), [page, *filters], list(shown), **private)
+    for button, step in ((previous, -1), (following, 1)):  # the step is the server's, never the client's
+        button.click(shown.bind(on_page, ctx), [gr.State(step), page, *filters], list(shown), **private)
     for event in (go.click, open_id.submit):
         event(item.bind(on_open, ctx), [open_id, *filters], list(item), **private)
     picked = Outputs(open_id=open_id, **item.components)
