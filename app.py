@@ -451,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from commands import cmd_plan
 
         return cmd_plan(args)
-    from commands import VERBS
+    from commands import run_verb
     from store import Store, StoreLockedError, StoreUnavailableError
 
     try:
@@ -461,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreUnavailableError as exc:
         sys.exit(f"error: {exc}")
     try:
-        return VERBS[args.verb](args, store)
+        return run_verb(args, store)
     finally:
         store.close()
 

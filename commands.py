@@ -28,7 +28,6 @@ def cmd_import(args: argparse.Namespace, store: Store) -> int:
     from tqdm import tqdm
 
     from services import data
-    from services.errors import ServiceError
 
     mapping = None
     if args.mapping:
@@ -36,23 +35,19 @@ def cmd_import(args: argparse.Namespace, store: Store) -> int:
             mapping = json.loads(args.mapping)
         except json.JSONDecodeError as exc:
             sys.exit(f"error: --mapping is not valid JSON ({exc.msg} at character {exc.pos})")
-    try:
-        with tqdm(desc=f"importing {Path(args.path).name}", unit=" items", disable=None) as bar:
-            outcome = data.import_file(
-                store,
-                None,
-                args.path,
-                format=args.format,
-                dataset=args.dataset,
-                task=args.task,
-                mapping=mapping,
-                skip_bad=args.skip_bad,
-                report_path=args.report,
-                progress=bar.update,
-            )
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    with tqdm(desc=f"importing {Path(args.path).name}", unit=" items", disable=None) as bar:
+        outcome = data.import_file(
+            store,
+            None,
+            args.path,
+            format=args.format,
+            dataset=args.dataset,
+            task=args.task,
+            mapping=mapping,
+            skip_bad=args.skip_bad,
+            report_path=args.report,
+            progress=bar.update,
+        )
     print(outcome.summary())
     return 0
 
@@ -64,25 +59,21 @@ def cmd_export(args: argparse.Namespace, store: Store) -> int:
     from services.errors import ServiceError
     from services.exports import export
 
-    try:
-        items, dataset = None, args.dataset
-        if args.filter:  # a Browse link's query (or its part after '?'): that view's items only
-            f, _, _ = browse.filter_from_query(dict(parse_qsl(args.filter.split("?", 1)[-1])))
-            if dataset and f.dataset and dataset != f.dataset:
-                raise ServiceError(f"--dataset {dataset} and the filter's dataset={f.dataset} differ")
-            items, dataset = browse.select_items(store, f), dataset or f.dataset
-        written = export(
-            store,
-            args.format,
-            Path(args.out),
-            dataset=dataset,
-            images=args.images,
-            with_log=not args.no_log,
-            items=items,
-        )
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    items, dataset = None, args.dataset
+    if args.filter:  # a Browse link's query (or its part after '?'): that view's items only
+        f, _, _ = browse.filter_from_query(dict(parse_qsl(args.filter.split("?", 1)[-1])))
+        if dataset and f.dataset and dataset != f.dataset:
+            raise ServiceError(f"--dataset {dataset} and the filter's dataset={f.dataset} differ")
+        items, dataset = browse.select_items(store, f), dataset or f.dataset
+    written = export(
+        store,
+        args.format,
+        Path(args.out),
+        dataset=dataset,
+        images=args.images,
+        with_log=not args.no_log,
+        items=items,
+    )
     matched = f" of the {len(items.item_ids)} item(s) the filter matches" if items is not None else ""
     print(f"wrote {written.rows} row(s){matched} to {written.path} (manifest: {written.manifest})")
     return 0
@@ -104,60 +95,48 @@ def _password(given: str | None, name: str) -> str:
 def cmd_users(args: argparse.Namespace, store: Store) -> int:
     # The command line is run by whoever owns the database file: it acts without a session user.
     from services import users
-    from services.errors import ServiceError
 
-    try:
-        if args.users_verb == "add":
-            password = None if args.no_password else _password(args.password, args.name)
-            if password is not None and len(password) < users.MIN_PASSWORD:
-                sys.exit("error: a password needs at least 8 characters; nothing was changed")
-            user = users.add(store, None, args.name, args.role, password)
-            print(f"added {user.name} ({user.role}{', no password' if password is None else ''})")
-        elif args.users_verb == "list":
-            for user in users.list_all(store, None):
-                print(f"{user.name}\t{user.role}\t{'password set' if user.has_password else 'no password'}")
-        elif args.users_verb == "passwd":
-            users.set_password(store, None, args.name, _password(args.password, args.name))
-            print(f"password of {args.name} changed; their open sessions ended")
-        elif args.users_verb == "role":
-            users.set_role(store, None, args.name, args.role)
-            print(f"{args.name} is now {args.role}; their open sessions ended")
-        elif args.users_verb == "remove":
-            users.remove(store, None, args.name)
-            print(f"removed {args.name}: they can no longer log in; their labels stay in the log")
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    if args.users_verb == "add":
+        password = None if args.no_password else _password(args.password, args.name)
+        if password is not None and len(password) < users.MIN_PASSWORD:
+            sys.exit("error: a password needs at least 8 characters; nothing was changed")
+        user = users.add(store, None, args.name, args.role, password)
+        print(f"added {user.name} ({user.role}{', no password' if password is None else ''})")
+    elif args.users_verb == "list":
+        for user in users.list_all(store, None):
+            print(f"{user.name}\t{user.role}\t{'password set' if user.has_password else 'no password'}")
+    elif args.users_verb == "passwd":
+        users.set_password(store, None, args.name, _password(args.password, args.name))
+        print(f"password of {args.name} changed; their open sessions ended")
+    elif args.users_verb == "role":
+        users.set_role(store, None, args.name, args.role)
+        print(f"{args.name} is now {args.role}; their open sessions ended")
+    elif args.users_verb == "remove":
+        users.remove(store, None, args.name)
+        print(f"removed {args.name}: they can no longer log in; their labels stay in the log")
     return 0
 
 
 def cmd_datasets(args: argparse.Namespace, store: Store) -> int:
     from services import data
-    from services.errors import ServiceError
 
-    try:
-        if args.datasets_verb == "list":
-            for row in data.dataset_rows(store, None):
-                d, p = row.dataset, row.counts
-                settings = d.all_settings()
-                print(
-                    f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}"
-                )
-        else:
-            changes = {}
-            for pair in args.settings:
-                key, equals, value = pair.partition("=")
-                if not equals or not key.strip():
-                    print(f"error: {pair!r}: write KEY=VALUE, e.g. quorum=3 or features=a,b", file=sys.stderr)
-                    return 1
-                # Numbers for the numeric settings; text for a choice; a comma list for a list setting.
-                value = value.strip()
-                changes[key.strip()] = int(value) if value.lstrip("-").isdigit() else value
-            d = data.update_settings(store, None, args.name, changes)
-            print(f"{d.name}: {json.dumps(d.settings)}")
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    if args.datasets_verb == "list":
+        for row in data.dataset_rows(store, None):
+            d, p = row.dataset, row.counts
+            settings = d.all_settings()
+            print(f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}")
+    else:
+        changes = {}
+        for pair in args.settings:
+            key, equals, value = pair.partition("=")
+            if not equals or not key.strip():
+                print(f"error: {pair!r}: write KEY=VALUE, e.g. quorum=3 or features=a,b", file=sys.stderr)
+                return 1
+            # Numbers for the numeric settings; text for a choice; a comma list for a list setting.
+            value = value.strip()
+            changes[key.strip()] = int(value) if value.lstrip("-").isdigit() else value
+        d = data.update_settings(store, None, args.name, changes)
+        print(f"{d.name}: {json.dumps(d.settings)}")
     return 0
 
 
@@ -183,22 +162,18 @@ def cmd_study(args: argparse.Namespace, store: Store) -> int:
     except (ServiceError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    try:
-        created = step_match.create_study(
-            store,
-            make_encoder(args.encoder, store),
-            examples,
-            args.dataset,
-            edges=edges,
-            counts=counts,
-            seed=args.seed,
-            threshold=args.threshold,
-            decision=args.decision,
-            annotators_per_item=args.annotators,
-        )
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    created = step_match.create_study(
+        store,
+        make_encoder(args.encoder, store),
+        examples,
+        args.dataset,
+        edges=edges,
+        counts=counts,
+        seed=args.seed,
+        threshold=args.threshold,
+        decision=args.decision,
+        annotators_per_item=args.annotators,
+    )
     bands = ", ".join(f"{k}: {v}" for k, v in created.per_band.items())
     print(f"{created.dataset}: {created.pairs} pairs from {created.candidates} ({bands}). {created.note}")
     return 0
@@ -206,13 +181,8 @@ def cmd_study(args: argparse.Namespace, store: Store) -> int:
 
 def cmd_predictions(args: argparse.Namespace, store: Store) -> int:
     from services import scores
-    from services.errors import ServiceError
 
-    try:
-        done = scores.import_predictions(store, None, args.path, model=args.model, dataset=args.dataset)
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    done = scores.import_predictions(store, None, args.path, model=args.model, dataset=args.dataset)
     print(done.summary())
     return 0
 
@@ -321,65 +291,55 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
 def cmd_gold(args: argparse.Namespace, store: Store) -> int:
     """Gold items and calibration (services.gold), as the operator of the database."""
     from services import gold
-    from services.errors import ServiceError
 
-    try:
-        verb = args.gold_verb
-        if verb == "mark":
-            print(gold.mark_items(store, None, args.dataset, args.items, label=args.label).summary())
-        elif verb == "study":
-            print(gold.mark_study(store, None, args.study).summary())
-        elif verb == "import":
-            outcome = gold.import_gold(
-                store,
-                None,
-                args.dataset,
-                Path(args.path),
-                id_column=args.id_column,
-                label_column=args.label_column,
-                field=args.field,
-            )
-            print(outcome.summary())
-        elif verb == "list":
-            print(gold.gold_frame(store, None, args.dataset).to_string(index=False))
-        elif verb == "unmark":
-            print(f"{gold.unmark_items(store, None, args.dataset, args.items)} item(s) are gold no more")
-        elif verb == "calibration":
-            result = gold.calibration(store, None, args.dataset)
-            print(f"{result.gold_items} gold item(s) in {result.dataset}; {result.rule.describe()}")
-            print(result.table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-            if args.plot:
-                result.figure().savefig(args.plot)
-                print(f"wrote the plot to {args.plot}")
-        else:
-            alerts = gold.admin_alerts(store, None)
-            print("\n".join(alerts) if alerts else "no alerts")
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    verb = args.gold_verb
+    if verb == "mark":
+        print(gold.mark_items(store, None, args.dataset, args.items, label=args.label).summary())
+    elif verb == "study":
+        print(gold.mark_study(store, None, args.study).summary())
+    elif verb == "import":
+        outcome = gold.import_gold(
+            store,
+            None,
+            args.dataset,
+            Path(args.path),
+            id_column=args.id_column,
+            label_column=args.label_column,
+            field=args.field,
+        )
+        print(outcome.summary())
+    elif verb == "list":
+        print(gold.gold_frame(store, None, args.dataset).to_string(index=False))
+    elif verb == "unmark":
+        print(f"{gold.unmark_items(store, None, args.dataset, args.items)} item(s) are gold no more")
+    elif verb == "calibration":
+        result = gold.calibration(store, None, args.dataset)
+        print(f"{result.gold_items} gold item(s) in {result.dataset}; {result.rule.describe()}")
+        print(result.table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        if args.plot:
+            result.figure().savefig(args.plot)
+            print(f"wrote the plot to {args.plot}")
+    else:
+        alerts = gold.admin_alerts(store, None)
+        print("\n".join(alerts) if alerts else "no alerts")
     return 0
 
 
 def cmd_sequential(args: argparse.Namespace, store: Store) -> int:
     """A study under a stopping rule: stopped by the target, by the cap, or the next batch due."""
     from services import planning
-    from services.errors import ServiceError
 
-    try:
-        field, result = planning.sequential_study(
-            store,
-            None,
-            args.study,
-            target=args.target,
-            batch=args.batch,
-            cap=args.cap,
-            field=args.field,
-            adjust=args.adjust,
-            confidence=args.confidence,
-        )
-    except ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    field, result = planning.sequential_study(
+        store,
+        None,
+        args.study,
+        target=args.target,
+        batch=args.batch,
+        cap=args.cap,
+        field=args.field,
+        adjust=args.adjust,
+        confidence=args.confidence,
+    )
     print(f"study {args.study}, field {field}: {result.note()}")
     return 0
 
@@ -398,18 +358,28 @@ VERBS = {
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 
 
+def run_verb(args: argparse.Namespace, store: Store) -> int:
+    """A command-line verb on the store: a refusal from the services is printed as one error line."""
+    from services.errors import ServiceError
+
+    try:
+        return VERBS[args.verb](args, store)
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
 def run_captured(store: Store, parser: argparse.ArgumentParser, argv: list[str]) -> tuple[int, str, str]:
     """Run a forwarded command in the app's process: (exit code, what it printed, what it warned)."""
     out, err = io.StringIO(), io.StringIO()
     with _CAPTURE, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             args = parser.parse_args(argv)
-            verb = VERBS.get(args.verb)
-            if verb is None:
+            if args.verb not in VERBS:
                 print(f"error: {args.verb!r} cannot run while the app serves", file=sys.stderr)
                 code = 2
             else:
-                code = verb(args, store)
+                code = run_verb(args, store)
         except SystemExit as exc:
             if isinstance(exc.code, str):
                 print(exc.code, file=sys.stderr)
