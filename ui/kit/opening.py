@@ -4,6 +4,7 @@ kept as it is, so switching tabs never claims a second item."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -12,11 +13,17 @@ import gradio as gr
 from services import statistics
 from ui.context import AppContext
 
-__all__ = ["has_item", "on_dataset", "on_tab"]
+__all__ = ["has_item", "on_dataset", "on_tab", "seconds_open"]
 
 
 def has_item(current: Any) -> bool:
     return isinstance(current, dict) and current.get("item_id") is not None
+
+
+def seconds_open(current: Any) -> float:
+    """How long the item has been open in this page: the time spent a label reports (never negative)."""
+    opened = current.get("opened_at") if isinstance(current, dict) else None
+    return round(max(0.0, time.time() - float(opened or time.time())), 1)
 
 
 def on_tab(

@@ -26,6 +26,7 @@ from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.keymap import keys_line
 from ui.kit.messages import refusal, said
+from ui.kit.opening import seconds_open
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
@@ -278,7 +279,7 @@ def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> 
                 version_id=current["version_id"],
                 payload={"earliest_error": label},
                 request_id=current["request_id"],
-                seconds_spent=round(time.time() - float(current["opened_at"]), 1),
+                seconds_spent=seconds_open(current),
                 first_label=current.get("state") in ("new", "resumed"),
             )
             saved = (

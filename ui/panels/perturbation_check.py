@@ -26,7 +26,7 @@ from ui.auth import require_admin, require_user
 from ui.context import AppContext
 from ui.kit import opening
 from ui.kit.messages import refusal, said
-from ui.kit.opening import has_item
+from ui.kit.opening import has_item, seconds_open
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
@@ -168,7 +168,7 @@ def on_save(ctx: AppContext, ticked: Any, current: Any, request: gr.Request) -> 
             version_id=current["version_id"],
             payload={"checks": checks},
             request_id=current["request_id"],
-            seconds_spent=round(max(time.time() - float(current["opened_at"]), 0.0), 1),
+            seconds_spent=seconds_open(current),
         )
         shown = annotate.next_item(ctx.store, user, dataset)
         counts = annotate.progress(ctx.store, user, dataset)

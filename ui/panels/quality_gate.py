@@ -27,6 +27,7 @@ from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.keymap import keys_line
 from ui.kit.messages import refusal, said
+from ui.kit.opening import seconds_open
 from ui.kit.outputs import Outputs
 from ui.panels import quality_gate_disputes as disputes
 from ui.panels import quality_gate_render as view
@@ -291,7 +292,7 @@ def on_decide(
             version_id=current["version_id"],
             payload=payload,
             request_id=current["request_id"],
-            seconds_spent=round(time.time() - float(current["opened_at"]), 1),
+            seconds_spent=seconds_open(current),
             first_label=current.get("state") in ("new", "resumed"),
         )
     except AlreadyLabelled as exc:

@@ -27,7 +27,7 @@ from ui.context import AppContext
 from ui.kit import opening
 from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal, said
-from ui.kit.opening import has_item
+from ui.kit.opening import has_item, seconds_open
 from ui.kit.outputs import Outputs
 from ui.render import LATEX_DELIMITERS, escape_text
 
@@ -176,7 +176,7 @@ def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> 
             version_id=current["version_id"],
             payload={"match": choice},
             request_id=current["request_id"],
-            seconds_spent=round(max(time.time() - float(current["opened_at"]), 0.0), 1),
+            seconds_spent=seconds_open(current),
         )
         shown = annotate.next_item(ctx.store, user, dataset)
     except ServiceError as exc:

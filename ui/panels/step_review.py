@@ -26,6 +26,7 @@ from tasks.step_review import FEATURES as STEP_REVIEW_FEATURES
 from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.messages import refusal
+from ui.kit.opening import seconds_open
 from ui.kit.outputs import Outputs
 from ui.panels import step_review_actions as actions
 from ui.panels import step_review_disputes as disputes
@@ -467,7 +468,7 @@ def on_save(
             version_id=work["version_id"],
             payload=payload,
             request_id=work["request_id"],
-            seconds_spent=round(max(0.0, time.time() - float(work.get("opened_at") or time.time())), 1),
+            seconds_spent=seconds_open(work),
             first_label=work.get("state") in ("new", "resumed"),
         )
     except ServiceError as exc:
