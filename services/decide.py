@@ -16,7 +16,7 @@ from store.annotations import RULING, StoredAnnotation, latest_per_annotator
 from store.datasets import DEFAULT_SETTINGS, Dataset
 from store.db import Tx
 from store.items import ItemView
-from tasks import QUALITY_GATE, Decision, LabelLimits, spec_for
+from tasks import Decision, LabelLimits, spec_for
 from tasks.base import Item
 
 __all__ = ["current_labels", "decide", "label_limits", "settings_of", "settle"]
@@ -64,7 +64,7 @@ def settle(
     """Decide the item from its log rows and store the decision as its state, in the caller's transaction."""
     labels = current_labels(rows)
     result = decide(dataset, item, labels, target)
-    if dataset.task == QUALITY_GATE and isinstance(item, ItemView):
+    if spec_for(dataset.task).versions_from_edits and isinstance(item, ItemView):
         result = follow_up(tx, item, rows, result)  # an accepted edit becomes the item's new version
     state.set_item_state(
         tx,

@@ -142,6 +142,8 @@ class TaskSpec:
     # A rejected item goes back to generation (CRYSTAL's loop 2, ConfProBench's re-apply) and returns
     # as a new version of itself (services.regeneration).
     regenerate_on_reject: bool = False
+    # An accepted label's edited steps become the item's next version (the quality gate's inline edits).
+    versions_from_edits: bool = False
 
     def validate(
         self,

@@ -250,4 +250,5 @@ SPEC = TaskSpec(
     options=OPTIONS,
     numbers=NUMBERS,
     regenerate_on_reject=True,
+    versions_from_edits=True,
 )
