@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs everything the tests need (Debian's Chromium included) and runs the whole suite.
+# Installs everything the tests need (Debian's Chromium and PostgreSQL included) and runs the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+# The PostgreSQL tests start a throwaway server of their own (tests/pg_support.py): only the package.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1 \
+  || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium chromium-driver
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium chromium-driver postgresql
 fi
 python3 -m pip install -q -e '.[test]'
 

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pandas as pd
 
-from store.errors import StoreRequestError
+from store.errors import StoreConflictError, StoreRequestError
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -97,7 +96,7 @@ def insert_annotation(
                 now,
             ],
         )
-    except duckdb.ConstraintException as exc:
+    except StoreConflictError as exc:
         raise AnnotationConflict(f"request id {request_id!r} is already in the log") from exc
     return StoredAnnotation(
         new_id, annotator_id, item_id, version_id, payload, now, seconds_spent, request_id, task=task

@@ -1,8 +1,8 @@
-"""The one object that owns the DuckDB file (after datasette's Database).
+"""The one object that owns the database (after datasette's Database): a DuckDB file, or PostgreSQL.
 
-Gradio runs handlers in a thread pool: every thread reads through its own cursor, and every write
+Gradio runs handlers in a thread pool: every thread reads through its own connection, and every write
 runs under one lock inside an explicit transaction that is committed before the caller returns,
-so an acknowledged annotation is on disk.
+so an acknowledged annotation is on disk. What differs between the engines is in store/engines.py.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pandas as pd
 
 from store.assignments import Scheduler
 from store.cache import Bypass, LruCache, ReadCache, ReadOnly
+from store.engines import Engine, engine_for, is_server_url
 from store.errors import StoreClosedError, StoreError, StoreLockedError, StoreOpenError, StoreUnavailableError
 from store.migrations import migrate
 
@@ -33,29 +33,39 @@ __all__ = [
 ]
 
 
-# Failures of the file or the engine, not of our SQL: disk full, read-only folder, invalidated database.
-_BROKEN = (duckdb.IOException, duckdb.FatalException, duckdb.InternalException, duckdb.PermissionException)
+@contextmanager
+def _engine_errors(engine: Engine) -> Iterator[None]:
+    """An engine's exception that means something to callers becomes the store error it means."""
+    try:
+        yield
+    except Exception as exc:
+        mapped = engine.translate(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
 
 
 class _Reader(ABC):
     """Read helpers shared by Store (autocommit reads) and Tx (reads inside a write)."""
 
     @abstractmethod
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
-        """The cursor this reader runs its statements on."""
+    def _cursor(self) -> Any:
+        """The connection (DuckDB: cursor) this reader runs its statements on."""
+
+    @property
+    @abstractmethod
+    def engine(self) -> Engine:
+        """The database engine behind this reader."""
 
     @property
     @abstractmethod
     def cache(self) -> ReadCache:
         """The read cache this reader may use (a transaction bypasses it)."""
 
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
-        try:
-            return self._cursor().execute(sql, params or [])
-        except _BROKEN as exc:
-            raise StoreOpenError(
-                f"the database file cannot be read or written ({type(exc).__name__}: {exc})"
-            ) from exc
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """Run one statement; the result has fetchall() and description on either engine."""
+        with _engine_errors(self.engine):
+            return self.engine.run(self._cursor(), sql, params)
 
     def fetchall(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         return self.execute(sql, params).fetchall()
@@ -75,17 +85,18 @@ class _Reader(ABC):
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
     def df(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-        return self.execute(sql, params).df()
+        with _engine_errors(self.engine):
+            return self.engine.df(self._cursor(), sql, params)
 
     @contextmanager
     def reading_frame(self, name: str, frame: pd.DataFrame) -> Iterator[_Reader]:
         """Let SQL join against a data frame (a list of ids, say) for the length of a block."""
         cur = self._cursor()
-        cur.register(name, frame)
+        self.engine.register(cur, name, frame)
         try:
             yield self
         finally:
-            cur.unregister(name)
+            self.engine.unregister(cur, name)
 
 
 _BYPASS = Bypass()
@@ -94,7 +105,7 @@ _BYPASS = Bypass()
 class Tx(_Reader):
     """A write transaction: reads inside it see its own uncommitted writes."""
 
-    def __init__(self, cursor: duckdb.DuckDBPyConnection, store: Store) -> None:
+    def __init__(self, cursor: Any, store: Store) -> None:
         self._cur = cursor
         self.store = store
         self.on_commit: list[Callable[[], None]] = []
@@ -114,18 +125,24 @@ class Tx(_Reader):
         """Run callback once the transaction is committed (in-memory state follows the disk, never leads)."""
         self.on_commit.append(callback)
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
+    @property
+    def engine(self) -> Engine:
+        return self.store.engine
+
+    def _cursor(self) -> Any:
         return self._cur
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
-            self._cur.executemany(sql, rows)
+            with _engine_errors(self.engine):
+                self.engine.executemany(self._cur, sql, rows)
 
-    def register(self, name: str, frame: pd.DataFrame) -> None:
-        self._cur.register(name, frame)
+    def register(self, name: str, frame: Any) -> None:
+        """A pandas or Arrow frame joinable by name until unregister (PostgreSQL: a temporary table)."""
+        self.engine.register(self._cur, name, frame)
 
     def unregister(self, name: str) -> None:
-        self._cur.unregister(name)
+        self.engine.unregister(self._cur, name)
 
     @contextmanager
     def writing(self) -> Iterator[Tx]:
@@ -134,50 +151,49 @@ class Tx(_Reader):
 
 
 class Store(_Reader):
-    """A DuckDB database file, its image folder, and serialised writes."""
+    """A database (a DuckDB file, or PostgreSQL at a postgresql:// URL), its image folder, serialised writes."""
 
     def __init__(self, path: str | Path, *, data_dir: str | Path | None = None) -> None:
-        self.path = Path(path)
-        # Images live beside the database, named by content hash (see store/images.py for why).
-        self.data_dir = Path(data_dir) if data_dir else self.path.with_name(self.path.name + ".files")
+        server = is_server_url(path)
+        self.path: Path | None = None if server else Path(path)
+        # Images live beside a DuckDB file, named by content hash (see store/images.py for why); replicas
+        # over PostgreSQL share the folder they are given (default: ./stepgate.files).
+        if data_dir:
+            self.data_dir = Path(data_dir)
+        elif self.path is not None:
+            self.data_dir = self.path.with_name(self.path.name + ".files")
+        else:
+            self.data_dir = Path("stepgate.files").absolute()
         self._local = threading.local()
         self._write_lock = threading.RLock()
-        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._cursors: list[Any] = []
         self._cursors_lock = threading.Lock()
         self._closed = False
         self.scheduler = Scheduler()
         self.versions = LruCache()  # ItemView by version id: versions are immutable
         # Small read caches (datasets, users, current versions, item order); forget() after structural writes.
         self._cache = ReadCache()
-        self._con = self._connect()
+        self._engine = engine_for(path)
+        self.location = self._engine.location
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            self._con.close()
+            self._engine.close()
             raise StoreOpenError(f"cannot create the image folder {self.data_dir}: {exc.strerror}") from exc
         with self.writing() as tx:
+            self._engine.prepare(tx._cursor())
             migrate(tx)
 
-    def _connect(self) -> duckdb.DuckDBPyConnection:
-        if not self.path.parent.exists():
-            raise StoreOpenError(f"the folder {self.path.parent} does not exist: cannot open {self.path}")
-        try:
-            return duckdb.connect(str(self.path))
-        except duckdb.IOException as exc:
-            text = str(exc)
-            if "lock" in text.lower():
-                raise StoreLockedError(
-                    f"{self.path} is already open in another stepgate process (or another DuckDB "
-                    f"client). Stop that process first, or point --db at another file. ({text})"
-                ) from exc
-            raise StoreOpenError(f"cannot open {self.path}: {text}") from exc
+    @property
+    def engine(self) -> Engine:
+        return self._engine
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
+    def _cursor(self) -> Any:
         if self._closed:
-            raise StoreClosedError(f"the store over {self.path} is closed")
+            raise StoreClosedError(f"the store over {self.location} is closed")
         cur = getattr(self._local, "cursor", None)
         if cur is None:
-            cur = self._con.cursor()
+            cur = self._engine.connection()
             self._local.cursor = cur
             with self._cursors_lock:
                 self._cursors.append(cur)
@@ -192,22 +208,21 @@ class Store(_Reader):
             if outer is not None:
                 yield outer
                 return
-            cur.execute("BEGIN TRANSACTION")
+            with _engine_errors(self._engine):
+                self._engine.begin(cur)
             tx = self._local.tx = Tx(cur, self)
             try:
                 yield tx
             except BaseException:
                 self._local.tx = None
-                with suppress(duckdb.Error):
-                    cur.execute("ROLLBACK")
+                self._engine.rollback(cur)
                 raise
             self._local.tx = None
             try:
-                cur.execute("COMMIT")
-            except duckdb.Error as exc:
-                with suppress(duckdb.Error):
-                    cur.execute("ROLLBACK")
-                raise StoreOpenError(f"could not commit to {self.path}: {exc}") from exc
+                self._engine.commit(cur)
+            except Exception as exc:
+                self._engine.rollback(cur)
+                raise StoreOpenError(f"could not commit to {self.location}: {exc}") from exc
             for callback in tx.on_commit:
                 callback()
 
@@ -226,7 +241,7 @@ class Store(_Reader):
 
     def checkpoint(self) -> None:
         with self._write_lock:
-            self._cursor().execute("CHECKPOINT")
+            self._engine.checkpoint(self._cursor())
 
     def close(self) -> None:
         if self._closed:
@@ -235,10 +250,9 @@ class Store(_Reader):
             self._closed = True
             with self._cursors_lock:
                 for cur in self._cursors:
-                    with suppress(duckdb.Error):
-                        cur.close()
+                    self._engine.close_connection(cur)
                 self._cursors.clear()
-            self._con.close()
+            self._engine.close()
 
     def __enter__(self) -> Store:
         return self

@@ -1,6 +1,6 @@
 """The store's one error root: what a caller may catch, and what it means for the user.
 
-StoreUnavailableError: the database file cannot be used (locked by another process, missing folder,
+StoreUnavailableError: the database cannot be used (locked by another process, missing folder,
 full disk, closed); nothing was stored. StoreRequestError: a request the store refuses (an unknown
 name, a bad setting, a bad line of an import); its message names what is wrong and where.
 """
@@ -13,6 +13,7 @@ T = TypeVar("T")
 
 __all__ = [
     "StoreClosedError",
+    "StoreConflictError",
     "StoreError",
     "StoreLockedError",
     "StoreOpenError",
@@ -40,6 +41,11 @@ class StoreOpenError(StoreUnavailableError):
 
 class StoreClosedError(StoreUnavailableError):
     """The store was used after close()."""
+
+
+class StoreConflictError(StoreError):
+    """A write the database refused as it stands (a unique key already taken, a concurrent write):
+    the transaction is unusable and is rolled back; nothing of it was stored."""
 
 
 class StoreRequestError(StoreError, ValueError):

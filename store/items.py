@@ -151,7 +151,7 @@ def _json_list(values: list[Any]) -> str:
 def _ids(tx: Tx, sequence: str, n: int) -> list[int]:
     if n == 0:
         return []
-    return [r[0] for r in tx.fetchall(f"SELECT nextval('{sequence}') FROM range(?)", [n])]
+    return [r[0] for r in tx.fetchall(f"SELECT nextval('{sequence}') FROM generate_series(1, ?)", [n])]
 
 
 def _insert_columns(tx: Tx, table: str, columns: dict[str, list[Any]], types: dict[str, pa.DataType]) -> None:

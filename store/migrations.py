@@ -270,7 +270,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
 
 def schema_version(tx: Tx) -> int:
     exists = tx.scalar(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' "
+        "AND table_schema = current_schema()"
     )
     if not exists:
         return 0

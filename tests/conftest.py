@@ -10,6 +10,7 @@ import pytest
 
 from store import Store
 from store.demo import DEMO_DIR, populate_demo
+from tests.pg_support import PostgresServer, find_bin
 
 ROOT = Path(__file__).resolve().parent.parent
 _SHARED = ROOT.parent / "shared" / "data"
@@ -26,9 +27,41 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 
+ENGINES = ("duckdb", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `engines` that uses the store runs once on DuckDB and once on PostgreSQL."""
+    if metafunc.definition.get_closest_marker("engines") and "store" in metafunc.fixturenames:
+        metafunc.parametrize("store", ENGINES, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL server for the session (tests/pg_support.py)."""
+    bin_dir = find_bin()
+    if bin_dir is None:
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is not installed: scripts/test.sh installs Debian's postgresql")
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    server = PostgresServer(bin_dir).start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    db = Store(tmp_path / "stepgate.duckdb")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """A fresh, empty PostgreSQL database of this test's own."""
+    return postgres_server.new_database()
+
+
+@pytest.fixture
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    engine = getattr(request, "param", "duckdb")
+    if engine == "postgresql":
+        db = Store(request.getfixturevalue("postgres_url"), data_dir=tmp_path / "files")
+    else:
+        db = Store(tmp_path / "stepgate.duckdb")
     yield db
     db.close()
 

@@ -20,6 +20,8 @@ from store.items import get_item, write_records
 from store.migrations import MIGRATIONS, migrate, schema_version
 from store.records import ItemRecord
 
+pytestmark = pytest.mark.engines  # tests on the `store` fixture run on DuckDB and PostgreSQL
+
 T0 = datetime(2026, 1, 1, 12, 0, 0)
 
 
@@ -334,8 +336,8 @@ def test_eight_threads_of_500_submits_with_retries_leave_exactly_4000(store: Sto
     assert count_annotations(store) == 4000
     assert (
         store.scalar(
-            "SELECT count(*) FROM (SELECT item_id, annotator_id FROM annotations GROUP BY ALL "
-            "HAVING count(*) > 1)"
+            "SELECT count(*) FROM (SELECT item_id, annotator_id FROM annotations GROUP BY item_id, annotator_id "
+            "HAVING count(*) > 1) AS repeated"
         )
         == 0
     )

@@ -1,0 +1,375 @@
+"""The two database engines behind Store, and every difference between them, in one place.
+
+DuckDB (a file, the embedded default) and PostgreSQL (a server, for teams that run several app
+replicas) run the same SQL from the rest of store/: `?` placeholders, DuckDB's spelling of types
+(DOUBLE, BLOB: two domains on PostgreSQL), frames registered by name to join against. What differs
+is here: connecting, placeholders, frames to pandas and back, errors, and how writes are serialised.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import suppress
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from store.errors import StoreConflictError, StoreLockedError, StoreOpenError, StoreUnavailableError
+
+__all__ = ["DuckDBEngine", "Engine", "PostgresEngine", "engine_for", "is_server_url"]
+
+_SERVER_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_server_url(location: str | Path) -> bool:
+    """`--db postgresql://...` selects PostgreSQL; anything else is a DuckDB file path."""
+    return isinstance(location, str) and location.startswith(_SERVER_SCHEMES)
+
+
+class Engine(ABC):
+    """One database: its connections (one per thread) and the engine's own spelling of each operation."""
+
+    name: str
+    location: str  # what messages call the database (a path, or a URL without its password)
+
+    @abstractmethod
+    def connection(self) -> Any:
+        """A new connection (or cursor) for one thread."""
+
+    @abstractmethod
+    def run(self, con: Any, sql: str, params: Sequence[Any] | None) -> Any:
+        """Run one statement; returns an object with fetchall() and description."""
+
+    @abstractmethod
+    def df(self, con: Any, sql: str, params: Sequence[Any] | None) -> pd.DataFrame: ...
+
+    @abstractmethod
+    def executemany(self, con: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    @abstractmethod
+    def register(self, con: Any, name: str, frame: pd.DataFrame | pa.Table) -> None:
+        """Make a frame joinable by name on this connection until unregister()."""
+
+    @abstractmethod
+    def unregister(self, con: Any, name: str) -> None: ...
+
+    @abstractmethod
+    def begin(self, con: Any) -> None:
+        """Open a write transaction; writes are serialised across every process on the database."""
+
+    @abstractmethod
+    def commit(self, con: Any) -> None: ...
+
+    @abstractmethod
+    def rollback(self, con: Any) -> None: ...
+
+    @abstractmethod
+    def close_connection(self, con: Any) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def prepare(self, con: Any) -> None:
+        """Run inside the first write transaction, before the migrations."""
+
+    @abstractmethod
+    def checkpoint(self, con: Any) -> None:
+        """Write what is committed into the main file (DuckDB); the server does its own."""
+
+    def translate(self, exc: Exception) -> Exception | None:
+        """The store error an engine exception means, or None when it is not the engine's."""
+        return None
+
+
+# Failures of the file or the engine, not of our SQL: disk full, read-only folder, invalidated database.
+_DUCKDB_BROKEN = (
+    duckdb.IOException,
+    duckdb.FatalException,
+    duckdb.InternalException,
+    duckdb.PermissionException,
+)
+
+
+class DuckDBEngine(Engine):
+    """A DuckDB file: one process holds it (the file lock), so its write lock is the whole truth."""
+
+    name = "duckdb"
+
+    def __init__(self, path: Path) -> None:
+        self.location = str(path)
+        if not path.parent.exists():
+            raise StoreOpenError(f"the folder {path.parent} does not exist: cannot open {path}")
+        try:
+            self._con = duckdb.connect(str(path))
+        except duckdb.IOException as exc:
+            text = str(exc)
+            if "lock" in text.lower():
+                raise StoreLockedError(
+                    f"{path} is already open in another stepgate process (or another DuckDB "
+                    f"client). Stop that process first, or point --db at another file. ({text})"
+                ) from exc
+            raise StoreOpenError(f"cannot open {path}: {text}") from exc
+
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        return self._con.cursor()
+
+    def run(self, con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None) -> Any:
+        return con.execute(sql, params or [])
+
+    def df(self, con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None) -> pd.DataFrame:
+        return con.execute(sql, params or []).df()
+
+    def executemany(self, con: duckdb.DuckDBPyConnection, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        con.executemany(sql, rows)
+
+    def register(self, con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame | pa.Table) -> None:
+        con.register(name, frame)
+
+    def unregister(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
+        con.unregister(name)
+
+    def begin(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("BEGIN TRANSACTION")
+
+    def commit(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("COMMIT")
+
+    def rollback(self, con: duckdb.DuckDBPyConnection) -> None:
+        with suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+
+    def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        """DuckDB reads the migrations as they are."""
+
+    def checkpoint(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("CHECKPOINT")
+
+    def close_connection(self, con: duckdb.DuckDBPyConnection) -> None:
+        with suppress(duckdb.Error):
+            con.close()
+
+    def close(self) -> None:
+        self._con.close()
+
+    def translate(self, exc: Exception) -> Exception | None:
+        if isinstance(exc, duckdb.ConstraintException):
+            return StoreConflictError(str(exc))
+        if isinstance(exc, _DUCKDB_BROKEN):
+            return StoreOpenError(
+                f"the database file cannot be read or written ({type(exc).__name__}: {exc})"
+            )
+        return None
+
+
+# Every write transaction on PostgreSQL takes this transaction-scoped advisory lock first: writes are
+# serialised across replicas as one DuckDB process serialises them, so the store's read-then-write
+# rules (an item's target, a request id seen once) hold without per-statement retries.
+_WRITE_LOCK = 0x5374_6570_6761_7465  # "Stepgate"
+# The domains that let DuckDB's spelling of types (in the shipped migrations) run unchanged.
+_DOMAINS = {"double": "double precision", "blob": "bytea"}
+
+
+class PostgresEngine(Engine):
+    """A PostgreSQL database (psycopg 3): a connection per thread, autocommit reads."""
+
+    name = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self._psycopg = psycopg
+        self.url = url
+        self.location = re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+        first = self.connection()  # fail here, with the server's reason, not at the first query
+        self.close_connection(first)
+
+    def connection(self) -> Any:
+        psycopg = self._psycopg
+        try:
+            con = psycopg.connect(self.url, autocommit=True, options="-c TimeZone=UTC")
+        except psycopg.OperationalError as exc:
+            raise StoreOpenError(f"cannot connect to {self.location}: {str(exc).strip()}") from exc
+        except psycopg.ProgrammingError as exc:  # a malformed URL
+            raise StoreOpenError(f"cannot use {self.location} as a database: {exc}") from exc
+        # numeric (sum and avg of integers) reads as float, as DuckDB hands back DOUBLE
+        con.adapters.register_loader("numeric", psycopg.types.numeric.FloatLoader)
+        return con
+
+    def run(self, con: Any, sql: str, params: Sequence[Any] | None) -> Any:
+        cur = con.cursor()
+        cur.execute(_placeholders(sql), _values(params))
+        return cur
+
+    def df(self, con: Any, sql: str, params: Sequence[Any] | None) -> pd.DataFrame:
+        cur = self.run(con, sql, params)
+        names = [d.name for d in cur.description]
+        rows = cur.fetchall()
+        if not rows:
+            return pd.DataFrame({n: pd.Series(dtype=object) for n in names})
+        return pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
+
+    def executemany(self, con: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        con.cursor().executemany(_placeholders(sql), [_values(r) for r in rows])
+
+    def register(self, con: Any, name: str, frame: pd.DataFrame | pa.Table) -> None:
+        columns = _columns(frame)
+        spec = ", ".join(f'"{c}" {t}' for c, (t, _) in columns.items())
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        cur = con.cursor()
+        cur.execute(f'CREATE TEMPORARY TABLE "{name}" ({spec})')
+        values = [v for _, v in columns.values()]
+        with cur.copy(f'COPY "{name}" ({quoted}) FROM STDIN') as copy:
+            for row in zip(*values, strict=True):
+                copy.write_row(row)
+
+    def unregister(self, con: Any, name: str) -> None:
+        # In a failed transaction the rollback drops the table; a DROP now would only raise again.
+        if con.info.transaction_status != self._psycopg.pq.TransactionStatus.INERROR:
+            con.execute(f'DROP TABLE IF EXISTS pg_temp."{name}"')
+
+    def begin(self, con: Any) -> None:
+        con.execute("BEGIN")
+        con.execute("SELECT pg_advisory_xact_lock(%s)", [_WRITE_LOCK])
+
+    def prepare(self, con: Any) -> None:
+        present = {
+            r[0]
+            for r in con.execute(
+                "SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+                "WHERE n.nspname = current_schema() AND t.typname = ANY(%s)",
+                [list(_DOMAINS)],
+            ).fetchall()
+        }
+        for name, base in _DOMAINS.items():
+            if name not in present:
+                con.execute(f'CREATE DOMAIN "{name}" AS {base}')
+
+    def checkpoint(self, con: Any) -> None:
+        """The server checkpoints on its own."""
+
+    def commit(self, con: Any) -> None:
+        con.execute("COMMIT")
+
+    def rollback(self, con: Any) -> None:
+        with suppress(self._psycopg.Error):
+            con.execute("ROLLBACK")
+
+    def close_connection(self, con: Any) -> None:
+        with suppress(self._psycopg.Error):
+            con.close()
+
+    def close(self) -> None:
+        """Connections belong to threads and are closed with them (Store.close closes each)."""
+
+    def translate(self, exc: Exception) -> Exception | None:
+        psycopg = self._psycopg
+        if isinstance(exc, psycopg.errors.IntegrityError):
+            return StoreConflictError(str(exc).strip())
+        if isinstance(exc, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected):
+            return StoreConflictError(str(exc).strip())
+        if isinstance(exc, psycopg.OperationalError | psycopg.errors.DiskFull):
+            return StoreUnavailableError(
+                f"the database {self.location} cannot be reached or written ({str(exc).strip()})"
+            )
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _placeholders(sql: str) -> str:
+    """DuckDB's `?` as psycopg's `%s` (and a literal `%` doubled), outside quoted strings and names."""
+    out: list[str] = []
+    quote = ""
+    for ch in sql:
+        if quote:
+            if ch == quote:
+                quote = ""
+            out.append("%%" if ch == "%" else ch)
+        elif ch in "'\"":
+            quote = ch
+            out.append(ch)
+        elif ch == "?":
+            out.append("%s")
+        elif ch == "%":
+            out.append("%%")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _values(params: Sequence[Any] | None) -> list[Any]:
+    """numpy scalars (from frames) as plain Python values, which psycopg adapts."""
+    return [v.item() if hasattr(v, "item") and not isinstance(v, bytes | str) else v for v in params or []]
+
+
+def _pg_type(values: list[Any]) -> str:
+    for v in values:
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            return "BOOLEAN"
+        if isinstance(v, int):
+            return "BIGINT"
+        if isinstance(v, float):
+            return "DOUBLE PRECISION"
+        if isinstance(v, bytes | bytearray | memoryview):
+            return "BYTEA"
+        if isinstance(v, datetime):
+            return "TIMESTAMP"
+        if isinstance(v, date):
+            return "DATE"
+        return "TEXT"
+    return "TEXT"
+
+
+_ARROW_TYPES = {
+    "bool": "BOOLEAN",
+    "int8": "SMALLINT",
+    "int16": "SMALLINT",
+    "int32": "INTEGER",
+    "int64": "BIGINT",
+    "float": "REAL",
+    "double": "DOUBLE PRECISION",
+    "string": "TEXT",
+    "large_string": "TEXT",
+    "binary": "BYTEA",
+    "large_binary": "BYTEA",
+}
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NaT:
+        return None
+    if isinstance(value, float) and value != value:  # NaN: a missing value, as DuckDB reads it
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.to_pydatetime()
+    if hasattr(value, "item") and not isinstance(value, bytes | str):
+        return value.item()
+    return value
+
+
+def _columns(frame: pd.DataFrame | pa.Table) -> dict[str, tuple[str, list[Any]]]:
+    """Each column's PostgreSQL type and its values as plain Python objects."""
+    out: dict[str, tuple[str, list[Any]]] = {}
+    if isinstance(frame, pa.Table):
+        for name in frame.column_names:
+            column = frame.column(name)
+            values = column.to_pylist()
+            out[name] = (_ARROW_TYPES.get(str(column.type)) or _pg_type(values), values)
+        return out
+    for name in frame.columns:
+        values = [_plain(v) for v in frame[name].tolist()]
+        out[str(name)] = (_pg_type(values), values)
+    return out
+
+
+def engine_for(location: str | Path) -> Engine:
+    return PostgresEngine(str(location)) if is_server_url(location) else DuckDBEngine(Path(location))
