@@ -23,7 +23,18 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", default=DEFAULT_DB, help=f"DuckDB database file (default: ./{DEFAULT_DB})")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("STEPGATE_DB", DEFAULT_DB),
+        help=f"a DuckDB database file, or a postgresql://USER:PASSWORD@HOST/NAME URL for several app "
+        f"replicas (default: $STEPGATE_DB, else ./{DEFAULT_DB})",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("STEPGATE_DATA_DIR"),
+        help="the image folder (default: $STEPGATE_DATA_DIR, else beside a DuckDB file, or "
+        "./stepgate.files with PostgreSQL: replicas share one)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -340,11 +351,11 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _open_store(db: str):
+def _open_store(args: argparse.Namespace):
     from store import Store, StoreUnavailableError
 
     try:
-        return Store(db)
+        return Store(args.db, data_dir=args.data_dir)
     except StoreUnavailableError as exc:
         sys.exit(f"error: {exc}")
 
@@ -365,7 +376,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # interval a thread waiting to get it back stalls every writer queued behind the store's lock.
     sys.setswitchinterval(0.0005)
     mode = LOCAL if args.host in LOCAL_HOSTS and not args.team else TEAM
-    store = _open_store(args.db)
+    store = _open_store(args)
     if mode == TEAM and not any(u.has_password for u in users.list_users(store)):
         store.close()
         sys.exit(
@@ -401,8 +412,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if mode == LOCAL
         else "Log in with your stepgate annotator name and password."
     )
-    print(f"stepgate: serving {args.db} on http://{args.host}:{args.port} ({mode} mode)", flush=True)
-    write_control_file(Path(args.db), args.port, ctx.control_token or "")
+    print(f"stepgate: serving {store.location} on http://{args.host}:{args.port} ({mode} mode)", flush=True)
+    # Verbs beside a running app reach it through this file; over PostgreSQL they open the server.
+    if store.path is not None:
+        write_control_file(store.path, args.port, ctx.control_token or "")
     # uvicorn shuts down gracefully on SIGTERM, then raises the signal again: let that end in
     # SystemExit, so the control file goes and the store closes instead of the process just dying.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -420,7 +433,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if worker is not None:
             worker.stop()
-        remove_control_file(Path(args.db))
+        if store.path is not None:
+            remove_control_file(store.path)
         store.close()
     return 0
 
@@ -455,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from store import Store, StoreLockedError, StoreUnavailableError
 
     try:
-        store = Store(args.db)
+        store = Store(args.db, data_dir=args.data_dir)
     except StoreLockedError as exc:
         return _forward(args, argv, exc)
     except StoreUnavailableError as exc:

@@ -40,7 +40,7 @@ _STATE = (
     "CASE WHEN EXISTS (SELECT 1 FROM jobs j WHERE j.item_id = i.id AND j.status IN ('queued', 'running')) "
     "THEN 'regenerating' ELSE coalesce(st.status, 'open') END"
 )
-_DIFFICULTY = "json_extract_string(st.decision, '$.difficulty')"
+_DIFFICULTY = "(CAST(st.decision AS JSON) ->> 'difficulty')"
 # name -> ORDER BY clause (fixed text: the request only picks a name)
 SORTS = {
     "id": "i.id",
@@ -70,7 +70,7 @@ class BrowseFilter:
     difficulty: str | None = None
 
 
-def _where(f: BrowseFilter) -> tuple[str, list[Any]]:
+def _where(db: Store | Tx, f: BrowseFilter) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     for value, clause in (
@@ -91,7 +91,7 @@ def _where(f: BrowseFilter) -> tuple[str, list[Any]]:
     if f.error_position is not None:
         # PRMBench's error steps (0-based in the store) or ProcessBench's earliest error.
         clauses.append(
-            "(list_contains(CAST(v.error_steps AS INTEGER[]), ?) "
+            f"(? = ANY({db.engine.json_int_array('v.error_steps')}) "
             "OR (v.error_steps = '[]' AND v.earliest_error = ?))"
         )
         params += [f.error_position - 1, f.error_position - 1]
@@ -119,7 +119,7 @@ _FROM = (
 
 def browse_page(db: Store | Tx, f: BrowseFilter, page: int = 0, size: int = PAGE) -> tuple[pd.DataFrame, int]:
     """One page of matching items (current versions) and how many match in all."""
-    where, params = _where(f)
+    where, params = _where(db, f)
     order = SORTS.get(f.sort, SORTS["id"])
     # A text search scans every step: its total rides along as a window count (one scan, not two).
     # Without one, a count and a top-25 are cheaper than the window over every row.
@@ -139,14 +139,14 @@ def browse_page(db: Store | Tx, f: BrowseFilter, page: int = 0, size: int = PAGE
 
 def error_position_counts(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
     """PRMBench-V Fig. 7: error steps per 1-based position and error type (counts, not normalised)."""
-    where, params = _where(f)
+    where, params = _where(db, f)
     return db.df(
         "WITH pos AS (SELECT coalesce(v.error_type, '(none)') AS error_type, "
-        "unnest(CASE WHEN v.error_steps <> '[]' THEN CAST(v.error_steps AS INTEGER[]) "
-        "WHEN v.earliest_error >= 0 THEN [v.earliest_error] ELSE [] END) AS position "
-        f"{_FROM}{where}) "
+        f"unnest(CASE WHEN v.error_steps <> '[]' THEN {db.engine.json_int_array('v.error_steps')} "
+        "WHEN v.earliest_error >= 0 THEN ARRAY[v.earliest_error] ELSE CAST(ARRAY[] AS INTEGER[]) END) "
+        f"AS position {_FROM}{where}) "
         "SELECT error_type, position + 1 AS position, count(*) AS error_steps FROM pos "
-        "GROUP BY ALL ORDER BY error_type, position",
+        "GROUP BY error_type, position ORDER BY error_type, position",
         params,
     )
 
@@ -154,7 +154,7 @@ def error_position_counts(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
 def step_count_rows(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
     """PRMBench-V Fig. 8's data: per matching item, its error type and the steps of each chain
     (original, modified; solution for ProcessBench-style items)."""
-    where, params = _where(f)
+    where, params = _where(db, f)
     return db.df(
         "SELECT coalesce(v.error_type, '(none)') AS error_type, s.role, count(*) AS n_steps "
         f"{_FROM}JOIN steps s ON s.version_id = v.id {where} "
@@ -212,7 +212,7 @@ def annotation_rows(db: Store | Tx, item_id: int) -> pd.DataFrame:
 
 def matching_item_ids(db: Store | Tx, f: BrowseFilter) -> list[int]:
     """Every matching item's id in the filter's sort order (what an export of the filter carries)."""
-    where, params = _where(f)
+    where, params = _where(db, f)
     order = SORTS.get(f.sort, SORTS["id"])
     return [int(r[0]) for r in db.fetchall(f"SELECT i.id {_FROM}{where} ORDER BY {order}", params)]
 
@@ -220,11 +220,11 @@ def matching_item_ids(db: Store | Tx, f: BrowseFilter) -> list[int]:
 def label_time_rows(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
     """Per annotator and matching item: labels stored (corrections included, rulings not) and the
     seconds spent on it summed, as the dashboard counts them (every version of the item)."""
-    where, params = _where(f)
+    where, params = _where(db, f)
     return db.df(
         "SELECT u.name AS annotator, a.item_id AS item, count(*) AS labels, "
         "sum(a.seconds_spent) AS seconds FROM annotations a JOIN annotators u ON u.id = a.annotator_id "
         f"WHERE a.task <> '{RULING}' AND a.item_id IN (SELECT i.id {_FROM}{where}) "
-        "GROUP BY ALL ORDER BY annotator, item",
+        "GROUP BY u.name, a.item_id ORDER BY annotator, item",
         params,
     )

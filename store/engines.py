@@ -84,6 +84,10 @@ class Engine(ABC):
     def checkpoint(self, con: Any) -> None:
         """Write what is committed into the main file (DuckDB); the server does its own."""
 
+    @abstractmethod
+    def json_int_array(self, expr: str) -> str:
+        """SQL for a JSON list of integers held as text (error_steps, say) as an INTEGER array."""
+
     def translate(self, exc: Exception) -> Exception | None:
         """The store error an engine exception means, or None when it is not the engine's."""
         return None
@@ -145,6 +149,9 @@ class DuckDBEngine(Engine):
     def rollback(self, con: duckdb.DuckDBPyConnection) -> None:
         with suppress(duckdb.Error):
             con.execute("ROLLBACK")
+
+    def json_int_array(self, expr: str) -> str:
+        return f"CAST({expr} AS INTEGER[])"
 
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         """DuckDB reads the migrations as they are."""
@@ -251,6 +258,9 @@ class PostgresEngine(Engine):
         for name, base in _DOMAINS.items():
             if name not in present:
                 con.execute(f'CREATE DOMAIN "{name}" AS {base}')
+
+    def json_int_array(self, expr: str) -> str:
+        return f"ARRAY(SELECT CAST(jsonb_array_elements_text(CAST({expr} AS JSONB)) AS INTEGER))"
 
     def checkpoint(self, con: Any) -> None:
         """The server checkpoints on its own."""

@@ -31,9 +31,11 @@ ENGINES = ("duckdb", "postgresql")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test marked `engines` that uses the store runs once on DuckDB and once on PostgreSQL."""
-    if metafunc.definition.get_closest_marker("engines") and "store" in metafunc.fixturenames:
-        metafunc.parametrize("store", ENGINES, indirect=True)
+    """A test marked `engines` that uses the store runs once on DuckDB and once on PostgreSQL;
+    `engines("duckdb")` on one test of such a module keeps it to the engines named."""
+    marker = metafunc.definition.get_closest_marker("engines")
+    if marker and "store" in metafunc.fixturenames:
+        metafunc.parametrize("store", marker.args or ENGINES, indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -57,7 +59,8 @@ def postgres_url(postgres_server: PostgresServer) -> str:
 
 @pytest.fixture
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    engine = getattr(request, "param", "duckdb")
+    # STEPGATE_TEST_ENGINE=postgresql runs every other test on the store fixture on PostgreSQL too.
+    engine = getattr(request, "param", os.environ.get("STEPGATE_TEST_ENGINE", "duckdb"))
     if engine == "postgresql":
         db = Store(request.getfixturevalue("postgres_url"), data_dir=tmp_path / "files")
     else:

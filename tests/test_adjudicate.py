@@ -15,6 +15,8 @@ from store.annotations import annotations_frame
 from store.items import write_records
 from store.records import ItemRecord
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 KEEP = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
 DROP = {"original": "correct", "modification": "unreasonable", "difficulty": "hard"}
 

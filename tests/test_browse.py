@@ -21,6 +21,8 @@ from tests.conftest import PRMBENCH_FILE
 from ui.context import AppContext
 from ui.panels import browse as panel
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 LABEL = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
 NO_FILTER = ("", "", "", "", "", None, "", "", "id", "")
 

@@ -19,6 +19,8 @@ from store.state import set_item_state
 from store.users import add_user, get_user
 from tests.conftest import PRMBENCH_FILE
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 

@@ -14,6 +14,8 @@ from ui import step_list
 from ui.context import AppContext
 from ui.panels import earliest_error as panel
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 DEMO = "qwq-earliest-error"
 HEADER, QUESTION, IMAGES, REFERENCE_BOX, REFERENCE, STEPS, CHOICE, STATUS, PROGRESS, CURRENT = panel.ITEM
 

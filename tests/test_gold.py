@@ -19,6 +19,8 @@ from store.datasets import DatasetError, get_dataset, update_settings
 from store.state import get_item_state
 from tests.gold_support import DATASET, GOOD, WRONG, label_items
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 
 def _work(store: Store, who, n: int, payload_for) -> list[int]:
     """``who`` takes and labels ``n`` items; the ids they were handed, in order."""
@@ -139,6 +141,7 @@ def test_answers_are_scored_field_by_field() -> None:
     assert not few["flagged"]  # 8 answers are too few to say
 
 
+@pytest.mark.engines("duckdb")  # exports read DuckDB lists: not on PostgreSQL yet
 def test_exports_say_which_items_were_gold_but_never_to_an_annotator(team, tmp_path) -> None:
     from services.exports import export
 

@@ -15,6 +15,8 @@ from store.imports import ImportRejected, import_file
 from store.items import get_item
 from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 
 def _item(store: Store, dataset: str, external_id: str):
     d = get_dataset(store, dataset)

@@ -21,6 +21,8 @@ from tasks.base import PayloadError
 from tasks.perturbation_check import CHECKLISTS
 from tests.test_regeneration import _status
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = [sys.executable, str(ROOT / "tests" / "fake_generator.py")]
 

@@ -17,6 +17,8 @@ from services.errors import InvalidInput, NotAllowed, NotFound
 from store import Store, users, work
 from store.datasets import get_dataset
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 DATASET = "qwq-earliest-error"
 
 

@@ -22,6 +22,8 @@ from store import Store, items, state, users
 from store import jobs as queue
 from store.demo import populate_demo
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = [sys.executable, str(ROOT / "tests" / "fake_generator.py")]
 GATE = "mathvista-quality-gate"

@@ -20,7 +20,10 @@ from ui.kit.downloads import find_download
 from ui.panels import step_review as panel
 from ui.panels import step_review_actions as actions
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:gradio.helpers")  # gr.Warning outside a request
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::UserWarning:gradio.helpers"),  # gr.Warning outside a request
+    pytest.mark.engines,  # tests on the store fixture run on DuckDB and PostgreSQL
+]
 
 DATASET = "prmbench-step-review"
 VIEW = list(panel.VIEW)  # the names of the sample view, as the panel defines them

@@ -17,6 +17,8 @@ from store import Store, jobs_read, studies, users, work
 from store.datasets import get_dataset
 from store.state import get_item_state
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 DATASET = "prmbench-step-review"
 LABEL = {"original": "incorrect", "modification": "reasonable", "difficulty": "medium"}
 
