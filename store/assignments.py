@@ -144,6 +144,10 @@ class Scheduler:
                     _carry_leases(stale, pool)
             return pool
 
+    def new_pool(self) -> _Pool:
+        """An empty pool (store/leases.py's replicas keep their leases in the database)."""
+        return _Pool()
+
     def invalidate(self, dataset_id: int | None = None) -> None:
         """Reload a pool from the log after items or settings changed; live leases carry over."""
         with self.lock:
@@ -278,7 +282,7 @@ def _done_annotators(db: Store | Tx, item_id: int) -> set[int]:
 
 
 def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
-    pool = _Pool()
+    pool = _scheduler(db).new_pool()
     for item_id, target in db.fetchall(
         "SELECT item_id, target FROM item_state WHERE dataset_id = ? AND status = 'open' ORDER BY item_id",
         [dataset_id],
@@ -369,7 +373,9 @@ def _next_open(pool: _Pool, annotator_id: int, now: datetime) -> int | None:
             continue
         if pool.eligible(item_id, annotator_id, now):
             return item_id
-        break  # pragma: no cover - a fresh item is always eligible
+        # Only another replica's claims fill a fresh item (store/leases.py): it is started now.
+        pool.started.setdefault(item_id, None)
+        pool.next_fresh += 1
     # Nothing new: offer back what this annotator skipped, oldest skip first.
     skips = pool.skipped.get(annotator_id, {})
     for item_id in sorted(skips, key=skips.__getitem__):

@@ -169,12 +169,12 @@ class Store(_Reader):
         self._cursors: list[Any] = []
         self._cursors_lock = threading.Lock()
         self._closed = False
-        self.scheduler = Scheduler()
         self.versions = LruCache()  # ItemView by version id: versions are immutable
         # Small read caches (datasets, users, current versions, item order); forget() after structural writes.
         self._cache = ReadCache()
         self._engine = engine_for(path)
         self.location = self._engine.location
+        self.scheduler: Scheduler = self._engine.scheduler(self)
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -187,6 +187,10 @@ class Store(_Reader):
     @property
     def engine(self) -> Engine:
         return self._engine
+
+    def in_transaction(self) -> bool:
+        """This thread is inside writing()."""
+        return getattr(self._local, "tx", None) is not None
 
     def _cursor(self) -> Any:
         if self._closed:

@@ -15,13 +15,17 @@ from collections.abc import Sequence
 from contextlib import suppress
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pandas as pd
 import pyarrow as pa
 
 from store.errors import StoreConflictError, StoreLockedError, StoreOpenError, StoreUnavailableError
+
+if TYPE_CHECKING:
+    from store.assignments import Scheduler
+    from store.db import Store
 
 __all__ = ["DuckDBEngine", "Engine", "PostgresEngine", "engine_for", "is_server_url"]
 
@@ -83,6 +87,10 @@ class Engine(ABC):
     @abstractmethod
     def checkpoint(self, con: Any) -> None:
         """Write what is committed into the main file (DuckDB); the server does its own."""
+
+    @abstractmethod
+    def scheduler(self, store: Store) -> Scheduler:
+        """Who holds which item: in memory for one process, in the database for replicas."""
 
     @abstractmethod
     def json_int_array(self, expr: str) -> str:
@@ -149,6 +157,11 @@ class DuckDBEngine(Engine):
     def rollback(self, con: duckdb.DuckDBPyConnection) -> None:
         with suppress(duckdb.Error):
             con.execute("ROLLBACK")
+
+    def scheduler(self, store: Store) -> Scheduler:
+        from store.assignments import Scheduler
+
+        return Scheduler()
 
     def json_int_array(self, expr: str) -> str:
         return f"CAST({expr} AS INTEGER[])"
@@ -258,6 +271,11 @@ class PostgresEngine(Engine):
         for name, base in _DOMAINS.items():
             if name not in present:
                 con.execute(f'CREATE DOMAIN "{name}" AS {base}')
+
+    def scheduler(self, store: Store) -> Scheduler:
+        from store.leases import SharedScheduler
+
+        return SharedScheduler(store)
 
     def json_int_array(self, expr: str) -> str:
         return f"ARRAY(SELECT CAST(jsonb_array_elements_text(CAST({expr} AS JSONB)) AS INTEGER))"

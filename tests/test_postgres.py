@@ -5,14 +5,32 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from store import Store, StoreOpenError, users
+from services.annotate import submit
+from store import Store, StoreOpenError, assignments, datasets, users
+from store.annotations import count_annotations
+from store.items import get_item, write_records
 from store.migrations import MIGRATIONS
+from store.records import ItemRecord
 from tests.browser_support import ROOT
 from tests.conftest import PRMBENCH_FILE
+
+T0 = datetime(2026, 1, 1, 12, 0, 0)
+REVIEW = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
+
+
+def _record(i: int) -> ItemRecord:
+    return ItemRecord(
+        external_id=f"item-{i}",
+        question=f"question {i}",
+        steps={"original": ["a", "b"], "modified": ["a", "c"]},
+    )
+
 
 _OPEN = (
     "import sys\nfrom store import Store\n"
@@ -75,3 +93,62 @@ def test_the_command_line_works_on_postgresql_by_flag_or_setting(postgres_url: s
         assert [u.name for u in users.list_users(db)] == ["lead"]
         assert db.scalar("SELECT count(*) FROM items") == 394
     assert not (ROOT / "postgresql:").exists()  # a URL is never taken for a file path
+
+
+def test_two_replicas_claiming_at_once_never_hand_an_item_past_its_target(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Two Store objects on one database are two replicas: each keeps its own memory, and an
+    annotator's claim and submit land on different replicas half of the time."""
+    replicas = [Store(postgres_url, data_dir=tmp_path / "files") for _ in range(2)]
+    first = replicas[0]
+    with first.writing() as tx:
+        write_records(tx, "shared", "step_review", [_record(i) for i in range(40)], "test")
+    datasets.update_settings(first, "shared", {"annotators_per_item": 2})
+    people = [users.add_user(first, f"annotator-{k}") for k in range(12)]
+    holders: dict[int, set[int]] = {}
+    over: list[tuple[int, set[int]]] = []
+    errors: list[BaseException] = []
+    guard = threading.Lock()
+
+    def work(k: int, person: users.Annotator) -> None:
+        try:
+            for n in range(100):
+                here, there = replicas[(k + n) % 2], replicas[(k + n + 1) % 2]
+                claim = assignments.claim_next(here, person.id, 1, lease_seconds=600, now=T0)
+                if claim is None:
+                    return
+                with guard:
+                    holders.setdefault(claim.item_id, set()).add(person.id)
+                    if len(holders[claim.item_id]) > 2:
+                        over.append((claim.item_id, set(holders[claim.item_id])))
+                item = get_item(there, claim.item_id)
+                submit(
+                    there,
+                    annotator=person,
+                    item_id=item.item_id,
+                    version_id=item.version_id,
+                    payload=REVIEW,
+                    request_id=f"{person.name}-{n}",
+                    now=T0,
+                )
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k, p)) for k, p in enumerate(people)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []
+        assert over == []  # 0 over-assigned: no item was ever handed to a third annotator
+        per_item = dict(
+            first.fetchall("SELECT item_id, count(DISTINCT annotator_id) FROM annotations GROUP BY item_id")
+        )
+        assert len(per_item) == 40 and set(per_item.values()) == {2}
+        assert count_annotations(first) == 80
+        assert first.scalar("SELECT count(*) FROM item_state WHERE status = 'open'") == 0
+    finally:
+        for replica in replicas:
+            replica.close()

@@ -1,0 +1,238 @@
+"""Leases in the database, for several app replicas over one PostgreSQL database.
+
+On DuckDB one process owns the file, so the in-memory Scheduler (store/assignments.py) is the whole
+truth. Replicas each have their own Scheduler: its memory still orders the work (started items
+first, gold turns, skips), but before an item is leased the database decides whether it has room.
+The item's state row is locked with `FOR UPDATE SKIP LOCKED` (a replica claiming the same item at
+that moment makes this one move on), the labels and live leases of others are counted in the same
+transaction, and the lease is a row of `assignments` (status 'leased') that every replica sees. So
+two replicas never hand an item to more annotators than its target, and a label submitted to a
+replica other than the one that handed out the item finds its lease.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from store.assignments import Scheduler, _Pool
+
+if TYPE_CHECKING:
+    from store.db import Store, Tx
+
+__all__ = ["SharedScheduler"]
+
+_CURRENT = "JOIN items i ON i.id = a.item_id AND a.version_id = i.current_version_id"
+# What fills an open item: others' labels on the current version and others' live leases (a lease
+# of someone who has labelled the item is used up), and whether this annotator labelled it.
+_FILLED = (
+    f"SELECT (SELECT count(DISTINCT a.annotator_id) FROM annotations a {_CURRENT} "
+    " WHERE a.item_id = ? AND a.annotator_id <> ?), "
+    "(SELECT count(*) FROM assignments l WHERE l.item_id = ? AND l.annotator_id <> ? "
+    " AND l.status = 'leased' AND l.expires_at > ? AND NOT EXISTS ("
+    f"  SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = l.item_id AND a.annotator_id = l.annotator_id)), "
+    f"EXISTS (SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = ? AND a.annotator_id = ?)"
+)
+_WAIT_FOR_ROW = 0.25  # seconds a claim waits for an item's row that another transaction holds
+_FINGERPRINT_EVERY = 2.0  # seconds between checks that another replica changed a dataset's items
+
+
+class _ClaimLock:
+    """The scheduler's lock, inside a database transaction of this thread's own (or the write
+    transaction it is already in): the rows a claim locks stay locked until its lease is written."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._lock = threading.RLock()
+        self._local = threading.local()
+
+    def __enter__(self) -> _ClaimLock:
+        depth = getattr(self._local, "depth", 0)
+        if depth == 0:
+            self._local.own = not self._store.in_transaction()
+            if self._local.own:
+                self._store.execute("BEGIN")
+        self._local.depth = depth + 1
+        self._lock.acquire()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        # Committed before the lock is released: a thread of this process never meets the row locks
+        # of a claim its neighbour has finished.
+        try:
+            if self._local.depth == 1 and self._local.own:
+                self._store.execute("COMMIT" if kind is None else "ROLLBACK")
+        finally:
+            self._local.depth -= 1
+            self._lock.release()
+
+
+class _SharedPool(_Pool):
+    """A pool whose leases are rows of the database, checked against every replica's work."""
+
+    store: Store
+
+    def eligible(
+        self, item_id: int, annotator_id: int, now: datetime, *, allow_skipped: bool = False
+    ) -> bool:
+        """Memory rules out what is closed, gold or skipped; the database decides if there is room
+        (this replica's memory misses the labels and leases that went through other replicas)."""
+        if item_id not in self.target or item_id in self.gold:
+            return False
+        if not allow_skipped and item_id in self.skipped.get(annotator_id, {}):
+            return False
+        locked = _lock_state(self.store, item_id)
+        if locked is None:  # another replica is claiming or settling it right now
+            return False
+        if locked[0] != "open":
+            self.target.pop(item_id, None)  # settled by another replica (claims iterate `started`)
+            return False
+        self.target[item_id] = int(locked[1])
+        # Counted after the lock, in a statement of its own: it sees every claim committed before.
+        room = _room(self.store, item_id, annotator_id, now, int(locked[1]))
+        if room is None:  # labelled through another replica
+            self.done.setdefault(item_id, set()).add(annotator_id)
+        return bool(room)
+
+    def live_leases(self, item_id: int, now: datetime) -> dict[int, datetime]:
+        """The item's live leases not used up yet, from the database (memory follows it)."""
+        rows = self.store.fetchall(
+            "SELECT l.annotator_id, l.expires_at FROM assignments l WHERE l.item_id = ? "
+            "AND l.status = 'leased' AND l.expires_at > ? AND NOT EXISTS ("
+            f"SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = l.item_id "
+            "AND a.annotator_id = l.annotator_id)",
+            [item_id, now],
+        )
+        live = {int(who): until for who, until in rows}
+        for who in set(self.leases.get(item_id, {})) - set(live):
+            if self.held.get(who) == item_id:
+                del self.held[who]
+        self.leases[item_id] = dict(live)
+        return self.leases[item_id]
+
+    def lease(self, item_id: int, annotator_id: int, now: datetime, seconds: int) -> None:
+        super().lease(item_id, annotator_id, now, seconds)
+        until = now + timedelta(seconds=seconds)
+        # One live lease per annotator and dataset, as in memory: a new claim ends the previous one.
+        self.store.execute(
+            "DELETE FROM assignments WHERE annotator_id = ? AND status = 'leased' AND item_id <> ? "
+            "AND dataset_id = (SELECT dataset_id FROM item_state WHERE item_id = ?)",
+            [annotator_id, item_id, item_id],
+        )
+        self.store.execute(
+            "INSERT INTO assignments (item_id, annotator_id, dataset_id, status, leased_at, expires_at, updated_at) "
+            "SELECT item_id, ?, dataset_id, 'leased', ?, ?, ? FROM item_state WHERE item_id = ? "
+            "ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = 'leased', "
+            "leased_at = excluded.leased_at, expires_at = excluded.expires_at, updated_at = excluded.updated_at",
+            [annotator_id, now, until, now, item_id],
+        )
+
+
+class SharedScheduler(Scheduler):
+    """The Scheduler of one replica over PostgreSQL (see the module's docstring)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self._store = store
+        self.lock = _ClaimLock(store)  # type: ignore[assignment]
+        self._checked: dict[int, tuple[float, tuple[object, ...]]] = {}
+
+    def new_pool(self) -> _Pool:
+        pool = _SharedPool()
+        pool.store = self._store
+        return pool
+
+    def pool(self, db: Store | Tx, dataset_id: int) -> _Pool:
+        """The dataset's pool, reloaded when another replica changed its items, settings or gold."""
+        with self.lock:
+            now = time.monotonic()
+            checked = self._checked.get(dataset_id)
+            if checked is None or now - checked[0] > _FINGERPRINT_EVERY:
+                mark = _fingerprint(db, dataset_id)
+                if checked is not None and checked[1] != mark:
+                    self.invalidate(dataset_id)
+                self._checked[dataset_id] = (now, mark)
+            return super().pool(db, dataset_id)
+
+    def target_of(self, db: Store | Tx, dataset_id: int, item_id: int) -> int | None:
+        """From the database: another replica may have raised it (an escalation) or settled the item."""
+        value = db.scalar("SELECT target FROM item_state WHERE item_id = ? AND status = 'open'", [item_id])
+        return None if value is None else int(value)
+
+    def held_by_others(
+        self, db: Store | Tx, dataset_id: int, annotator_id: int, now: datetime
+    ) -> tuple[int, datetime | None]:
+        """Open items this annotator could take but for others' live leases, on every replica."""
+        row = db.fetchone(
+            "SELECT count(DISTINCT s.item_id), min(l.expires_at) FROM item_state s "
+            "JOIN assignments l ON l.item_id = s.item_id AND l.status = 'leased' AND l.expires_at > ? "
+            "AND l.annotator_id <> ? "
+            "WHERE s.dataset_id = ? AND s.status = 'open' AND NOT EXISTS ("
+            f"SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = s.item_id "
+            "AND a.annotator_id IN (?, l.annotator_id))",
+            [now, annotator_id, dataset_id, annotator_id],
+        )
+        return (int(row[0]), row[1]) if row else (0, None)
+
+    def may_label(
+        self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime
+    ) -> str:
+        """From the lease rows: the item may have been handed out by another replica, and a lease this
+        replica remembers may have ended there (the annotator took another item)."""
+        row = db.fetchone(
+            "SELECT expires_at FROM assignments WHERE item_id = ? AND annotator_id = ? AND status = 'leased'",
+            [item_id, annotator_id],
+        )
+        if self.is_gold(db, dataset_id, item_id):  # no capacity to run out of
+            verdict = super().may_label(db, dataset_id, item_id, annotator_id, now)
+            return "leased" if verdict == "leased" or row is not None else verdict
+        if row is None:
+            return "no"
+        if row[0] > now:
+            return "leased"
+        target = self.target_of(db, dataset_id, item_id)
+        if target is not None and _room(db, item_id, annotator_id, now, target):
+            return "leased"  # it lapsed, but nobody took the place
+        return "lapsed"
+
+
+def _lock_state(db: Store, item_id: int) -> tuple[str, int] | None:
+    """Lock the item's state row for this claim: (status, target), or None while another transaction
+    holds it past a short wait (a claim elsewhere, or a label being settled). SKIP LOCKED, not a
+    blocking lock: a settling submit may wait for this replica's scheduler, which this claim holds."""
+    deadline = time.monotonic() + _WAIT_FOR_ROW
+    while True:
+        row = db.fetchone(
+            "SELECT status, target FROM item_state WHERE item_id = ? FOR UPDATE SKIP LOCKED", [item_id]
+        )
+        if row is not None:
+            return str(row[0]), int(row[1])
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.005)
+
+
+def _room(db: Store | Tx, item_id: int, annotator_id: int, now: datetime, target: int) -> bool | None:
+    """Whether the item has room for this annotator; None when they have labelled it already."""
+    row = db.fetchone(_FILLED, [item_id, annotator_id, item_id, annotator_id, now, item_id, annotator_id])
+    if row is None:  # pragma: no cover - a SELECT without FROM always has a row
+        return False
+    labelled, leased, mine = row
+    return None if mine else int(labelled) + int(leased) < target
+
+
+def _fingerprint(db: Store | Tx, dataset_id: int) -> tuple[object, ...]:
+    row = db.fetchone(
+        "SELECT (SELECT settings FROM datasets WHERE id = ?), "
+        "(SELECT count(*) FROM items WHERE dataset_id = ?), "
+        "(SELECT max(current_version_id) FROM items WHERE dataset_id = ?), "
+        "(SELECT count(*) FROM gold WHERE dataset_id = ?), "
+        "(SELECT count(*) FROM study_items si JOIN studies st ON st.id = si.study_id WHERE st.dataset_id = ?)",
+        [dataset_id] * 5,
+    )
+    return tuple(row) if row else ()
