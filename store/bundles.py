@@ -76,10 +76,11 @@ def read_bundle(
     )
     cols = ", ".join(f"v.{c}" for c in _VERSION_FIELDS)
     versions = db.records(
-        "WITH s AS (SELECT version_id, role, list(text ORDER BY position) AS texts FROM steps GROUP BY ALL), "
-        "sj AS (SELECT version_id, map(list(role ORDER BY role), list(texts ORDER BY role)) AS steps "
+        "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
+        "GROUP BY version_id, role), "
+        f"sj AS (SELECT version_id, {db.engine.map_agg('role', 'texts', 'role')} AS steps "
         "FROM s GROUP BY version_id), "
-        "im AS (SELECT version_id, list(image_hash ORDER BY position) AS images FROM version_images "
+        "im AS (SELECT version_id, array_agg(image_hash ORDER BY position) AS images FROM version_images "
         "GROUP BY version_id) "
         "SELECT d.name AS dataset, i.external_id, i.id AS item_id, i.created_at AS item_created_at, "
         "v.version, p.version AS parent_version, v.reason, v.created_at, "

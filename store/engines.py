@@ -96,6 +96,14 @@ class Engine(ABC):
     def json_int_array(self, expr: str) -> str:
         """SQL for a JSON list of integers held as text (error_steps, say) as an INTEGER array."""
 
+    @abstractmethod
+    def map_agg(self, key: str, value: str, order: str | None = None) -> str:
+        """SQL for an aggregate that reads back as a dict {key: value} (a group's steps by role)."""
+
+    @abstractmethod
+    def records_agg(self, fields: dict[str, str], order: str) -> str:
+        """SQL for an aggregate that reads back as a list of dicts {name: value}, in `order`."""
+
     def translate(self, exc: Exception) -> Exception | None:
         """The store error an engine exception means, or None when it is not the engine's."""
         return None
@@ -165,6 +173,14 @@ class DuckDBEngine(Engine):
 
     def json_int_array(self, expr: str) -> str:
         return f"CAST({expr} AS INTEGER[])"
+
+    def map_agg(self, key: str, value: str, order: str | None = None) -> str:
+        by = f" ORDER BY {order}" if order else ""
+        return f"map(list({key}{by}), list({value}{by}))"
+
+    def records_agg(self, fields: dict[str, str], order: str) -> str:
+        struct = ", ".join(f"'{name}': {expr}" for name, expr in fields.items())
+        return f"list({{{struct}}} ORDER BY {order})"
 
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         """DuckDB reads the migrations as they are."""
@@ -280,6 +296,17 @@ class PostgresEngine(Engine):
     def json_int_array(self, expr: str) -> str:
         return f"ARRAY(SELECT CAST(jsonb_array_elements_text(CAST({expr} AS JSONB)) AS INTEGER))"
 
+    def map_agg(self, key: str, value: str, order: str | None = None) -> str:
+        by = f" ORDER BY {order}" if order else ""
+        return f"json_object_agg({key}, {value}{by})"
+
+    def records_agg(self, fields: dict[str, str], order: str) -> str:
+        # Timestamps as text in DuckDB's (and Python's str()) spelling: JSON would write ISO 8601's T.
+        pairs = ", ".join(
+            f"'{name}', {_as_text(expr) if name.endswith('_at') else expr}" for name, expr in fields.items()
+        )
+        return f"json_agg(json_build_object({pairs}) ORDER BY {order})"
+
     def checkpoint(self, con: Any) -> None:
         """The server checkpoints on its own."""
 
@@ -308,6 +335,15 @@ class PostgresEngine(Engine):
                 f"the database {self.location} cannot be reached or written ({str(exc).strip()})"
             )
         return None
+
+
+def _as_text(timestamp: str) -> str:
+    """A TIMESTAMP as Python's str() writes a datetime: microseconds only when there are some."""
+    return (
+        f"CASE WHEN date_part('microseconds', {timestamp})::bigint % 1000000 = 0 "
+        f"THEN to_char({timestamp}, 'YYYY-MM-DD HH24:MI:SS') "
+        f"ELSE to_char({timestamp}, 'YYYY-MM-DD HH24:MI:SS.US') END"
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -373,7 +409,7 @@ _ARROW_TYPES = {
 
 
 def _plain(value: Any) -> Any:
-    if value is None or value is pd.NaT:
+    if value is None or value is pd.NaT or value is pd.NA:
         return None
     if isinstance(value, float) and value != value:  # NaN: a missing value, as DuckDB reads it
         return None

@@ -463,14 +463,23 @@ def items_frame(
         conditions.append("i.id IN (SELECT unnest(CAST(? AS BIGINT[])))")
         params.append([int(i) for i in item_ids])
     where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
+    labels = db.engine.records_agg(
+        {
+            "annotator": "u.name",
+            "payload": "a.payload",
+            "seconds_spent": "a.seconds_spent",
+            "created_at": "a.created_at",
+        },
+        "a.id",
+    )
     frame = db.df(
-        "WITH s AS (SELECT version_id, role, list(text ORDER BY position) AS texts FROM steps GROUP BY ALL), "
-        "sj AS (SELECT version_id, map(list(role), list(texts)) AS steps FROM s GROUP BY version_id), "
-        "im AS (SELECT version_id, list(image_hash ORDER BY position) AS images FROM version_images "
+        "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
+        "GROUP BY version_id, role), "
+        f"sj AS (SELECT version_id, {db.engine.map_agg('role', 'texts')} AS steps FROM s GROUP BY version_id), "
+        "im AS (SELECT version_id, array_agg(image_hash ORDER BY position) AS images FROM version_images "
         "GROUP BY version_id), "
         "latest AS (SELECT max(id) AS id FROM annotations GROUP BY item_id, version_id, annotator_id), "
-        "lab AS (SELECT a.item_id, a.version_id, list({'annotator': u.name, 'payload': a.payload, "
-        "'seconds_spent': a.seconds_spent, 'created_at': a.created_at} ORDER BY a.id) AS labels "
+        f"lab AS (SELECT a.item_id, a.version_id, {labels} AS labels "
         "FROM annotations a JOIN latest USING (id) JOIN annotators u ON u.id = a.annotator_id "
         "GROUP BY a.item_id, a.version_id) "
         "SELECT i.id AS item_id, d.name AS dataset, d.task, i.external_id, v.version, v.reason AS version_reason, "

@@ -25,6 +25,8 @@ from tests.browser_support import cli
 from tests.conftest import PRMBENCH_FILE
 from tests.test_stepgate_format import _label
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 LABEL = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
 
 

@@ -141,7 +141,6 @@ def test_answers_are_scored_field_by_field() -> None:
     assert not few["flagged"]  # 8 answers are too few to say
 
 
-@pytest.mark.engines("duckdb")  # exports read DuckDB lists: not on PostgreSQL yet
 def test_exports_say_which_items_were_gold_but_never_to_an_annotator(team, tmp_path) -> None:
     from services.exports import export
 

@@ -322,7 +322,6 @@ def test_an_annotator_cannot_rule(ctx: AppContext) -> None:
         adjudicate.disputes(ctx.store, users.get_user(ctx.store, "ann"), DEMO)
 
 
-@pytest.mark.engines("duckdb")  # exports read DuckDB lists: not on PostgreSQL yet
 def test_accepted_items_export_as_a_new_crystal_dataset_that_imports_back(ctx: AppContext, tmp_path) -> None:
     import json
 

@@ -24,6 +24,8 @@ from store.records import ItemRecord
 from store.users import add_user
 from tests.conftest import PRMBENCH_FILE
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 
 def _label(store: Store, name: str, dataset: str, n: int, payload: dict) -> None:
     user = add_user(store, name, "annotator")
