@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -41,12 +42,19 @@ class ReadCache:
     reads through it (committed rows) until it writes rows the cache holds; from then on it bypasses it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_age: float | None = None) -> None:
         self._data: dict[Any, Any] = {}
         self._lock = threading.Lock()
+        # Replicas over PostgreSQL drop what they hold this often: another replica's changes (a role,
+        # a removed user, a dataset's settings) never reach its forget().
+        self._max_age = max_age
+        self._since = time.monotonic()
 
     def get(self, key: Any) -> Any:
         with self._lock:
+            if self._max_age is not None and time.monotonic() - self._since > self._max_age:
+                self._data.clear()
+                self._since = time.monotonic()
             return self._data.get(key, MISS)
 
     def put(self, key: Any, value: Any) -> None:
@@ -56,6 +64,7 @@ class ReadCache:
     def forget(self) -> None:
         with self._lock:
             self._data.clear()
+            self._since = time.monotonic()
 
 
 class ReadOnly(ReadCache):

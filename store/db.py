@@ -170,11 +170,11 @@ class Store(_Reader):
         self._cursors_lock = threading.Lock()
         self._closed = False
         self.versions = LruCache()  # ItemView by version id: versions are immutable
-        # Small read caches (datasets, users, current versions, item order); forget() after structural writes.
-        self._cache = ReadCache()
         self._engine = engine_for(path)
         self.location = self._engine.location
         self.scheduler: Scheduler = self._engine.scheduler(self)
+        # Small read caches (datasets, users, current versions, item order); forget() after structural writes.
+        self._cache = ReadCache(max_age=self._engine.cache_seconds)
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

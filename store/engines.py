@@ -42,6 +42,7 @@ class Engine(ABC):
 
     name: str
     location: str  # what messages call the database (a path, or a URL without its password)
+    cache_seconds: float | None = None  # how long the read caches may keep rows (None: until a write)
 
     @abstractmethod
     def connection(self) -> Any:
@@ -217,6 +218,7 @@ class PostgresEngine(Engine):
     """A PostgreSQL database (psycopg 3): a connection per thread, autocommit reads."""
 
     name = "postgresql"
+    cache_seconds = 2.0  # other replicas write too: a role change or a removal reaches this one soon
 
     def __init__(self, url: str) -> None:
         import psycopg

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -152,3 +153,20 @@ def test_two_replicas_claiming_at_once_never_hand_an_item_past_its_target(
     finally:
         for replica in replicas:
             replica.close()
+
+
+def test_a_role_changed_on_one_replica_reaches_the_other_within_seconds(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    with (
+        Store(postgres_url, data_dir=tmp_path / "files") as here,
+        Store(postgres_url, data_dir=tmp_path / "files") as there,
+    ):
+        users.add_user(here, "ann", "annotator", "ann-password")
+        found = users.get_user(there, "ann")
+        assert found is not None and found.role == "annotator"  # now in `there`'s read cache
+        users.set_role(here, "ann", "adjudicator")
+        deadline = time.monotonic() + 10
+        while (users.get_user(there, "ann") or found).role != "adjudicator" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert users.get_user(there, "ann").role == "adjudicator"
