@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.client import ApiError, StepgateClient
+from bench.server import start_server
 from services.annotate import submit
 from store import Store, StoreOpenError, assignments, datasets, users
 from store.annotations import count_annotations
+from store.imports import import_file
 from store.items import get_item, write_records
 from store.migrations import MIGRATIONS
 from store.records import ItemRecord
@@ -170,3 +174,72 @@ def test_a_role_changed_on_one_replica_reaches_the_other_within_seconds(
         while (users.get_user(there, "ann") or found).role != "adjudicator" and time.monotonic() < deadline:
             time.sleep(0.1)
         assert users.get_user(there, "ann").role == "adjudicator"
+
+
+def test_two_app_replicas_over_http_label_every_item_to_its_quorum_and_no_further(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Two `app.py serve` processes on one database, four annotators logged in to each."""
+    files = str(tmp_path / "files")
+    source = tmp_path / "pb.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps(
+                {"id": f"pb-{i}", "generator": "t", "problem": f"P{i}", "steps": ["a", "b"], "label": -1}
+            )
+            + "\n"
+            for i in range(20)
+        )
+    )
+    with Store(postgres_url, data_dir=files) as db:
+        import_file(db, source, format="processbench", dataset="pb")
+        for k in range(8):
+            users.add_user(db, f"ann{k}", "annotator", f"ann{k}-password")
+    # start_server's own --db only names the log file: the later --db is the one the app takes.
+    servers = [
+        start_server(
+            tmp_path / f"replica{r}.duckdb", "--db", postgres_url, "--data-dir", files, "--no-demo", "--team"
+        )
+        for r in range(2)
+    ]
+    acknowledged: dict[str, int] = {}
+    errors: list[str] = []
+    guard = threading.Lock()
+
+    def annotate(k: int) -> None:
+        client = StepgateClient(servers[k % 2].url, f"ann{k}", f"ann{k}-password", timeout=60)
+        try:
+            for n in range(40):
+                item = client.run("next_item", "pb")
+                if item["item_id"] is None:
+                    return
+                rid = f"ann{k}-{n}"
+                result = client.run(
+                    "submit_label", item["item_id"], item["version_id"], {"earliest_error": -1}, rid, 1.0
+                )
+                with guard:
+                    acknowledged[rid] = result["annotation_id"]
+        except (ApiError, OSError, ValueError) as exc:  # pragma: no cover - reported below
+            errors.append(f"ann{k}: {exc}"[:300])
+        finally:
+            client.close()
+
+    try:
+        threads = [threading.Thread(target=annotate, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=240)
+    finally:
+        for server in servers:
+            server.stop()
+    assert errors == []
+    with Store(postgres_url, data_dir=files) as db:
+        stored = dict(db.fetchall("SELECT request_id, id FROM annotations"))
+        per_item = dict(
+            db.fetchall("SELECT item_id, count(DISTINCT annotator_id) FROM annotations GROUP BY item_id")
+        )
+        states = dict(db.fetchall("SELECT status, count(*) FROM item_state GROUP BY status"))
+    assert stored == acknowledged  # nothing lost, nothing stored that was not acknowledged
+    assert set(per_item.values()) == {3} and len(per_item) == 20  # ProcessBench's 3, never a 4th
+    assert states == {"consensus": 20}
