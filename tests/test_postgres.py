@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from datetime import datetime
 from pathlib import Path
 
@@ -176,10 +177,12 @@ def test_a_role_changed_on_one_replica_reaches_the_other_within_seconds(
         assert users.get_user(there, "ann").role == "adjudicator"
 
 
-def test_two_app_replicas_over_http_label_every_item_to_its_quorum_and_no_further(
-    postgres_url: str, tmp_path: Path
-) -> None:
-    """Two `app.py serve` processes on one database, four annotators logged in to each."""
+def _label_on_two_replicas(
+    postgres_url: str, tmp_path: Path, kill_after: int | None = None
+) -> dict[str, int]:
+    """Two `app.py serve` processes on one database, four annotators logged in to each, until every
+    item is settled. With kill_after, replica 0 is killed with -9 after that many acknowledged labels
+    and its annotators log in to replica 1 and go on. Returns the acknowledged request ids."""
     files = str(tmp_path / "files")
     source = tmp_path / "pb.jsonl"
     source.write_text(
@@ -205,24 +208,36 @@ def test_two_app_replicas_over_http_label_every_item_to_its_quorum_and_no_furthe
     acknowledged: dict[str, int] = {}
     errors: list[str] = []
     guard = threading.Lock()
+    killed = threading.Event()
+
+    def work(client: StepgateClient) -> None:
+        while True:
+            item = client.run("next_item", "pb")
+            if item["item_id"] is None:
+                return
+            rid = uuid.uuid4().hex
+            result = client.run(
+                "submit_label", item["item_id"], item["version_id"], {"earliest_error": -1}, rid, 1.0
+            )
+            with guard:
+                acknowledged[rid] = result["annotation_id"]
+                if kill_after is not None and len(acknowledged) >= kill_after and not killed.is_set():
+                    killed.set()
+                    servers[0].stop(kill=True)
 
     def annotate(k: int) -> None:
-        client = StepgateClient(servers[k % 2].url, f"ann{k}", f"ann{k}-password", timeout=60)
-        try:
-            for n in range(40):
-                item = client.run("next_item", "pb")
-                if item["item_id"] is None:
+        for server in (servers[k % 2], servers[1]):
+            try:
+                client = StepgateClient(server.url, f"ann{k}", f"ann{k}-password", timeout=60)
+                try:
+                    work(client)
                     return
-                rid = f"ann{k}-{n}"
-                result = client.run(
-                    "submit_label", item["item_id"], item["version_id"], {"earliest_error": -1}, rid, 1.0
-                )
-                with guard:
-                    acknowledged[rid] = result["annotation_id"]
-        except (ApiError, OSError, ValueError) as exc:  # pragma: no cover - reported below
-            errors.append(f"ann{k}: {exc}"[:300])
-        finally:
-            client.close()
+                finally:
+                    client.close()
+            except (ApiError, OSError, ValueError) as exc:
+                if server is servers[1] or not killed.is_set():
+                    errors.append(f"ann{k}: {exc}"[:300])
+                    return
 
     try:
         threads = [threading.Thread(target=annotate, args=(k,)) for k in range(8)]
@@ -234,12 +249,29 @@ def test_two_app_replicas_over_http_label_every_item_to_its_quorum_and_no_furthe
         for server in servers:
             server.stop()
     assert errors == []
+    assert killed.is_set() == (kill_after is not None)
     with Store(postgres_url, data_dir=files) as db:
         stored = dict(db.fetchall("SELECT request_id, id FROM annotations"))
         per_item = dict(
             db.fetchall("SELECT item_id, count(DISTINCT annotator_id) FROM annotations GROUP BY item_id")
         )
         states = dict(db.fetchall("SELECT status, count(*) FROM item_state GROUP BY status"))
-    assert stored == acknowledged  # nothing lost, nothing stored that was not acknowledged
+        twice = db.scalar(
+            "SELECT count(*) FROM (SELECT item_id, annotator_id FROM annotations GROUP BY item_id, annotator_id "
+            "HAVING count(*) > 1) AS repeated"
+        )
+    assert {rid: stored.get(rid) for rid in acknowledged} == acknowledged  # nothing acknowledged is lost
     assert set(per_item.values()) == {3} and len(per_item) == 20  # ProcessBench's 3, never a 4th
-    assert states == {"consensus": 20}
+    assert states == {"consensus": 20} and twice == 0
+    return {rid: stored[rid] for rid in stored if rid not in acknowledged}
+
+
+def test_two_app_replicas_over_http_label_every_item_to_its_quorum_and_no_further(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    assert _label_on_two_replicas(postgres_url, tmp_path) == {}  # nothing stored unacknowledged
+
+
+def test_a_replica_killed_with_minus_9_loses_nothing_acknowledged(postgres_url: str, tmp_path: Path) -> None:
+    unacknowledged = _label_on_two_replicas(postgres_url, tmp_path, kill_after=15)
+    assert len(unacknowledged) <= 4  # at most the killed replica's four submits in flight
