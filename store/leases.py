@@ -36,6 +36,7 @@ _FILLED = (
     f"  SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = l.item_id AND a.annotator_id = l.annotator_id)), "
     f"EXISTS (SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = ? AND a.annotator_id = ?)"
 )
+_FULL = 1 << 30  # what taken_by_others says of an item it cannot give now
 _WAIT_FOR_ROW = 0.25  # seconds a claim waits for an item's row that another transaction holds
 _FINGERPRINT_EVERY = 2.0  # seconds between checks that another replica changed a dataset's items
 
@@ -77,27 +78,21 @@ class _SharedPool(_Pool):
 
     store: Store
 
-    def eligible(
-        self, item_id: int, annotator_id: int, now: datetime, *, allow_skipped: bool = False
-    ) -> bool:
-        """Memory rules out what is closed, gold or skipped; the database decides if there is room
-        (this replica's memory misses the labels and leases that went through other replicas)."""
-        if item_id not in self.target or item_id in self.gold:
-            return False
-        if not allow_skipped and item_id in self.skipped.get(annotator_id, {}):
-            return False
+    def taken_by_others(self, item_id: int, annotator_id: int, now: datetime) -> int:
+        """Places taken on the item, from the database: this replica's memory misses the labels and
+        leases that went through other replicas. The pool's rules (closed, gold, skipped) stay the
+        memory's; a place the database cannot give now counts as full."""
         locked = _lock_state(self.store, item_id)
         if locked is None:  # another replica is claiming or settling it right now
-            return False
-        if locked[0] != "open":
-            self.target.pop(item_id, None)  # settled by another replica (claims iterate `started`)
-            return False
-        self.target[item_id] = int(locked[1])
+            return _FULL
+        status, target = locked
+        self.target[item_id] = target if status == "open" else 0  # 0: settled by another replica
         # Counted after the lock, in a statement of its own: it sees every claim committed before.
-        room = _room(self.store, item_id, annotator_id, now, int(locked[1]))
-        if room is None:  # labelled through another replica
+        taken = _taken(self.store, item_id, annotator_id, now)
+        if taken is None:  # labelled through another replica
             self.done.setdefault(item_id, set()).add(annotator_id)
-        return bool(room)
+            return _FULL
+        return taken
 
     def live_leases(self, item_id: int, now: datetime) -> dict[int, datetime]:
         """The item's live leases not used up yet, from the database (memory follows it)."""
@@ -196,7 +191,8 @@ class SharedScheduler(Scheduler):
         if row[0] > now:
             return "leased"
         target = self.target_of(db, dataset_id, item_id)
-        if target is not None and _room(db, item_id, annotator_id, now, target):
+        taken = _taken(db, item_id, annotator_id, now)
+        if target is not None and taken is not None and taken < target:
             return "leased"  # it lapsed, but nobody took the place
         return "lapsed"
 
@@ -217,13 +213,13 @@ def _lock_state(db: Store, item_id: int) -> tuple[str, int] | None:
         time.sleep(0.005)
 
 
-def _room(db: Store | Tx, item_id: int, annotator_id: int, now: datetime, target: int) -> bool | None:
-    """Whether the item has room for this annotator; None when they have labelled it already."""
+def _taken(db: Store | Tx, item_id: int, annotator_id: int, now: datetime) -> int | None:
+    """Others' labels and live leases on the item; None when this annotator has labelled it."""
     row = db.fetchone(_FILLED, [item_id, annotator_id, item_id, annotator_id, now, item_id, annotator_id])
     if row is None:  # pragma: no cover - a SELECT without FROM always has a row
-        return False
+        return _FULL
     labelled, leased, mine = row
-    return None if mine else int(labelled) + int(leased) < target
+    return None if mine else int(labelled) + int(leased)
 
 
 def _fingerprint(db: Store | Tx, dataset_id: int) -> tuple[object, ...]:
