@@ -74,8 +74,17 @@ def _version(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _gold(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An item's gold mark (exports say which items were gold; an import marks them again)."""
+    if row is None:
+        return None
+    keys = ("version", "source", "marked_by", "marked_at", "labels_before")
+    return {**{k: row[k] for k in keys}, "label": _parsed(row["label"], {})}
+
+
 def _items(bundle: dict[str, Any]) -> Iterator[dict[str, Any]]:
     states = {(s["dataset"], s["external_id"]): s for s in bundle["states"]}
+    gold = {(g["dataset"], g["external_id"]): g for g in bundle.get("gold", [])}
     current: dict[str, Any] | None = None
     for row in bundle["versions"]:
         key = (row["dataset"], row["external_id"])
@@ -99,6 +108,8 @@ def _items(bundle: dict[str, Any]) -> Iterator[dict[str, Any]]:
                 },
                 "versions": [],
             }
+            if key in gold:
+                current["gold"] = _gold(gold[key])
         current["versions"].append(_version(row))
     if current is not None:
         yield current
@@ -142,6 +153,7 @@ def write_stepgate(data: BundleExport, path: Path) -> int:
             "images": len(bundle["images"]),
             "annotators": len(bundle["annotators"]),
             "annotations": len(bundle["annotations"]),
+            "gold": len(bundle.get("gold", [])),
         },
     }
     with open(path, "w", encoding="utf-8") as fh:

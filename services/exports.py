@@ -123,8 +123,10 @@ def _only(data: Any, reads: str, ids: set[int]) -> Any:
     keys = {(v["dataset"], v["external_id"]) for v in versions}
     used = {h for v in versions for h in (v["images"] or [])}
     annotations = [a for a in bundle["annotations"] if (a["dataset"], a["external_id"]) in keys]
-    names = {a["annotator"] for a in annotations}
+    gold = [g for g in bundle.get("gold", []) if (g["dataset"], g["external_id"]) in keys]
+    names = {a["annotator"] for a in annotations} | {g["marked_by"] for g in gold if data.with_log}
     bundle.update(
+        gold=gold,
         versions=versions,
         states=[s for s in bundle["states"] if (s["dataset"], s["external_id"]) in keys],
         images={h: m for h, m in bundle["images"].items() if h in used},

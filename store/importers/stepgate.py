@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from store.bundles import BundleItem, BundleVersion, ParsedBundle
+from store.gold import SOURCES
 from store.images import image_hash
 from store.importers.common import ImportFormatError
 from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, ImageError, load_image
@@ -72,6 +73,7 @@ def _read_line(
                 created_at=obj.get("created_at"),
                 versions=[_version(obj["external_id"], v, images) for v in obj["versions"]],
                 state=obj.get("state"),
+                gold=_gold(obj),
             )
         )
         if not obj["versions"]:
@@ -82,6 +84,21 @@ def _read_line(
         bundle.annotations.append(obj)
     else:
         raise ValueError(f"unknown line kind {kind!r}")
+
+
+def _gold(item: dict[str, Any]) -> dict[str, Any] | None:
+    """An item line's gold mark, checked (label an object, a known source, a version of the item)."""
+    gold = item.get("gold")
+    if gold is None:
+        return None
+    versions = {int(v["version"]) for v in item["versions"]}
+    if not isinstance(gold, dict) or not isinstance(gold.get("label"), dict) or not gold["label"]:
+        raise ValueError(f"item {item['external_id']!r}: its gold needs a label (a JSON object)")
+    if gold.get("source") not in SOURCES:
+        raise ValueError(f"item {item['external_id']!r}: gold source must be one of {', '.join(SOURCES)}")
+    if int(gold.get("version", 0)) not in versions or not gold.get("marked_at"):
+        raise ValueError(f"item {item['external_id']!r}: its gold names no version of the item or no time")
+    return dict(gold)
 
 
 def _version(external_id: str, v: dict[str, Any], images: dict[str, ImageData]) -> BundleVersion:
