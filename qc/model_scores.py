@@ -50,7 +50,7 @@ def _missing(value: Any) -> bool:
 def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
     """Kept items with the gold a model is scored on: gold_earliest (0-based, -1 = no error; the
     consensus label for earliest-error datasets, else the version's, else its first error step),
-    gold_steps (1-based error steps), subset (source, else "all"), difficulty and agreement (the
+    gold_steps (1-based error step numbers, from the store's 0-based positions), subset (source, else "all"), difficulty and agreement (the
     humans': the review's difficulty; an earliest-error item's 3/n)."""
     kept = gold[gold["status"].isin(KEPT)].copy()
     earliest, difficulty, agreement = [], [], []
@@ -60,7 +60,7 @@ def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
         if label is None and not _missing(row.earliest_error):
             label = row.earliest_error
         if label is None and row.error_steps:
-            label = min(int(s) for s in row.error_steps) - 1
+            label = min(int(s) for s in row.error_steps)  # the store's positions are 0-based
         if task == "earliest_error" and label == -1 and row.final_answer_correct is False:
             label = None  # ProcessBench discards "no error" on a wrong final answer (B2)
         earliest.append(NAN if label is None else float(label))
@@ -68,7 +68,8 @@ def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
         settled = row.settled_at
         agreement.append(f"3/{int(settled)}" if task == "earliest_error" and not _missing(settled) else "n/a")
     kept["gold_earliest"] = earliest
-    kept["gold_steps"] = kept["error_steps"]
+    # The store keeps 0-based positions; models are scored on PRMBench-V's 1-based step numbers.
+    kept["gold_steps"] = [[int(s) + 1 for s in steps] for steps in kept["error_steps"]]
     kept["subset"] = [s if isinstance(s, str) and s else "all" for s in kept["source"]]
     kept["difficulty"] = difficulty
     kept["agreement"] = agreement

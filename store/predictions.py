@@ -29,9 +29,11 @@ PREDICTION_FIELDS = ("earliest_error", "error_steps", "step_scores", "step_confi
 
 
 def item_versions(db: Store | Tx, dataset_id: int) -> pd.DataFrame:
-    """external_id -> item_id and current version_id, with the version's chain length (steps scored)."""
+    """external_id -> item_id and current version_id, with the version's chain length (steps scored)
+    and its meta (JSON text: MPBench's candidates)."""
     return db.df(
         "SELECT i.external_id, i.id AS item_id, i.current_version_id AS version_id, "
+        "(SELECT v.meta FROM item_versions v WHERE v.id = i.current_version_id) AS meta, "
         "(SELECT count(*) FROM steps st WHERE st.version_id = i.current_version_id "
         " AND st.role IN ('modified', 'solution', 'candidate')) AS scored_steps, "
         "(SELECT count(*) FROM steps st WHERE st.version_id = i.current_version_id AND st.role = 'original') "
@@ -99,14 +101,20 @@ def predictions_frame(db: Store | Tx, dataset_id: int) -> pd.DataFrame:
 
 
 def scoring_gold(db: Store | Tx, dataset_id: int) -> pd.DataFrame:
-    """Per item of the dataset: its state and decision and the current version's gold fields."""
+    """Per item of the dataset: its state and decision and the current version's gold fields, its
+    meta (MPBench's paradigm and candidates) and chain length (n_steps: the steps a model scores)."""
     frame = db.df(
         "SELECT s.item_id, i.external_id, i.current_version_id AS version_id, s.status, s.decision, "
-        "s.settled_at, v.source, v.error_type, v.earliest_error, v.error_steps, v.final_answer_correct "
+        "s.settled_at, v.source, v.error_type, v.earliest_error, v.error_steps, v.final_answer_correct, "
+        "v.reference_answer, v.meta, "
+        "coalesce(nullif((SELECT count(*) FROM steps st WHERE st.version_id = v.id "
+        " AND st.role IN ('modified', 'solution', 'candidate')), 0), "
+        " (SELECT count(*) FROM steps st WHERE st.version_id = v.id AND st.role = 'original')) AS n_steps "
         "FROM item_state s JOIN items i ON i.id = s.item_id JOIN item_versions v ON v.id = i.current_version_id "
         "WHERE s.dataset_id = ? ORDER BY s.item_id",
         [dataset_id],
     )
     frame["error_steps"] = [json.loads(v) if isinstance(v, str) else [] for v in frame["error_steps"]]
     frame["decision"] = [json.loads(v) if isinstance(v, str) and v else {} for v in frame["decision"]]
+    frame["meta"] = [json.loads(v) if isinstance(v, str) and v else {} for v in frame["meta"]]
     return frame

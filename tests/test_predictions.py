@@ -173,7 +173,8 @@ def test_error_steps_and_scalar_scores_give_prmbench_v_scores(demo_store: Store,
         "WHERE i.dataset_id = ? ORDER BY i.id LIMIT 3",
         [dataset.id],
     )
-    gold = {str(e): json.loads(s) for e, s in rows}
+    # The store's positions are 0-based; a predictions file names PRMBench-V's 1-based step numbers.
+    gold = {str(e): [p + 1 for p in json.loads(s)] for e, s in rows}
     assert all(gold.values())
     exact = [{"id": e, "error_steps": s} for e, s in gold.items()]
     scores.import_predictions(
@@ -225,9 +226,10 @@ def test_confidences_give_css_ccs_and_a_reliability_diagram(demo_store: Store, t
         "WHERE i.dataset_id = ? ORDER BY i.id LIMIT 4",
         [dataset.id],
     )
-    # A judge sure of every correct step (0.9) and half-sure of every wrong one (0.4).
+    # A judge sure of every correct step (0.9) and half-sure of every wrong one (0.4); the store's
+    # error positions are 0-based.
     judged = [
-        {"id": e, "step_confidences": [0.4 if n in json.loads(s) else 0.9 for n in range(1, k + 1)]}
+        {"id": e, "step_confidences": [0.4 if n in json.loads(s) else 0.9 for n in range(k)]}
         for e, s, k in rows
     ]
     path = write_jsonl(tmp_path / "conf.jsonl", judged)
