@@ -432,8 +432,9 @@ def agreement_report(
 
     Intervals at level ``ci``: Wilson score intervals over the pairable items for observed
     agreement (SHARE_STATISTICS), percentile item-bootstrap intervals for the chance-corrected
-    coefficients (these can be narrow on few items: interval-level alpha on 30 items covers about
-    87% at a nominal 95%; the report says so beside them). The level is in the ``ci`` column.
+    coefficients (these can be narrow on few items: interval-level alpha on 30 items with skewed
+    scores covers about 85% at a nominal 95%, qc.coverage; the report says so beside them). The
+    level is in the ``ci`` column.
     Nominal coefficients treat values as categories whatever the level; Krippendorff's alpha uses
     the level. ``pabak`` and ``mean_cohen_kappa`` average over annotator pairs (PABAK's k = the
     field's label count). ``kappa_paradox`` follows qc.agreement.kappa_paradox.

@@ -86,13 +86,16 @@ def test_admin_sees_coefficients_plots_and_downloads_the_report(tmp_path: Path, 
             image.wait_for(state="visible")
             assert image.evaluate("img => img.naturalWidth") > 300
         assert "ann" in page.locator("#qc-quality").inner_text()
+        # beside the figures: which interval each coefficient has, and how often it holds (qc.coverage)
+        status = page.locator("#qc-status").inner_text()
+        assert "Wilson for agreement shares" in status and "85.4%" in status and "one point" in status
         screenshot(page, "dashboard-admin")
 
         with page.expect_download() as download:
             page.locator("#qc-download-md a").click()
         report = Path(download.value.path()).read_text(encoding="utf-8")
         assert report.startswith("# QC report: dataset prmbench-step-review")
-        assert INTERVAL.search(report) and "Kappa misleads" in report
+        assert INTERVAL.search(report) and "Kappa misleads" in report and "85.4%" in report
 
         assert (
             page.locator("#qc-study-pick input").input_value() == "pilot"

@@ -117,7 +117,7 @@ def _status_line(report: reports.Report) -> str:
     return (
         f"**{escape_text(tables.scope)}** ({tables.task}): {tables.n_labels} labels by "
         f"{len(tables.annotators)} annotators · {tables.n_boot} bootstrap replicates, {tables.ci_label} intervals "
-        f"(Wilson for agreement shares) · "
+        f"(Wilson for agreement shares; {escape_text(tables.interval_coverage)}) · "
         f"computed in {tables.seconds_to_compute:.2f} s"
     )
 
