@@ -183,8 +183,14 @@ def _add_gold(verbs: argparse._SubParsersAction) -> None:
     imp = actions.add_parser("import", help="gold labels from a column of a JSONL or CSV file")
     imp.add_argument("path")
     imp.add_argument("--dataset", required=True)
-    imp.add_argument("--id-column", default="id")
-    imp.add_argument("--label-column", default="label")
+    imp.add_argument(
+        "--id-column",
+        default="id",
+        help='the item id column; several joined as imported: "idx:classification"',
+    )
+    imp.add_argument(
+        "--label-column", default="label", help="the gold column; rows with it empty are not gold"
+    )
     imp.add_argument("--field", help="the label field a plain value in the column stands for")
     listed = actions.add_parser("list", help="a dataset's gold items")
     listed.add_argument("dataset")

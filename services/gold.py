@@ -93,6 +93,15 @@ def _item_ids(store: Store, dataset: Dataset, refs: list[str]) -> dict[str, int 
     return {ref: known.get(ref) for ref in refs}
 
 
+def _row_id(row: dict[str, Any], id_column: str, where: str) -> str:
+    """The item's id from a row: one column, or several joined by ":" as the importer joined them
+    (PRMBench's items are "idx:classification": ``id_column="idx:classification"``)."""
+    parts = [id_column] if id_column in row else id_column.split(":")
+    if not all(part in row for part in parts):
+        raise InvalidInput(f"{where}: needs the column {id_column!r}; nothing was marked")
+    return ":".join(str(row[part]) for part in parts)
+
+
 def _check_label(label: Any, where: str) -> dict[str, Any]:
     if isinstance(label, str):
         try:
@@ -180,20 +189,24 @@ def import_gold(
     label_column: str = "label",
     field: str | None = None,
 ) -> MarkOutcome:
-    """Gold labels from a file's column (JSONL or CSV): ``id_column`` names the item, ``label_column``
-    holds its label (a JSON object, or a plain value of the one ``field``). All or nothing."""
+    """Gold labels from a file's column (JSONL or CSV; the dataset's own file works too): ``id_column``
+    names the item, ``label_column`` holds its label (a JSON object, or a plain value of the one
+    ``field``); a row whose label cell is empty is no gold item. All or nothing."""
     _admin(admin)
     found = _dataset(store, dataset)
     rows = _read_rows(Path(path))
     labels: dict[str, dict[str, Any]] = {}
+    blank = 0
     for n, row in enumerate(rows, 1):
         where = f"{Path(path).name} row {n}"
-        if id_column not in row or label_column not in row:
-            raise InvalidInput(
-                f"{where}: needs the columns {id_column!r} and {label_column!r}; nothing was marked"
-            )
-        value = row[label_column]
-        labels[str(row[id_column])] = _check_label({field: value} if field else value, where)
+        ref = _row_id(row, id_column, where)
+        value = row.get(label_column)
+        if value is None or value == "":
+            blank += 1
+            continue
+        labels[ref] = _check_label({field: value} if field else value, where)
+    if not labels:
+        raise InvalidInput(f"{Path(path).name}: no row has a label in {label_column!r}; nothing was marked")
     ids = _item_ids(store, found, list(labels))
     missing = [ref for ref, item_id in ids.items() if item_id is None]
     if missing:
@@ -204,7 +217,9 @@ def import_gold(
         for ref, item_id in ids.items():
             assert item_id is not None
             gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id if admin else None, _now())
-    return MarkOutcome(list(ids), [])
+    return MarkOutcome(
+        list(ids), [f"{blank} row(s): no label in {label_column!r}, not gold"] if blank else []
+    )
 
 
 def unmark_items(store: Store, admin: Annotator | None, dataset: str, refs: list[str]) -> int:
