@@ -51,6 +51,7 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         status = page.locator("#gold-status")
         status.get_by_text("12 gold item(s)").wait_for(timeout=30_000)
         assert "bad on prmbench-step-review" in status.inner_text() and "0% right" in status.inner_text()
+        assert "at least 5 of them" in status.inner_text()  # the rule says how many answers it takes
         table = page.locator("#gold-table").inner_text()
         assert "bad" in table and "below" in table
         assert len(page.locator("#gold-list").inner_text().split("consensus")) > 12
@@ -63,3 +64,21 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         screenshot(page, "gold-calibration")
     out = cli("gold", "alerts", db=db).stdout
     assert out.startswith("bad on prmbench-step-review")
+
+
+def test_an_annotator_sees_their_own_gold_accuracy_only_where_the_dataset_allows_it(
+    tmp_path: Path, page
+) -> None:
+    db, _ = _calibrated_db(tmp_path)
+    with running(db, "--no-demo") as server:
+        login(page, server.url, "bad", PASSWORD)
+        hello = page.locator("#home-hello")
+        hello.get_by_text("Hello").first.wait_for(timeout=30_000)
+        assert "Checked items" not in hello.inner_text()  # gold_feedback is off by default
+        cli("datasets", "set", DATASET, "gold_feedback=1", db=db)
+        page.reload()
+        page.wait_for_selector("#logout-link", timeout=30_000)
+        hello.get_by_text("Checked items").wait_for(timeout=30_000)
+        text = hello.inner_text()
+        assert "right" in text and "95% interval" in text and "not counted yet" in text
+        assert "Gold check" not in text  # the admins' alert is not for annotators

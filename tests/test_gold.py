@@ -185,3 +185,18 @@ def test_the_share_decides_and_gold_never_outlasts_other_work(team) -> None:
         )
     assert len(set(handed) & gold_ids) < len(gold_ids)  # gold was left when the other work ran out...
     assert len(handed) == len(set(handed))  # ...and none was handed out after it
+
+
+def test_calibration_shows_agreement_with_consensus_and_time_per_item(team) -> None:
+    store, lead, gold_ids = team
+    update_settings(store, DATASET, {"annotators_per_item": 3, "gold_percent": 0})
+    people = {name: users.add_user(store, name, "annotator") for name in ("xa", "yb", "zc")}
+    payloads = {"xa": GOOD, "yb": GOOD, "zc": WRONG}
+    handed = {name: _work(store, who, 6, lambda _, n=name: payloads[n]) for name, who in people.items()}
+    assert handed["xa"] == handed["yb"] == handed["zc"] and not set(handed["xa"]) & gold_ids
+    rows = gold_service.calibration(store, lead, DATASET).table.set_index("annotator")
+    # two of three agree on every item: they match the consensus on every field, the third on none
+    assert rows.loc["xa", "consensus_agreement"] == rows.loc["yb", "consensus_agreement"] == 1.0
+    assert rows.loc["zc", "consensus_agreement"] == 0.0
+    assert rows.loc["xa", "median_seconds_all"] == 5.0  # every label took 5 s (tests.gold_support)
+    assert rows.loc["zc", "dawid_skene_accuracy"] < rows.loc["xa", "dawid_skene_accuracy"]
