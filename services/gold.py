@@ -25,16 +25,19 @@ from qc.dawid_skene import dawid_skene_accuracy
 from qc.gold import AlertRule, calibration_figure, calibration_series, calibration_table
 from qc.quality import annotator_quality, label_fields, long_labels, wide_by_field
 from services.access import require_admin, require_reviewer
+from services.decide import decide
 from services.errors import InvalidInput, NotFound
 from store import annotations as annotation_log
 from store import gold as gold_store
-from store import studies
+from store import state, studies
 from store.datasets import Dataset, get_dataset, list_datasets
+from store.items import get_item
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from store import Store
+    from store.db import Tx
     from store.users import Annotator
 
 __all__ = [
@@ -121,11 +124,36 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def _accepted_label(tx: Tx, dataset: Dataset, item_id: int) -> tuple[dict[str, Any], str] | None:
+    """The item's accepted label. A ruling decides the item (keep or reject, accept or reject), not
+    the label an annotator gives: its label is each field's majority over the labels that, each on
+    its own, the task's rule settles as the ruling settled the item (an answer is scored field by
+    field against it, qc.gold.answer_correct)."""
+    found = gold_store.accepted_label(tx, item_id)
+    if found is None or found[1] != "adjudicated":
+        return found
+    current = state.get_item_state(tx, item_id)
+    item = get_item(tx, item_id)
+    if current is None or item is None:
+        return None
+    labels = gold_store.latest_labels(tx, item_id)
+    side = [p for p in labels if decide(dataset, item, [p], 1).status == current.status]
+    label = gold_store.majority_label(side)
+    return (label, "adjudicated") if label else None
+
+
 def mark_items(
-    store: Store, admin: Annotator | None, dataset: str, refs: list[str], label: Any = None
+    store: Store,
+    admin: Annotator | None,
+    dataset: str,
+    refs: list[str],
+    label: Any = None,
+    *,
+    source: str | None = None,
 ) -> MarkOutcome:
     """Mark items (by their id in the source file) gold: with ``label`` given (manual), else with their
-    accepted label (an adjudicator's ruling, else the settled item's majority)."""
+    accepted label (the side an adjudicator's ruling took, else the settled item's majority); ``source``
+    names where the marking came from instead (a study)."""
     _admin(admin)
     found = _dataset(store, dataset)
     manual = _check_label(label, "gold label") if label is not None else None
@@ -138,11 +166,13 @@ def mark_items(
             if item_id is None:
                 skipped.append(f"{ref}: no such item in {found.name}")
                 continue
-            accepted = (manual, "manual") if manual is not None else gold_store.accepted_label(tx, item_id)
+            accepted = (manual, "manual") if manual is not None else _accepted_label(tx, found, item_id)
             if accepted is None:
                 skipped.append(f"{ref}: not settled and not adjudicated, so it has no accepted label yet")
                 continue
-            gold_store.mark_gold(tx, item_id, accepted[0], accepted[1], admin.id if admin else None, _now())
+            gold_store.mark_gold(
+                tx, item_id, accepted[0], source or accepted[1], admin.id if admin else None, _now()
+            )
             marked.append(ref)
     return MarkOutcome(marked, skipped)
 
@@ -154,7 +184,7 @@ def mark_study(store: Store, admin: Annotator | None, study: str) -> MarkOutcome
     if found is None:
         raise NotFound(f"There is no study named {study!r}.")
     refs = studies.study_items(store, found.id)["external_id"].astype(str).tolist()
-    outcome = mark_items(store, admin, found.dataset, refs)
+    outcome = mark_items(store, admin, found.dataset, refs, source="study")
     return MarkOutcome(outcome.marked, outcome.skipped)
 
 

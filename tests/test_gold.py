@@ -200,3 +200,37 @@ def test_calibration_shows_agreement_with_consensus_and_time_per_item(team) -> N
     assert rows.loc["zc", "consensus_agreement"] == 0.0
     assert rows.loc["xa", "median_seconds_all"] == 5.0  # every label took 5 s (tests.gold_support)
     assert rows.loc["zc", "dawid_skene_accuracy"] < rows.loc["xa", "dawid_skene_accuracy"]
+
+
+def test_an_adjudicated_item_is_gold_with_the_label_of_the_side_the_ruling_took(demo_store: Store) -> None:
+    """A ruling stores the word (keep); the gold label is the label of those it sided with."""
+    from services import adjudicate
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    update_settings(demo_store, DATASET, {"annotators_per_item": 2})
+    first, second = (users.add_user(demo_store, n, "annotator") for n in ("ann", "bea"))
+    item = _work(demo_store, first, 1, lambda _: GOOD)[0]
+    assert _work(demo_store, second, 1, lambda _: WRONG) == [item]
+    assert get_item_state(demo_store, item).status == "disputed"
+    assert adjudicate.rule(demo_store, lead, item, "keep") == "complete"
+    ref = demo_store.scalar("SELECT external_id FROM items WHERE id = ?", [item])
+    assert gold_service.mark_items(demo_store, lead, DATASET, [ref]).marked == [ref]
+    (gold,) = gold_store.gold_items(demo_store, get_dataset(demo_store, DATASET).id)
+    # the ruling kept the item: its gold label is the keeping side's label, which an answer can match
+    assert gold.source == "adjudicated" and gold.label == GOOD
+    assert answer_correct(GOOD, gold.label) and not answer_correct(WRONG, gold.label)
+
+
+def test_a_finished_studys_settled_items_become_gold_and_say_so(demo_store: Store) -> None:
+    from services import studies
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    studies.draw_study(
+        demo_store, lead, dataset=DATASET, name="pilot", n_items=4, raters=2, stratify_by=None, seed=1
+    )
+    for name in ("ann", "bea"):  # study items are handed out first
+        _work(demo_store, users.add_user(demo_store, name, "annotator"), 4, lambda _: GOOD)
+    outcome = gold_service.mark_study(demo_store, lead, "pilot")
+    assert len(outcome.marked) == 4 and outcome.skipped == []
+    marked = gold_store.gold_items(demo_store, get_dataset(demo_store, DATASET).id)
+    assert {g.source for g in marked} == {"study"} and all(g.label == GOOD for g in marked)
