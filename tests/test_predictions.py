@@ -295,3 +295,62 @@ def test_the_threshold_is_chosen_on_gsm8k_as_processbench_did() -> None:
         everywhere["threshold"].iloc[0] == pytest.approx(0.65)
         and everywhere["threshold_on"].iloc[0] == "all kept items"
     )
+
+
+def test_scores_by_human_difficulty_and_agreement_show_where_models_fail_what_humans_found_hard(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    # Earliest error: three annotators agree at once on every item but one, where a fourth settles it.
+    people = [_user(demo_store, n, "annotator") for n in ("ann", "bea", "cid", "dan")]
+    dataset = get_dataset(demo_store, DATASET)
+    hard: int | None = None
+    for who in people[:3]:
+        for _ in range(4):
+            got = work.next_item(demo_store, who, dataset, annotate.now_utc())
+            assert got is not None
+            hard = hard or got.item.item_id
+            label = 1 if (who.name == "bea" and got.item.item_id == hard) else 0
+            annotate.submit(demo_store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
+                            payload={"earliest_error": label}, request_id=str(uuid.uuid4()))  # fmt: skip
+    while (got := work.next_item(demo_store, people[3], dataset, annotate.now_utc())) is not None:
+        annotate.submit(demo_store, annotator=people[3], item_id=got.item.item_id, version_id=got.item.version_id,
+                        payload={"earliest_error": 0}, request_id=str(uuid.uuid4()))  # fmt: skip
+        if got.item.item_id == hard:
+            break
+    settled = dict(
+        demo_store.fetchall("SELECT item_id, settled_at FROM item_state WHERE status = 'consensus'")
+    )
+    assert settled[hard] == 4 and set(settled.values()) == {3, 4}
+    refs = dict(demo_store.fetchall("SELECT id, external_id FROM items WHERE id IN (SELECT item_id FROM item_state WHERE status = 'consensus')"))  # fmt: skip
+    admin = _user(demo_store, "lead", "admin")
+    # The model is right where the humans agreed at once, and wrong on the item that took four.
+    rows = [{"id": refs[i], "earliest_error": -1 if i == hard else 0} for i in refs]
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "m.jsonl", rows), model="m", dataset=DATASET
+    )
+    by = scores.score_report(demo_store, admin, DATASET).by_agreement.set_index(["model", "agreement"])
+    assert by.loc[("m", "3/3"), "accuracy"] == 1.0 and by.loc[("m", "3/3"), "items"] == len(refs) - 1
+    assert by.loc[("m", "3/4"), "accuracy"] == 0.0 and by.loc[("m", "3/4"), "items"] == 1
+
+
+def test_scores_by_the_reviewers_difficulty(demo_store: Store, tmp_path: Path) -> None:
+    from tests.gold_support import label_items
+
+    name = "prmbench-step-review"
+    _user(demo_store, "ann", "annotator")
+    easy = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
+    hard = {**easy, "difficulty": "hard"}
+    handed = label_items(demo_store, "ann", 6, lambda item_id: easy if item_id % 2 else hard)
+    admin = _user(demo_store, "lead", "admin")
+    earliest = dict(demo_store.fetchall(
+        "SELECT i.external_id, v.earliest_error FROM items i JOIN item_versions v ON v.id = i.current_version_id"
+    ))  # fmt: skip
+    # right (the stored earliest error) on easy items, a missed error on hard ones
+    rows = [{"id": ref, "earliest_error": earliest[ref] if item_id % 2 else -1} for item_id, ref in handed]
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "d.jsonl", rows), model="m", dataset=name
+    )
+    by = scores.score_report(demo_store, admin, name).by_difficulty.set_index(["model", "difficulty"])
+    n_easy = sum(1 for item_id, _ in handed if item_id % 2)
+    assert by.loc[("m", "easy"), "accuracy"] == 1.0 and by.loc[("m", "easy"), "items"] == n_easy
+    assert by.loc[("m", "hard"), "accuracy"] == 0.0 and by.loc[("m", "hard"), "items"] == 6 - n_easy
