@@ -19,6 +19,7 @@ from qc.scoring import (
     earliest_error_from_scores,
     lowest_scored_steps,
     prmbench_v_scores,
+    prmbench_v_table,
     processbench_table,
 )
 
@@ -29,6 +30,7 @@ __all__ = [
     "gold_items",
     "item_outcomes",
     "model_table",
+    "prmbench_v_by_type",
     "scores_by",
     "step_confidences",
     "subset_table",
@@ -302,3 +304,19 @@ def failures(outcomes: pd.DataFrame, model: str) -> pd.DataFrame:
             "agreement": mine["agreement"],
         }
     ).reset_index(drop=True)
+
+
+def prmbench_v_by_type(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """PRMBench-V's Tables 1 and 5 per model: strict accuracy and relaxed precision and recall per
+    error type, then Overall (macro over the items), on the kept items with gold error steps; a model
+    without step predictions on an item counts as predicting none there (A6: precision 0)."""
+    columns = ["model", "error_type", "n_items", "accuracy", "precision", "recall"]
+    parts = []
+    for model, mine in outcomes.groupby("model", sort=True):
+        stepped = mine[mine["gold_steps"].map(len) > 0]
+        if stepped.empty or stepped["predicted_steps"].isna().all():
+            continue
+        predicted = [p if isinstance(p, list) else [] for p in stepped["predicted_steps"]]
+        types = [t if isinstance(t, str) and t else "untyped" for t in stepped["error_type"]]
+        parts.append(prmbench_v_table(predicted, stepped["gold_steps"].tolist(), types).assign(model=model))
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)

@@ -69,6 +69,7 @@ class ScoreReport:
     n_kept: int
     mpbench: pd.DataFrame  # qc.mpbench_scores.mpbench_table: MPBench's Table 2 per model
     mpbench_domains: pd.DataFrame  # qc.mpbench_scores.domain_table: its Table 3
+    prmbench_v: pd.DataFrame  # qc.model_scores.prmbench_v_by_type: PRMBench-V's Tables 1 and 5
 
 
 def _dataset(store: Store, name: str) -> Dataset:
@@ -240,6 +241,7 @@ def score_report(store: Store, user: Annotator, dataset: str) -> ScoreReport:
         n_kept=len(items),
         mpbench=mpbench_scores.mpbench_table(mpbench_items, predictions),
         mpbench_domains=mpbench_scores.domain_table(mpbench_items, predictions),
+        prmbench_v=model_scores.prmbench_v_by_type(outcomes),
     )
 
 

@@ -127,4 +127,5 @@ def test_mpbench_table_with_its_averaging_in_the_scores_tab(tmp_path: Path, page
         domains = page.locator("#sc-mpbench-domains")
         expect(domains).to_contain_text("science")
         expect(domains).to_contain_text("+59.1")  # AA on science: 100.0 - 40.9
+        expect(page.locator("#sc-prmbench-v")).to_contain_text("Overall")  # PRMBench-V's table beside it
         screenshot(page, "scores-mpbench")

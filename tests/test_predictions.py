@@ -184,6 +184,13 @@ def test_error_steps_and_scalar_scores_give_prmbench_v_scores(demo_store: Store,
     row = report.table.set_index("model").loc["exact"]
     assert (row["strict_accuracy"], row["precision"], row["recall"]) == (1.0, 1.0, 1.0)
     assert report.n_kept == 3 and math.isnan(row["css"])
+    # PRMBench-V's Tables 1 and 5: per error type, then Overall over the three items
+    by_type = report.prmbench_v.set_index(["model", "error_type"])
+    assert (
+        by_type.loc[("exact", "Overall"), "n_items"] == 3
+        and by_type.loc[("exact", "Overall"), "accuracy"] == 1.0
+    )
+    assert by_type.drop(("exact", "Overall"))["n_items"].sum() == 3
 
 
 def test_the_command_line_imports_predictions(tmp_path: Path, capsys) -> None:

@@ -67,6 +67,14 @@ _SUBSETS = {
     "correct_acc": "correct acc.",
     "f1": "F1",
 }
+_PRMBENCH_V = {
+    "model": "model",
+    "error_type": "error type",
+    "n_items": "items",
+    "accuracy": "accuracy (strict)",
+    "precision": "precision",
+    "recall": "recall",
+}
 _MPBENCH = {
     "model": "model",
     "overall": "Overall",
@@ -184,6 +192,7 @@ def _refused() -> dict[str, Any]:
         "agreement": empty,
         "mpbench": empty,
         "mpbench_domains": empty,
+        "prmbench_v": empty,
     }
 
 
@@ -234,6 +243,7 @@ def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr
         "agreement": _table(report.by_agreement),
         "mpbench": _table(report.mpbench, _MPBENCH),
         "mpbench_domains": _table(report.mpbench_domains, _MPBENCH_DOMAINS),
+        "prmbench_v": _table(report.prmbench_v, _PRMBENCH_V),
     }
 
 
@@ -306,6 +316,10 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
             plot = gr.Plot(format="png", show_label=False, elem_id="sc-plot")
             reliability = gr.Plot(format="png", show_label=False, elem_id="sc-reliability")
         subsets = _frame("sc-subsets", "ProcessBench per subset, then Average (percent)")
+        prmbench_v = _frame(
+            "sc-prmbench-v",
+            "PRMBench-V per error type, then Overall (percent; a scalar PRM flags its k lowest steps, k = the gold's count)",
+        )
         gr.Markdown(
             "### MPBench: step correctness, answer aggregation, process search", elem_classes=["qc-heading"]
         )
@@ -361,6 +375,7 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         preset_study=preset_study,
         mpbench=mpbench,
         mpbench_domains=mpbench_domains,
+        prmbench_v=prmbench_v,
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
     gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], **private)
