@@ -7,6 +7,7 @@ ProcessBench's own discard (-1 on a wrong final answer) applies as in qc.presets
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ KEPT = ("consensus", "complete", "accepted")
 FAILURES = ("wrong step", "missed error", "false alarm", "no prediction")
 OUTCOME_COLUMNS = ["model", "item_id", "external_id", "subset", "error_type", "difficulty", "agreement",
                    "gold_earliest", "predicted_earliest", "outcome", "gold_steps", "predicted_steps", "strict",
-                   "precision", "recall", "confidences", "threshold", "threshold_on"]  # fmt: skip
+                   "precision", "recall", "confidences", "threshold", "threshold_on", "perturbed"]  # fmt: skip
 
 
 def _missing(value: Any) -> bool:
@@ -140,11 +141,23 @@ def with_chosen_threshold(
     return out
 
 
-def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
+def _perturbed(pred: Any, external_id: Any, passed: Collection[tuple[str, int]]) -> list[Any] | None:
+    """P(correct) on each step's perturbed input where its variant passed the check, else None."""
+    values = getattr(pred, "perturbed_confidences", None) if pred is not None else None
+    if not isinstance(values, list):
+        return None
+    return [v if (str(external_id), k) in passed else None for k, v in enumerate(values, start=1)]
+
+
+def item_outcomes(
+    items: pd.DataFrame, predictions: pd.DataFrame, passed: Collection[tuple[str, int]] = ()
+) -> pd.DataFrame:
     """One row per model and kept item (a missing prediction counts as wrong): the earliest error
     predicted and the outcome (correct, wrong step, missed error, false alarm, no prediction), and
     PRMBench-V's per-item strict/precision/recall where the item has gold error steps (scalar step
-    scores flag the k lowest steps, k = the gold's count)."""
+    scores flag the k lowest steps, k = the gold's count). ``passed``: the (item, 1-based step) whose
+    perturbed variant passed its check; only those steps' perturbed confidences count (CRS)."""
+    passed = set(passed)
     rows = []
     for model, mine in predictions.groupby("model", sort=True):
         mine = with_chosen_threshold(mine, items)
@@ -181,6 +194,7 @@ def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFram
                     "confidences": pred.step_confidences if pred is not None else None,
                     "threshold": pred.threshold if pred is not None else NAN,
                     "threshold_on": pred.threshold_on if pred is not None else None,
+                    "perturbed": _perturbed(pred, item.external_id, passed),
                 }
             )
     return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)
@@ -189,26 +203,38 @@ def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFram
 def step_confidences(part: pd.DataFrame) -> tuple[list[float], list[int], list[Any]]:
     """Per step of the items with confidences: P(correct), gold (0 = a gold error step, else 1) and
     the item's error type on its error steps (None elsewhere): qc.confidence's inputs."""
+    p, gold, types, _ = _steps_with_perturbed(part)
+    return p, gold, types
+
+
+def _steps_with_perturbed(part: pd.DataFrame) -> tuple[list[float], list[int], list[Any], list[Any]]:
     p: list[float] = []
     gold: list[int] = []
     types: list[Any] = []
+    perturbed: list[Any] = []
     for row in part.itertuples():
         if not row.confidences:
             continue
         wrong = {int(s) for s in row.gold_steps}
+        after = getattr(row, "perturbed", None)
+        after = after if isinstance(after, list) and len(after) == len(row.confidences) else None
         for number, value in enumerate(row.confidences, start=1):
             p.append(float(value))
             gold.append(0 if number in wrong else 1)
             types.append(row.error_type if number in wrong else None)
-    return p, gold, types
+            perturbed.append(after[number - 1] if after is not None else None)
+    return p, gold, types, perturbed
 
 
 def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
-    p, gold, types = step_confidences(part)
+    """CSS, ECE and CCS over every step; CRS over the steps whose variant passed its check (NaN
+    where none did)."""
+    p, gold, types, perturbed = _steps_with_perturbed(part)
     if not p:
-        return {"css": NAN, "ece": NAN, "ccs": NAN}
-    scores = confidence_scores(p, gold, types)
-    return {"css": scores["css"], "ece": scores["ece"], "ccs": scores["ccs"]}
+        return {"crs": NAN, "css": NAN, "ece": NAN, "ccs": NAN}
+    scores = confidence_scores(p, gold, types, p_perturbed=perturbed)
+    crs = scores["crs"] if any(v is not None for v in perturbed) else NAN
+    return {"crs": crs, "css": scores["css"], "ece": scores["ece"], "ccs": scores["ccs"]}
 
 
 def subset_table(outcomes: pd.DataFrame) -> pd.DataFrame:
@@ -233,7 +259,7 @@ def subset_table(outcomes: pd.DataFrame) -> pd.DataFrame:
 def model_table(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Several models side by side: one row per model with every metric its predictions allow."""
     columns = ["model", "items", "predicted", "error_acc", "correct_acc", "f1", "average_f1",
-               "strict_accuracy", "precision", "recall", "css", "ece", "ccs", "threshold", "threshold_on"]  # fmt: skip
+               "strict_accuracy", "precision", "recall", "crs", "css", "ece", "ccs", "threshold", "threshold_on"]  # fmt: skip
     if outcomes.empty:
         return pd.DataFrame(columns=columns)
     subsets = subset_table(outcomes)

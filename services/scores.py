@@ -3,7 +3,9 @@
 A predictions file is JSONL (or a JSON list), one object per item: ``id`` (the item's id as
 imported) and at least one of ``earliest_error`` (0-based step, -1 = no error, as ProcessBench),
 ``error_steps`` (1-based step numbers, as PRMBench-V), ``step_scores`` (one number per step; with
-``threshold`` for an earliest error), ``step_confidences`` (P(step correct) per step, ConfProBench).
+``threshold`` for an earliest error), ``step_confidences`` (P(step correct) per step, ConfProBench)
+with ``perturbed_confidences`` (the same on each step's perturbed input, null where none: CRS counts
+only the steps whose variant passed its check in a perturbation-check dataset made from this one).
 The whole file or nothing: every problem is listed with its line, and nothing is stored.
 Importing is an admin's; the scores hold the gold, so adjudicators and admins see them.
 """
@@ -114,6 +116,20 @@ def _numbers(value: Any, name: str, whole: bool) -> list[Any]:
     return out
 
 
+def _perturbed(value: Any, confidences: list[Any] | None) -> list[Any]:
+    """ConfProBench: P(step correct) on each step's perturbed input, null where the step has none."""
+    if confidences is None:
+        raise ValueError("perturbed_confidences need the step_confidences they are compared with")
+    if not isinstance(value, list) or len(value) != len(confidences):
+        raise ValueError(
+            f"perturbed_confidences needs one entry per step ({len(confidences)}), null where none"
+        )
+    out = [None if v is None else _numbers([v], "perturbed_confidences", whole=False)[0] for v in value]
+    if any(v is not None and not 0.0 <= v <= 1.0 for v in out):
+        raise ValueError("perturbed_confidences are probabilities in [0, 1]")
+    return out
+
+
 def _candidate_scores(value: Any, candidates: int) -> list[Any]:
     """MPBench's answer aggregation and process search: one score, or one list of step scores, per
     candidate of the item."""
@@ -152,6 +168,10 @@ def _prediction(raw: Any, steps: int, candidates: int | None = None) -> dict[str
                 raise ValueError(f"{name} has {len(out[name])} values for a chain of {steps} steps")
     if any(not 0.0 <= p <= 1.0 for p in out.get("step_confidences", [])):
         raise ValueError("step_confidences are probabilities in [0, 1]")
+    if "perturbed_confidences" in fields:
+        out["perturbed_confidences"] = _perturbed(
+            fields["perturbed_confidences"], out.get("step_confidences")
+        )
     if "threshold" in fields:
         value = fields["threshold"]
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -227,7 +247,8 @@ def score_report(store: Store, user: Annotator, dataset: str) -> ScoreReport:
     gold = store_predictions.scoring_gold(store, target.id)
     items = model_scores.gold_items(gold, target.task)
     predictions = store_predictions.predictions_frame(store, target.id)
-    outcomes = model_scores.item_outcomes(items, predictions)
+    passed = store_predictions.passed_variants(store, target.name)
+    outcomes = model_scores.item_outcomes(items, predictions, passed)
     mpbench_items = mpbench_scores.mpbench_items(gold, target.task)
     return ScoreReport(
         dataset=target.name,

@@ -18,14 +18,24 @@ __all__ = [
     "PREDICTION_FIELDS",
     "item_versions",
     "models",
+    "passed_variants",
     "predictions_frame",
     "replace_predictions",
     "scoring_gold",
 ]
 
 # earliest_error: 0-based step (-1 = no error, ProcessBench); error_steps: 1-based numbers
-# (PRMBench-V); step_scores with threshold (scalar PRMs); step_confidences: P(step correct).
-PREDICTION_FIELDS = ("earliest_error", "error_steps", "step_scores", "step_confidences", "threshold")
+# (PRMBench-V); step_scores with threshold (scalar PRMs); step_confidences: P(step correct);
+# perturbed_confidences: P(step correct) on the step's perturbed input (ConfProBench's CRS), kept in
+# the confidences' column as {"original": [...], "perturbed": [...]} (no column of its own).
+PREDICTION_FIELDS = (
+    "earliest_error",
+    "error_steps",
+    "step_scores",
+    "step_confidences",
+    "threshold",
+    "perturbed_confidences",
+)
 
 
 def item_versions(db: Store | Tx, dataset_id: int) -> pd.DataFrame:
@@ -66,7 +76,11 @@ def replace_predictions(
                     r.get("earliest_error"),
                     text(r.get("error_steps")),
                     text(r.get("step_scores")),
-                    text(r.get("step_confidences")),
+                    text(
+                        {"original": r.get("step_confidences"), "perturbed": r["perturbed_confidences"]}
+                        if r.get("perturbed_confidences") is not None
+                        else r.get("step_confidences")
+                    ),
                     r.get("threshold"),
                     imported_by,
                 )
@@ -97,7 +111,28 @@ def predictions_frame(db: Store | Tx, dataset_id: int) -> pd.DataFrame:
     )
     for column in ("error_steps", "step_scores", "step_confidences"):
         frame[column] = [json.loads(v) if isinstance(v, str) else None for v in frame[column]]
+    both = [
+        v if isinstance(v, dict) else {"original": v, "perturbed": None} for v in frame["step_confidences"]
+    ]
+    frame["step_confidences"] = [v["original"] for v in both]
+    frame["perturbed_confidences"] = [v["perturbed"] for v in both]
     return frame
+
+
+def passed_variants(db: Store | Tx, dataset_name: str) -> set[tuple[str, int]]:
+    """(item id in the source file, 1-based step) of every perturbed step of ``dataset_name`` whose
+    variant passed its check (ConfProBench's CRS counts only those): perturbation-check items accepted."""
+    rows = db.fetchall(
+        "SELECT v.meta FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+        "JOIN item_state s ON s.item_id = i.id JOIN datasets d ON d.id = i.dataset_id "
+        "WHERE d.task = 'perturbation_check' AND s.status = 'accepted'"
+    )
+    passed = set()
+    for (meta,) in rows:
+        unit = (json.loads(meta) if isinstance(meta, str) else {}).get("perturbation") or {}
+        if unit.get("source_dataset") == dataset_name and unit.get("step") is not None:
+            passed.add((str(unit["source_item"]), int(unit["step"])))
+    return passed
 
 
 def scoring_gold(db: Store | Tx, dataset_id: int) -> pd.DataFrame:

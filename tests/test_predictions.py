@@ -361,3 +361,61 @@ def test_scores_by_the_reviewers_difficulty(demo_store: Store, tmp_path: Path) -
     n_easy = sum(1 for item_id, _ in handed if item_id % 2)
     assert by.loc[("m", "easy"), "accuracy"] == 1.0 and by.loc[("m", "easy"), "items"] == n_easy
     assert by.loc[("m", "hard"), "accuracy"] == 0.0 and by.loc[("m", "hard"), "items"] == 6 - n_easy
+
+
+def test_crs_counts_only_steps_whose_perturbed_variant_passed_its_check(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    import sys
+
+    from qc.confidence import confidence_scores
+    from services import jobs, perturbation
+    from tests.gold_support import label_items
+    from tests.test_perturbation_check import _check
+
+    name = "prmbench-step-review"
+    _user(demo_store, "ann", "annotator")
+    ((item_id, ref),) = label_items(
+        demo_store,
+        "ann",
+        1,
+        lambda _: {"original": "correct", "modification": "reasonable", "difficulty": "easy"},
+    )
+    admin = _user(demo_store, "lead", "admin")
+    n, wrong = demo_store.fetchone(
+        "SELECT (SELECT count(*) FROM steps st WHERE st.version_id = v.id AND st.role = 'modified'), v.error_steps "
+        "FROM items i JOIN item_versions v ON v.id = i.current_version_id WHERE i.id = ?",
+        [item_id],
+    )
+    # The check dataset's first units are the first steps of the first item (the one scored here).
+    fake = [sys.executable, str(Path(__file__).parent / "fake_generator.py")]
+    jobs.configure(demo_store, None, {"backend": "command", "command": fake})
+    perturbation.create_check_dataset(demo_store, None, name, "syn", "synonym", role="modified", limit=2)
+    jobs.run_pending(demo_store)
+    first = _check(demo_store, "cleo", "syn", "synonym", passes=True)
+    second = _check(demo_store, "cleo", "syn", "synonym", passes=False)  # re-queued: not passed
+    assert {first.meta["perturbation"]["step"], second.meta["perturbation"]["step"]} == {1, 2}
+    assert first.meta["perturbation"]["source_item"] == ref
+    passed = first.meta["perturbation"]["step"]
+
+    p = [0.9] * n
+    after = [0.1] * n  # the judge flips on every perturbed step but the passed one, which barely moves
+    after[passed - 1] = 0.88
+    row = {"id": ref, "step_confidences": p, "perturbed_confidences": after}
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "c.jsonl", [row]), model="judge", dataset=name
+    )
+    crs = scores.score_report(demo_store, admin, name).table.set_index("model").loc["judge", "crs"]
+    gold = [0 if k in json.loads(wrong) else 1 for k in range(n)]
+    expected = confidence_scores(
+        p, gold, [None] * n, p_perturbed=[after[k] if k + 1 == passed else None for k in range(n)]
+    )["crs"]
+    everything = confidence_scores(p, gold, [None] * n, p_perturbed=after)["crs"]
+    assert crs == pytest.approx(expected) and not math.isnan(crs)
+    assert not math.isclose(expected, everything)  # the failed variant would have changed it
+
+    no_pair = {"id": ref, "step_confidences": p, "perturbed_confidences": [0.5] * (n + 1)}
+    with pytest.raises(InvalidInput, match="one entry per step"):
+        scores.import_predictions(
+            demo_store, admin, write_jsonl(tmp_path / "x.jsonl", [no_pair]), model="x", dataset=name
+        )

@@ -38,7 +38,8 @@ REVIEWERS_ONLY = (
 HELP = (
     "Import a model's predictions (JSONL, one object per item): `id` and `earliest_error` (0-based, -1 = "
     "no error), `error_steps` (1-based), `step_scores` with `threshold` (on an MPBench answer-aggregation or "
-    "process-search item: one score or list of step scores per candidate), or `step_confidences`. Only kept "
+    "process-search item: one score or list of step scores per candidate), or `step_confidences` (with "
+    "`perturbed_confidences` for CRS, which counts only steps whose variant passed its check). Only kept "
     "items are scored. Shares in percent; F1 is ProcessBench's harmonic mean of the accuracies on "
     "erroneous and on correct items, Average F1 the mean over subsets (its Table 3)."
 )
@@ -53,6 +54,7 @@ _MODELS = {
     "strict_accuracy": "PRMBench-V acc.",
     "precision": "precision",
     "recall": "recall",
+    "crs": "CRS",
     "css": "CSS",
     "ccs": "CCS",
     "threshold": "threshold",
@@ -147,7 +149,7 @@ def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataF
             out[column] = ["n/a" if pd.isna(v) else f"{100 * float(v):+.1f}" for v in out[column]]
         elif column == "threshold":
             out[column] = ["" if pd.isna(v) else f"{float(v):.4g}" for v in out[column]]
-        elif column in _PERCENT or column in ("css", "ccs"):
+        elif column in _PERCENT or column in ("crs", "css", "ccs"):
             out[column] = ["n/a" if pd.isna(v) else f"{100 * float(v):.1f}" for v in out[column]]
     return out.rename(columns=names).astype(str)
 
