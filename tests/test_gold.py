@@ -234,3 +234,17 @@ def test_a_finished_studys_settled_items_become_gold_and_say_so(demo_store: Stor
     assert len(outcome.marked) == 4 and outcome.skipped == []
     marked = gold_store.gold_items(demo_store, get_dataset(demo_store, DATASET).id)
     assert {g.source for g in marked} == {"study"} and all(g.label == GOOD for g in marked)
+
+
+def test_the_dashboard_counts_no_answer_on_a_gold_item_unless_the_admin_includes_them(team) -> None:
+    from services.reports import build_dataset_report
+
+    store, _, gold_ids = team
+    bad = users.add_user(store, "bad", "annotator")
+    handed = _work(store, bad, 20, lambda _: WRONG)
+    answers = len(set(handed) & gold_ids)
+    assert answers > 0
+    total = len(annotations_frame(store, get_dataset(store, DATASET).id))
+    assert build_dataset_report(store, DATASET, n_boot=50).n_labels == total - answers
+    update_settings(store, DATASET, {"gold_in_agreement": 1})
+    assert build_dataset_report(store, DATASET, n_boot=50).n_labels == total
