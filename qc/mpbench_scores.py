@@ -267,8 +267,8 @@ def domain_table(items: pd.DataFrame, predictions: pd.DataFrame, **settings: Any
 def mpbench_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
     """The kept items MPBench's metrics can score, from the store's scoring gold (with ``meta``,
     ``reference_answer`` and ``n_steps``): paradigm, domain (subset), and each paradigm's gold. A
-    step-correctness item whose gold is only an earliest error (no step list) is left out: AEI needs
-    every step's gold."""
+    step-correctness item whose gold is only an earliest error (no step list, or an earliest-error
+    dataset, whose labels stop at the first error) is left out: AEI needs every step's gold."""
     from qc.model_scores import KEPT, gold_items
 
     columns = ["item_id", "subset", "paradigm", "n_steps", "gold_steps", "candidates", "answer",
@@ -283,7 +283,8 @@ def mpbench_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
                else "all", "paradigm": paradigm, "n_steps": int(row.n_steps or 0), "gold_steps": [],
                "candidates": [], "answer": None, "correct_candidate": None}  # fmt: skip
         if paradigm == SC:
-            if int(row.item_id) not in chains.index:
+            # ProcessBench's labels name only the first error: the steps after it have no gold
+            if task == "earliest_error" or int(row.item_id) not in chains.index:
                 continue
             g = chains.loc[int(row.item_id)]
             if not len(g["gold_steps"]) and g["gold_earliest"] != -1:

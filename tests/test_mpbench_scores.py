@@ -204,3 +204,16 @@ def test_the_published_errata_rows_do_not_follow_from_their_components() -> None
         assert abs(big[key] - published) > 0.10, key
     random = table2_averages(9.1, 50.0, 40.9, 40.9, 50.0, 0.0, percent=True)
     assert abs(random["overall"] - 31.8) <= 0.10 and abs(random["delta"]) <= 0.10
+
+
+def test_an_earliest_error_dataset_has_no_step_correctness_items() -> None:
+    from qc.mpbench_scores import mpbench_items
+
+    gold = pd.DataFrame([
+        {"item_id": 1, "external_id": "a", "status": "consensus", "decision": {"label": -1}, "settled_at": 3,
+         "source": "gsm8k", "error_type": None, "earliest_error": None, "error_steps": [],
+         "final_answer_correct": True, "reference_answer": None, "meta": {}, "n_steps": 3, "version_id": 1},
+    ])  # fmt: skip
+    # "no error" is known there, but an erroneous item's later steps are not: none is scored as SC
+    assert mpbench_items(gold, "earliest_error").empty
+    assert len(mpbench_items(gold, "step_review")) == 0  # no gold steps and no earliest error either
