@@ -67,6 +67,7 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         assert "at least 5 of them" in status.inner_text()  # the rule says how many answers it takes
         table = page.locator("#gold-table").inner_text()
         assert "bad" in table and "below" in table
+        assert "median s/gold item" in table and "5.000" in table  # time per item (5 s a label)
         assert len(page.locator("#gold-list").inner_text().split("consensus")) > 12
         assert all(r in page.locator("#gold-list").inner_text() for r in fresh)
 

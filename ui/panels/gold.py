@@ -37,6 +37,7 @@ _COLUMNS = {
     "flagged": "alert",
     "consensus_agreement": "agreement with consensus",
     "dawid_skene_accuracy": "Dawid-Skene accuracy",
+    "median_seconds": "median s/gold item",
     "median_seconds_all": "median s/item",
 }
 
