@@ -50,11 +50,26 @@ def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
 
 
+def _agreement(row: Any, task: str, decision: dict[str, Any]) -> str:
+    """How far the humans agreed on the item: ProcessBench's 3/n; elsewhere adjudicated, unanimous or
+    split (the annotators' labels, whole, alike or not), with how many labelled it."""
+    settled = row.settled_at
+    if task == "earliest_error":
+        return f"3/{int(settled)}" if not _missing(settled) else "n/a"
+    if decision.get("adjudicated"):
+        return "adjudicated"
+    distinct: Any = getattr(row, "distinct_labels", None)
+    if _missing(settled) or _missing(distinct) or int(settled) < 2:
+        return "one annotator" if not _missing(settled) and int(settled) == 1 else "n/a"
+    return f"{'unanimous' if int(distinct) == 1 else 'split'} ({int(settled)})"
+
+
 def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
     """Kept items with the gold a model is scored on: gold_earliest (0-based, -1 = no error; the
     consensus label for earliest-error datasets, else the version's, else its first error step),
     gold_steps (1-based error step numbers, from the store's 0-based positions), subset (source, else "all"), difficulty and agreement (the
-    humans': the review's difficulty; an earliest-error item's 3/n)."""
+    humans': the review's difficulty; an earliest-error item's 3/n, elsewhere unanimous, split or
+    adjudicated)."""
     kept = gold[gold["status"].isin(KEPT)].copy()
     earliest, difficulty, agreement = [], [], []
     for row in kept.itertuples():
@@ -68,8 +83,7 @@ def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
             label = None  # ProcessBench discards "no error" on a wrong final answer (B2)
         earliest.append(NAN if label is None else float(label))
         difficulty.append(str(decision.get("difficulty") or "not rated"))
-        settled = row.settled_at
-        agreement.append(f"3/{int(settled)}" if task == "earliest_error" and not _missing(settled) else "n/a")
+        agreement.append(_agreement(row, task, decision))
     kept["gold_earliest"] = earliest
     # The store keeps 0-based positions; models are scored on PRMBench-V's 1-based step numbers.
     kept["gold_steps"] = [[int(s) + 1 for s in steps] for steps in kept["error_steps"]]

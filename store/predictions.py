@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from store.annotations import RULING
+
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
@@ -137,14 +139,18 @@ def passed_variants(db: Store | Tx, dataset_name: str) -> set[tuple[str, int]]:
 
 def scoring_gold(db: Store | Tx, dataset_id: int) -> pd.DataFrame:
     """Per item of the dataset: its state and decision and the current version's gold fields, its
-    meta (MPBench's paradigm and candidates) and chain length (n_steps: the steps a model scores)."""
+    meta (MPBench's paradigm and candidates), chain length (n_steps: the steps a model scores) and how
+    many different labels its annotators gave (distinct_labels: 1 = unanimous)."""
     frame = db.df(
         "SELECT s.item_id, i.external_id, i.current_version_id AS version_id, s.status, s.decision, "
         "s.settled_at, v.source, v.error_type, v.earliest_error, v.error_steps, v.final_answer_correct, "
         "v.reference_answer, v.meta, "
         "coalesce(nullif((SELECT count(*) FROM steps st WHERE st.version_id = v.id "
         " AND st.role IN ('modified', 'solution', 'candidate')), 0), "
-        " (SELECT count(*) FROM steps st WHERE st.version_id = v.id AND st.role = 'original')) AS n_steps "
+        " (SELECT count(*) FROM steps st WHERE st.version_id = v.id AND st.role = 'original')) AS n_steps, "
+        "(SELECT count(DISTINCT a.payload) FROM annotations a WHERE a.version_id = v.id "
+        f" AND a.task <> '{RULING}' AND a.id NOT IN (SELECT a2.id FROM annotations a2 JOIN gold g "
+        " ON g.item_id = a2.item_id AND a2.id > g.after_annotation)) AS distinct_labels "
         "FROM item_state s JOIN items i ON i.id = s.item_id JOIN item_versions v ON v.id = i.current_version_id "
         "WHERE s.dataset_id = ? ORDER BY s.item_id",
         [dataset_id],

@@ -419,3 +419,38 @@ def test_crs_counts_only_steps_whose_perturbed_variant_passed_its_check(
         scores.import_predictions(
             demo_store, admin, write_jsonl(tmp_path / "x.jsonl", [no_pair]), model="x", dataset=name
         )
+
+
+def test_scores_by_agreement_on_a_review_split_unanimous_or_adjudicated(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    from services import adjudicate
+    from store.datasets import update_settings
+    from tests.gold_support import label_items
+
+    name = "prmbench-step-review"
+    update_settings(demo_store, name, {"annotators_per_item": 2})
+    easy = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
+    reject = {"original": "incorrect", "modification": "unreasonable"}
+    for who in ("ann", "bea"):
+        _user(demo_store, who, "annotator")
+    first = label_items(demo_store, "ann", 3, lambda _: easy)
+    # bea: the same on the first item, another difficulty on the second, a reject on the third
+    second = label_items(demo_store, "bea", 3, lambda i: {first[0][0]: easy, first[1][0]: {**easy, "difficulty": "hard"}}.get(i, reject))  # fmt: skip
+    assert [i for i, _ in second] == [i for i, _ in first]
+    admin = _user(demo_store, "lead", "admin")
+    adjudicate.rule(demo_store, admin, first[2][0], "keep")
+    earliest = dict(demo_store.fetchall(
+        "SELECT i.external_id, v.earliest_error FROM items i JOIN item_versions v ON v.id = i.current_version_id"
+    ))  # fmt: skip
+    # right on the unanimous item, wrong (a missed error) on the split and the adjudicated one
+    rows = [
+        {"id": ref, "earliest_error": earliest[ref] if k == 0 else -1} for k, (_, ref) in enumerate(first)
+    ]
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "a.jsonl", rows), model="m", dataset=name
+    )
+    by = scores.score_report(demo_store, admin, name).by_agreement.set_index(["model", "agreement"])[
+        "accuracy"
+    ]
+    assert by.to_dict() == {("m", "unanimous (2)"): 1.0, ("m", "split (2)"): 0.0, ("m", "adjudicated"): 0.0}

@@ -334,7 +334,10 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         gr.Markdown("### Where models fail that humans found hard", elem_classes=["qc-heading"])
         with gr.Row():
             difficulty = _frame("sc-difficulty", "By the annotators' difficulty")
-            agreement = _frame("sc-agreement", "By annotator agreement (3/n: settled with n annotators)")
+            agreement = _frame(
+                "sc-agreement",
+                "By annotator agreement (3/n: settled with n annotators; else unanimous, split or adjudicated)",
+            )
         gr.Markdown("### Paper presets: a seed's table from this log", elem_classes=["qc-heading"])
         with gr.Row(equal_height=True):
             preset = gr.Dropdown(
