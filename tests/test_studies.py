@@ -1,21 +1,25 @@
-"""Agreement studies on a real store: drawing, targets, hand-out to K raters, progress, the study report."""
+"""Agreement studies on a real store: drawn from kept items, labelled by their own raters in the normal
+panel's calls, stored apart from the gate, reported from their own labels."""
 
 from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from qc.sampling import allocate
+from qc.sampling import allocate, study_pool
 from services import annotate
-from services.errors import NotAllowed, ServiceError
-from services.reports import build_study_report
+from services.errors import AlreadyLabelled, Conflict, NotAllowed, ServiceError
+from services.exports import export
+from services.reports import build_dataset_report, build_study_report
 from services.studies import draw_study
 from store import Store, jobs_read, studies, users, work
-from store.datasets import get_dataset
-from store.state import get_item_state
+from store.datasets import get_dataset, update_settings
+from store.state import states_frame
+from tests.gold_support import GOOD, label
 
 DATASET = "prmbench-step-review"
 LABEL = {"original": "incorrect", "modification": "reasonable", "difficulty": "medium"}
@@ -34,75 +38,164 @@ def _draw(store: Store, **request) -> studies.Study:
     return draw_study(store, admin, **{"dataset": DATASET, "seed": 0, **request})
 
 
-def _label_next(store: Store, who: users.Annotator, n: int) -> list[int]:
-    """Take n items through next_item and submit a label on each; returns the item ids."""
+def _take_and_label(store: Store, who: users.Annotator, n: int, payload: dict | None = None) -> list[int]:
+    """Take n items through next_item (the panel's call) and submit a label on each; the item ids."""
     dataset = get_dataset(store, DATASET)
     done = []
     for _ in range(n):
         got = work.next_item(store, who, dataset, annotate.now_utc())
         assert got is not None
+        assert got.state == "new" and got.my_label is None
         annotate.submit(
             store,
             annotator=who,
             item_id=got.item.item_id,
             version_id=got.item.version_id,
-            payload=LABEL,
+            payload=payload or LABEL,
             request_id=str(uuid.uuid4()),
             seconds_spent=12.0,
+            first_label=True,
         )
         done.append(got.item.item_id)
     return done
 
 
-def test_a_study_of_20_items_for_2_raters_is_handed_out_and_reported(demo_store: Store) -> None:
-    study = _draw(demo_store, name="PRMBench-V IAA", n_items=20, raters=2, stratify_by="error_type", seed=4)
+def _gate(store: Store) -> list[tuple]:
+    """Every item's gate state and the whole annotation log: what a study must never change."""
+    states = states_frame(store).drop(columns=["settled_at"]).astype(str)
+    log = store.fetchall("SELECT id, item_id, annotator_id, payload FROM annotations ORDER BY id")
+    return [tuple(r) for r in states.itertuples(index=False)] + log
+
+
+def _kept(store: Store, n: int) -> set[int]:
+    """ann settles n items (one annotator per item, the dataset's default): kept, in the benchmark."""
+    _annotator(store, "ann")
+    label(store, "ann", n, GOOD)
+    dataset = get_dataset(store, DATASET)
+    return set(study_pool(studies.study_candidates(store, dataset.id))["item_id"])
+
+
+def test_a_study_never_changes_an_items_gate_state_consensus_or_export(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    kept = _kept(demo_store, 30)
+    assert len(kept) == 30
+    bea, cid, dan = (_annotator(demo_store, n) for n in ("bea", "cid", "dan"))
+    before = _gate(demo_store)
+    export(demo_store, "prmbench", tmp_path / "before.jsonl", dataset=DATASET, manifest=False)
+    report_before = build_dataset_report(demo_store, DATASET, n_boot=50).agreement.to_json()
+
+    study = _draw(demo_store, name="PRMBench-V IAA", n_items=20, raters=2, rater_names=["bea", "cid", "dan"])
+    assert study.kept_only and study.own_labels and study.n_items == 20
     items = set(studies.study_items(demo_store, study.id)["item_id"])
-    assert study.n_items == 20 and len(items) == 20
-    assert all(get_item_state(demo_store, i).target == 2 for i in items)
-    others = demo_store.fetchall(
-        "SELECT DISTINCT target FROM item_state WHERE dataset_id = ? AND item_id NOT IN "
-        "(SELECT item_id FROM study_items)",
-        [study.dataset_id],
+    assert items <= kept
+    assert _gate(demo_store) == before  # drawing wrote nothing of the gate
+
+    # Each rater meets exactly their own study items first, in the panel's next_item.
+    assigned = studies.assigned_raters(demo_store, study.id)
+    assert all(len(names) == 2 and "ann" not in names for names in assigned.values())
+    for who in (bea, cid, dan):
+        mine = {i for i, names in assigned.items() if who.name in names}
+        got = _take_and_label(demo_store, who, len(mine), {**LABEL, "original": "correct"})
+        assert set(got) == mine
+    assert _gate(demo_store) == before  # nor did labelling it: state, consensus, log
+    export(demo_store, "prmbench", tmp_path / "after.jsonl", dataset=DATASET, manifest=False)
+    assert (tmp_path / "before.jsonl").read_bytes() == (tmp_path / "after.jsonl").read_bytes()
+    assert build_dataset_report(demo_store, DATASET, n_boot=50).agreement.to_json() == report_before
+    assert demo_store.scalar("SELECT count(*) FROM study_labels") == 40
+
+    listed = studies.list_studies(demo_store).set_index("study")
+    assert (
+        listed.loc["PRMBench-V IAA", "progress"] == 1.0
+        and listed.loc["PRMBench-V IAA", "created_by"] == "lead"
     )
-    assert others == [(1,)]
-
-    ann, bea, cid = (_annotator(demo_store, n) for n in ("ann", "bea", "cid"))
-    assert set(_label_next(demo_store, ann, 20)) == items  # study items are handed out first
-    listed = studies.list_studies(demo_store).set_index("study")
-    assert listed.loc["PRMBench-V IAA", "items_done"] == 0
-    assert set(_label_next(demo_store, bea, 20)) == items
-    # Every study item has its two raters: a third annotator gets only items outside the study.
-    assert not set(_label_next(demo_store, cid, 5)) & items
-    labels = demo_store.fetchall("SELECT item_id, count(*) FROM annotations GROUP BY item_id")
-    assert all(n == 2 for i, n in labels if i in items)
-
-    listed = studies.list_studies(demo_store).set_index("study")
-    assert listed.loc["PRMBench-V IAA", "progress"] == 1.0
-    assert listed.loc["PRMBench-V IAA", "created_by"] == "lead"
     report, progress = build_study_report(demo_store, "PRMBench-V IAA", n_boot=200)
-    assert progress["items_done"] == 20
+    assert progress["items_done"] == 20 and "20 of 20 items" in progress["note"]
     assert set(report.agreement["n_items"]) == {20} and set(report.agreement["n_pairable"]) == {20}
-    assert report.annotators == ["ann", "bea"]  # cid's labels are outside the study
+    assert report.annotators == ["bea", "cid", "dan"]  # the study's raters only: never ann's gate labels
     assert report.agreement.set_index("field").loc["original", "observed_agreement"] == 1.0
 
 
+def test_study_items_come_before_regular_work_and_only_to_their_raters(demo_store: Store) -> None:
+    _kept(demo_store, 10)
+    bea, cid, eve = (_annotator(demo_store, n) for n in ("bea", "cid", "eve"))
+    study = _draw(demo_store, name="s", n_items=6, raters=2, rater_names=["bea", "cid"])
+    items = set(studies.study_items(demo_store, study.id)["item_id"])
+    assert set(_take_and_label(demo_store, bea, 6, GOOD)) == items  # before any open item
+    got = _take_and_label(demo_store, bea, 2, GOOD)  # then the gate's open items, as usual
+    assert not set(got) & items
+    assert not set(_take_and_label(demo_store, eve, 3, GOOD)) & items  # not a rater: never a study item
+    assert set(_take_and_label(demo_store, cid, 6, GOOD)) == items
+
+
+def test_a_study_label_is_stored_once_and_refused_where_it_does_not_belong(demo_store: Store) -> None:
+    _kept(demo_store, 5)
+    bea, cid, eve = (_annotator(demo_store, n) for n in ("bea", "cid", "eve"))
+    _draw(demo_store, name="s", n_items=2, raters=2, rater_names=["bea", "cid"])
+    dataset = get_dataset(demo_store, DATASET)
+    got = work.next_item(demo_store, bea, dataset, annotate.now_utc())
+    submit = {
+        "item_id": got.item.item_id,
+        "version_id": got.item.version_id,
+        "payload": GOOD,
+        "request_id": "r-1",
+        "seconds_spent": 3.0,
+    }
+    first = annotate.submit(demo_store, annotator=bea, first_label=True, **submit)
+    again = annotate.submit(demo_store, annotator=bea, first_label=True, **submit)
+    assert again.duplicate and again.annotation_id == first.annotation_id
+    assert demo_store.scalar("SELECT count(*) FROM study_labels") == 1
+    with pytest.raises(Conflict, match="already used"):
+        annotate.submit(demo_store, annotator=cid, **submit)
+    with pytest.raises(AlreadyLabelled):
+        annotate.submit(demo_store, annotator=bea, first_label=True, **{**submit, "request_id": "r-2"})
+    update_settings(demo_store, DATASET, {"allow_corrections": 0})
+    with pytest.raises(NotAllowed, match="does not allow corrections"):
+        annotate.submit(demo_store, annotator=bea, **{**submit, "request_id": "r-3"})
+    with pytest.raises(NotAllowed, match="not given to you"):  # eve rates nothing: a settled item is closed
+        annotate.submit(demo_store, annotator=eve, **{**submit, "request_id": "r-4"})
+    assert demo_store.scalar("SELECT count(*) FROM study_labels") == 1
+    assert annotate.saved_attempt(demo_store, bea, "r-1") and not annotate.saved_attempt(
+        demo_store, cid, "r-1"
+    )
+
+
+def test_a_pilot_study_over_open_items_leaves_their_targets_and_gate_alone(demo_store: Store) -> None:
+    bea, _ = _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
+    before = _gate(demo_store)
+    study = _draw(demo_store, name="pilot", n_items=4, raters=2, kept_only=False, rater_names=["bea", "cid"])
+    assert not study.kept_only
+    items = set(studies.study_items(demo_store, study.id)["item_id"])
+    assert set(_take_and_label(demo_store, bea, 4)) == items
+    assert _gate(demo_store) == before  # open items stay open with their target, no label counted
+    # a study rater never gets the same item in the gate; another annotator does, as before
+    assert not set(_take_and_label(demo_store, bea, 5)) & items
+    assert (
+        demo_store.scalar("SELECT max(target) FROM item_state WHERE dataset_id = ?", [study.dataset_id]) == 1
+    )
+
+
 def test_the_study_draws_every_error_type_in_proportion(demo_store: Store) -> None:
-    study = _draw(demo_store, name="by type", n_items=30, raters=3, seed=1)
+    for name in ("bea", "cid", "dan"):
+        _annotator(demo_store, name)
+    study = _draw(demo_store, name="by type", n_items=30, raters=3, seed=1, kept_only=False)
     drawn = studies.study_items(demo_store, study.id)["stratum"].value_counts().to_dict()
     sizes = studies.study_candidates(demo_store, study.dataset_id)["error_type"].value_counts().to_dict()
     assert drawn == {k: v for k, v in allocate(sizes, 30, 1).items() if v}
     assert len(drawn) == 9  # all nine PRMBench error types
 
 
-def test_an_item_already_labelled_enough_keeps_its_state(demo_store: Store) -> None:
-    ann = _annotator(demo_store, "ann")
-    first = _label_next(demo_store, ann, 1)[0]
-    assert get_item_state(demo_store, first).status == "rejected"  # LABEL says the original is incorrect
-    study = _draw(demo_store, name="all", n_items=394, raters=2)
-    state = get_item_state(demo_store, first)
-    assert state.status == "open" and state.target == 2  # one label of two: it reopens for a second rater
-    assert studies.list_studies(demo_store).loc[0, "n_items"] == 394
-    assert study.stratify_by == "error_type"
+def test_kept_only_is_the_default_and_an_item_seen_by_every_rater_is_not_drawn(demo_store: Store) -> None:
+    bea, cid = _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
+    with pytest.raises(ServiceError, match="0 kept items left to draw, not 4"):
+        _draw(demo_store, name="iaa", n_items=4, raters=2)
+    label(demo_store, "bea", 5, GOOD)  # bea settled 5 items: she has seen them
+    with pytest.raises(ServiceError, match=r"0 kept items left to draw, not 1 \(5 more have fewer than 2"):
+        _draw(demo_store, name="iaa", n_items=1, raters=2, rater_names=["bea", "cid"])
+    _annotator(demo_store, "dan")
+    study = _draw(demo_store, name="iaa", n_items=5, raters=2, rater_names=["bea", "cid", "dan"])
+    assert set(map(tuple, studies.assigned_raters(demo_store, study.id).values())) == {("cid", "dan")}
+    assert cid and bea
 
 
 @pytest.mark.parametrize(
@@ -110,27 +203,31 @@ def test_an_item_already_labelled_enough_keeps_its_state(demo_store: Store) -> N
     [
         ({"name": " "}, "name of 1-100"),
         ({"raters": 1}, "between 2 and"),
-        ({"n_items": 395}, "394 items"),
+        ({"n_items": 395}, "394 items a study can draw"),
         ({"n_items": 0}, "at least 1 item"),
         ({"stratify_by": "difficulty"}, "cannot stratify by"),
         ({"dataset": "nope"}, "no dataset named"),
+        ({"rater_names": ["bea", "zed"]}, "no annotator named 'zed'"),
+        ({"raters": 3}, "needs 3 raters per item but its rater list has 2"),
     ],
 )
 def test_a_bad_study_request_is_refused_and_stores_nothing(
     demo_store: Store, changes: dict, message: str
 ) -> None:
-    request = {"name": "s", "n_items": 10, "raters": 2, **changes}
+    _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
+    request = {"name": "s", "n_items": 10, "raters": 2, "kept_only": False, **changes}
     with pytest.raises(ServiceError, match=message):
         _draw(demo_store, **request)
-    assert demo_store.scalar("SELECT count(*) FROM studies") == 0
-    assert demo_store.scalar("SELECT count(*) FROM study_items") == 0
+    for table in ("studies", "study_items", "study_assignments", "study_raters", "study_rules"):
+        assert demo_store.scalar(f"SELECT count(*) FROM {table}") == 0
     assert demo_store.scalar("SELECT max(target) FROM item_state WHERE dataset_id = 1") == 1
 
 
 def test_a_study_name_is_used_once(demo_store: Store) -> None:
-    _draw(demo_store, name="s", n_items=5, raters=2)
+    _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
+    _draw(demo_store, name="s", n_items=5, raters=2, kept_only=False)
     with pytest.raises(ServiceError, match="already exists"):
-        _draw(demo_store, name="s", n_items=5, raters=2)
+        _draw(demo_store, name="s", n_items=5, raters=2, kept_only=False)
 
 
 def test_only_an_admin_draws_a_study(demo_store: Store) -> None:
@@ -143,12 +240,14 @@ def test_only_an_admin_draws_a_study(demo_store: Store) -> None:
 def test_a_drawn_item_sent_away_meanwhile_refuses_the_study(demo_store: Store) -> None:
     dataset = get_dataset(demo_store, DATASET)
     drawn = studies.study_candidates(demo_store, dataset.id).head(3).assign(stratum="all")
+    plan = {int(i): [1, 2] for i in drawn["item_id"]}
     drawn.loc[2, "item_id"] = drawn.loc[1, "item_id"]
+    request = {"name": "s", "dataset_name": DATASET, "raters": 2, "rater_ids": [1, 2], "assignments": plan}
     with pytest.raises(studies.StudyError, match="twice"):
-        studies.create_study(demo_store, name="s", dataset_name=DATASET, raters=2, drawn=drawn)
+        studies.create_study(demo_store, drawn=drawn, **request)
     drawn.loc[2, "item_id"] = 10**9
     with pytest.raises(studies.StudyError, match="draw again"):
-        studies.create_study(demo_store, name="s", dataset_name=DATASET, raters=2, drawn=drawn)
+        studies.create_study(demo_store, drawn=drawn, **request)
     assert demo_store.scalar("SELECT count(*) FROM studies") == 0
 
 
@@ -167,13 +266,15 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
     from ui.context import AppContext
     from ui.kit.downloads import find_download
     from ui.panels import dashboard
+    from ui.panels import studies as studies_section
 
     ctx = AppContext(demo_store)
     _annotator(demo_store, "judge", "adjudicator")
-    ann, bea = _annotator(demo_store, "ann"), _annotator(demo_store, "bea")
-    _draw(demo_store, name="s", n_items=6, raters=2)
-    _label_next(demo_store, ann, 6)
-    _label_next(demo_store, bea, 6)
+    _kept(demo_store, 8)
+    bea, cid = _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
+    _draw(demo_store, name="s", n_items=6, raters=2, rater_names=["bea", "cid"])
+    _take_and_label(demo_store, bea, 6)
+    _take_and_label(demo_store, cid, 6)
 
     refused = dashboard.on_show(ctx, DATASET, 200, SimpleNamespace(username="ann"))
     assert set(refused) <= set(dashboard.SHOW)
@@ -181,9 +282,23 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
     assert not any(isinstance(v, str) and ("0." in v or ".md" in v) for v in refused.values())
     assert refused["refusal"]["visible"] is True and refused["content"]["visible"] is False
     with pytest.raises(gr.Error):
-        dashboard.on_study_report(ctx, "s", 200, SimpleNamespace(username="ann"))
+        studies_section.on_study_report(ctx, "s", 200, SimpleNamespace(username="ann"))
     with pytest.raises(gr.Error):
-        dashboard.on_draw_study(ctx, DATASET, "t", 5, "error_type", 2, 0, SimpleNamespace(username="judge"))
+        studies_section.on_draw_study(
+            ctx,
+            DATASET,
+            "t",
+            5,
+            "error_type",
+            2,
+            0,
+            "",
+            True,
+            False,
+            0.05,
+            20,
+            SimpleNamespace(username="judge"),
+        )
 
     shown = dashboard.on_show(ctx, DATASET, 200, SimpleNamespace(username="judge"))
     token = re.search(r'href="/stepgate/download/([^"]+)"', shown["dl_md"]).group(1)
@@ -192,5 +307,5 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
     assert report.read_text(encoding="utf-8").startswith("# QC report")
     empty = dashboard.on_show(ctx, "mathvista-quality-gate", 200, SimpleNamespace(username="judge"))
     assert "No field has two labels" in empty["agreement"]
-    summary = dashboard.on_study_report(ctx, "s", 200, SimpleNamespace(username="judge"))[0]
+    summary = studies_section.on_study_report(ctx, "s", 200, SimpleNamespace(username="judge"))[0]
     assert "6 of 6 items" in summary and "complete" in summary
