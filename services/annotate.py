@@ -375,7 +375,11 @@ def _submit_study(
         seconds_spent=seconds,
         now=now,
     )
-    tx.after_commit(partial(tx.store.scheduler.record_study, dataset.id, item.item_id, annotator.id))
+    tx.after_commit(
+        partial(
+            tx.store.scheduler.record_study, dataset.id, item.item_id, annotator.id, first_label=mine is None
+        )
+    )
     return Receipt(stored.id, False)
 
 

@@ -90,7 +90,15 @@ def list_studies(store: Store, user: Annotator | None, dataset: str | None = Non
     if user is not None:
         require_reviewer(user)
     dataset_id = _dataset(store, dataset).id if dataset is not None else None
-    return studies.list_studies(store, dataset_id)
+    frame = studies.list_studies(store, dataset_id)
+    per_batch = []
+    for name, batches in zip(frame["study"], frame["batches"], strict=True):
+        found = studies.get_study(store, name) if batches > 1 else None
+        rows = studies.batch_progress(store, found) if found is not None else None
+        per_batch.append(
+            ", ".join(f"{d}/{n}" for _, n, d in rows.itertuples(index=False)) if rows is not None else ""
+        )
+    return frame.assign(per_batch=per_batch)
 
 
 def rater_choices(store: Store, user: Annotator) -> list[str]:

@@ -200,6 +200,13 @@ class Scheduler:
                         "AND a.version_id = i.current_version_id WHERE a.dataset_id = ? AND a.annotator_id = ?",
                         [dataset_id, annotator_id],
                     )
+                ) + int(  # and their study items (each counts once per study)
+                    db.scalar(
+                        "SELECT count(*) FROM study_assignments a JOIN studies st ON st.id = a.study_id "
+                        "WHERE st.dataset_id = ? AND a.annotator_id = ? AND EXISTS (SELECT 1 FROM study_labels l "
+                        "WHERE l.study_id = a.study_id AND l.item_id = a.item_id AND l.annotator_id = a.annotator_id)",
+                        [dataset_id, annotator_id],
+                    )
                 )
             return pool.mine[annotator_id]
 
@@ -285,13 +292,13 @@ class Scheduler:
         with self.lock:
             return self.pool(db, dataset_id).study_assigned.get((annotator_id, item_id))
 
-    def record_study(self, dataset_id: int, item_id: int, annotator_id: int) -> None:
+    def record_study(self, dataset_id: int, item_id: int, annotator_id: int, *, first_label: bool) -> None:
         """After a committed study label: the lease ends and the assignment is done."""
         with self.lock:
             pool = self._pools.get(dataset_id)
             if pool is None:
                 return
-            pool.end_lease(item_id, annotator_id, first_label=False)
+            pool.end_lease(item_id, annotator_id, first_label)
             pool.study_pending.get(annotator_id, {}).pop(item_id, None)
             pool.study_skipped.get(annotator_id, set()).discard(item_id)
 

@@ -363,13 +363,15 @@ def _done_counts() -> str:
 
 
 def list_studies(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
-    """Every study with its progress (items with all K raters' labels), batches and stopping rule."""
+    """Every study with its progress (items with all K raters' labels; raters' labels given of those
+    needed), batches and stopping rule."""
     where = "WHERE st.dataset_id = ?" if dataset_id is not None else ""
     frame = db.df(
         "SELECT st.name AS study, d.name AS dataset, st.raters, st.stratify_by, st.seed, "
         "count(si.item_id) AS n_items, "
         "count(si.item_id) FILTER (WHERE coalesce(c.done, 0) >= st.raters) AS items_done, "
-        "coalesce(max(si.batch), 1) AS batches, coalesce(st.kept_only, false) AS kept_only, "
+        "coalesce(max(si.batch), 1) AS batches, coalesce(sum(c.done), 0) AS labels, "
+        "coalesce(st.kept_only, false) AS kept_only, "
         "r.target, r.batch AS batch_size, r.cap, r.stopped_by, "
         "u.name AS created_by, st.created_at "
         "FROM studies st JOIN datasets d ON d.id = st.dataset_id "
@@ -382,8 +384,9 @@ def list_studies(db: Store | Tx, dataset_id: int | None = None) -> pd.DataFrame:
         "ORDER BY st.id",
         [dataset_id] if dataset_id is not None else [],
     )
-    for column in ("n_items", "items_done", "batches"):
+    for column in ("n_items", "items_done", "batches", "labels"):
         frame[column] = frame[column].astype(int)
+    frame["labels_needed"] = frame["n_items"] * frame["raters"]
     frame["kept_only"] = frame["kept_only"].astype(bool)
     frame.insert(
         6, "progress", (frame["items_done"] / frame["n_items"].where(frame["n_items"] > 0)).fillna(0.0)

@@ -47,8 +47,10 @@ _COLUMNS = {
     "n_items": "items",
     "raters": "raters",
     "items_done": "done",
+    "labels": "labels",
     "progress": "progress",
     "batches": "batches",
+    "per_batch": "done per batch",
     "rule": "stopping rule",
     "stopped_by": "stopped by",
     "pool": "drawn from",
@@ -72,6 +74,7 @@ def studies_view(frame: pd.DataFrame) -> pd.DataFrame:
     ]
     shown = frame.assign(
         progress=[f"{p:.0%}" for p in frame["progress"]],
+        labels=[f"{g}/{n}" for g, n in zip(frame["labels"], frame["labels_needed"], strict=True)],
         rule=rules,
         stopped_by=stopped,
         pool=["kept items" if k else "all items (pilot)" for k in frame["kept_only"]],
