@@ -40,6 +40,8 @@ __all__ = [
     "Study",
     "StudyStatus",
     "advance",
+    "advance_study",
+    "assignments",
     "default_field",
     "describe",
     "draw_study",
@@ -307,6 +309,19 @@ def _note(study: Study, batches: pd.DataFrame, result: SequentialResult | None) 
         )
         return f"{done} of {total} items have {study.raters} labels, {state}."
     per_batch = ", ".join(f"batch {b}: {d}/{n}" for b, n, d in batches.itertuples(index=False))
+    if result.stopped_by == "running":
+        last = batches.iloc[-1]
+        so_far = (
+            f"over the {result.n_items} items of the finished batches: observed agreement {result.estimate:.3f}, "
+            f"interval {result.lower:.3f} to {result.upper:.3f} (half-width {result.half_width:.3f})"
+            if result.n_items
+            else "no batch is fully labelled yet"
+        )
+        return (
+            f"Sequential study on {rule.field} ({per_batch}): running; batch {int(last['batch'])} waits for "
+            f"{int(last['n_items']) - int(last['items_done'])} item(s) to have all {study.raters} labels, then the "
+            f"rule decides (stop at half-width {rule.target:g} or {rule.cap} items); {so_far}."
+        )
     if rule.stopped_by == "pool":
         why = (
             f"stopped: no more items to draw after {total} (before the target half-width {rule.target:g} "
@@ -373,6 +388,21 @@ def advance(store: Store, study_id: int, now: datetime | None = None) -> str | N
     except studies.StudyError:
         return None  # the items changed meanwhile: the next label tries again
     return f"batch {batch}" if added else None
+
+
+def advance_study(store: Store, user: Annotator | None, name: str) -> str | None:
+    """Admins (``user`` None: the command line): check a sequential study now, as a label would (after
+    a restart between a batch's last label and the next draw, say)."""
+    if user is not None:
+        require_admin(user)
+    return advance(store, _study(store, name).id)
+
+
+def assignments(store: Store, user: Annotator | None, name: str) -> dict[int, list[str]]:
+    """Admins (``user`` None: the command line): each study item's raters, as drawn."""
+    if user is not None:
+        require_admin(user)
+    return studies.assigned_raters(store, _study(store, name).id)
 
 
 def plan_raters(store: Store, user: Annotator, study: str, raters: list[str], seed: int = 0) -> pd.DataFrame:

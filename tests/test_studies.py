@@ -309,3 +309,39 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
     assert "No field has two labels" in empty["agreement"]
     summary = studies_section.on_study_report(ctx, "s", 200, SimpleNamespace(username="judge"))[0]
     assert "6 of 6 items" in summary and "complete" in summary
+
+
+def test_the_command_line_draws_lists_and_reports_a_sequential_study(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.browser_support import ROOT, cli
+
+    db = tmp_path / "cli.duckdb"
+    with Store(db) as store:
+        from store.demo import populate_demo
+
+        populate_demo(store)
+        for name in ("ann", "bea", "cid"):
+            _annotator(store, name)
+        label(store, "ann", 12, GOOD)
+    drawn = cli(
+        "studies", "draw", DATASET, "seq", "--items", "9", "--target", "0.1", "--batch", "3",
+        "--rater-list", "bea,cid", db=db,
+    ).stdout  # fmt: skip
+    assert (
+        "drew seq: 3 kept items of prmbench-step-review, 2 raters each; sequential on modification" in drawn
+    )
+    assert drawn.count("bea, cid") == 3
+    listed = cli("studies", "list", db=db).stdout
+    assert "seq" in listed and "True" in listed  # kept only
+    status = cli("studies", "status", "seq", db=db).stdout
+    assert "batch 1: 0/3" in status and "running" in status
+    wrong = subprocess.run(
+        [sys.executable, "app.py", "studies", "draw", DATASET, "x", "--items", "50", "--db", str(db)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    # the 3 items bea and cid rate already have only ann left who has not seen them
+    assert wrong.returncode == 1 and "9 kept items left to draw, not 50 (3 more have fewer" in wrong.stderr
+    with Store(db) as store:
+        assert store.scalar("SELECT count(*) FROM studies") == 1
