@@ -157,6 +157,7 @@ def build_study_report(
     listed = studies.list_studies(store, study.dataset_id)
     progress = listed[listed["study"] == study.name].iloc[0].to_dict()
     progress["note"] = study_service.status(store, study).note  # per batch, and the stop reason
+    tables.notes.append(f"Study {study.name}: {progress['note']}")  # printed in the report's files too
     return tables, progress
 
 

@@ -309,26 +309,39 @@ def _note(study: Study, batches: pd.DataFrame, result: SequentialResult | None) 
         )
         return f"{done} of {total} items have {study.raters} labels, {state}."
     per_batch = ", ".join(f"batch {b}: {d}/{n}" for b, n, d in batches.itertuples(index=False))
+    head = f"Sequential study on {rule.field} ({per_batch})"
+    so_far = (
+        f"observed agreement {result.estimate:.3f}, interval {result.lower:.3f} to {result.upper:.3f} "
+        f"(half-width {result.half_width:.3f}; {_validity(result)})"
+    )
+    if rule.stopped_by == "pool":
+        return (
+            f"{head}: stopped: no more items to draw after {total} (before the target half-width {rule.target:g} "
+            f"and the cap of {rule.cap}); over those items {so_far}."
+        )
     if result.stopped_by == "running":
         last = batches.iloc[-1]
-        so_far = (
-            f"over the {result.n_items} items of the finished batches: observed agreement {result.estimate:.3f}, "
-            f"interval {result.lower:.3f} to {result.upper:.3f} (half-width {result.half_width:.3f})"
-            if result.n_items
-            else "no batch is fully labelled yet"
-        )
         return (
-            f"Sequential study on {rule.field} ({per_batch}): running; batch {int(last['batch'])} waits for "
-            f"{int(last['n_items']) - int(last['items_done'])} item(s) to have all {study.raters} labels, then the "
-            f"rule decides (stop at half-width {rule.target:g} or {rule.cap} items); {so_far}."
+            f"{head}: running; batch {int(last['batch'])} waits for {int(last['n_items']) - int(last['items_done'])} "
+            f"item(s) to have all {study.raters} labels, then the rule decides (stop at half-width {rule.target:g} "
+            f"or {rule.cap} items); "
+            + (
+                f"over the {result.n_items} items of the finished batches {so_far}."
+                if result.n_items
+                else "no batch is fully labelled yet."
+            )
         )
-    if rule.stopped_by == "pool":
-        why = (
-            f"stopped: no more items to draw after {total} (before the target half-width {rule.target:g} "
-            f"and the cap of {rule.cap}); "
+    return f"{head}. {result.note()}"
+
+
+def _validity(result: SequentialResult) -> str:
+    rule = result.rule
+    if rule.adjust == "bonferroni":
+        return (
+            f"{rule.confidence:.0%} interval valid under this stopping rule: Wilson at {rule.look_confidence:.4f} "
+            f"at each of up to {rule.looks} looks, Bonferroni"
         )
-        return f"Sequential study on {rule.field} ({per_batch}). {why}{result.note()}"
-    return f"Sequential study on {rule.field} ({per_batch}). {result.note()}"
+    return f"{rule.confidence:.0%} Wilson interval NOT adjusted for stopping"
 
 
 def status(store: Store, study: Study) -> StudyStatus:

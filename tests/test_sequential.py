@@ -193,8 +193,13 @@ def test_a_sequential_study_draws_batches_and_stops_at_the_target_width(demo_sto
     assert "stopped by rule: the interval reached the target half-width 0.08" in status.note
     assert "valid under this stopping rule" in status.note and "Bonferroni" in status.note
     assert f"batch {done.batches}: 20/20" in status.note
-    _, progress = build_study_report(demo_store, "seq", n_boot=50)
+    tables, progress = build_study_report(demo_store, "seq", n_boot=50)
     assert progress["stopped_by"] == "target" and "stopped by rule" in progress["note"]
+    from exports.report import report_markdown
+
+    assert "stopped by rule: the interval reached the target" in report_markdown(
+        tables
+    )  # the downloaded report
     assert states_frame(demo_store).drop(columns=["settled_at"]).to_json() == gate  # the gate never moved
     assert study_service.advance(demo_store, done.id) is None  # stopped: nothing more is drawn
 
