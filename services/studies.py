@@ -152,7 +152,7 @@ def _draw_batch(
     if kept_only:
         candidates = study_pool(candidates)
     candidates = candidates[~candidates["item_id"].isin(exclude)]
-    seen = studies.seen_by(store, [int(i) for i in candidates["item_id"]])
+    seen = studies.seen_by(store, [int(i) for i in candidates["item_id"]], dataset.id)
     names = set(raters)
     enough = [int(i) for i in candidates["item_id"] if len(names - seen[int(i)]) >= k]
     left_out = len(candidates) - len(enough)

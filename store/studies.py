@@ -459,21 +459,31 @@ def rater_load(db: Store | Tx, study_id: int) -> dict[str, int]:
     return {str(r[0]): int(r[1]) for r in rows}
 
 
-def seen_by(db: Store | Tx, item_ids: list[int]) -> dict[int, set[str]]:
-    """Item -> the annotators who have seen it: labelled any of its versions, or rate it in a study."""
+def seen_by(db: Store | Tx, item_ids: list[int], dataset_id: int | None = None) -> dict[int, set[str]]:
+    """Item -> the annotators who have seen it: labelled any of its versions, or rate it in a study.
+    With ``dataset_id`` (all the items are that dataset's), one pass over the dataset instead of a
+    list of ids: a draw looks at every candidate."""
     if not item_ids:
         return {}
-    marks = ", ".join("?" * len(item_ids))
     ids = [int(i) for i in item_ids]
+    if dataset_id is not None:
+        where, params = "a.dataset_id = ?", [dataset_id]
+        study_where = "s.study_id IN (SELECT id FROM studies WHERE dataset_id = ?)"
+        study_params = [dataset_id]
+    else:
+        marks = ", ".join("?" * len(ids))
+        where, params = f"a.item_id IN ({marks})", ids
+        study_where, study_params = f"s.item_id IN ({marks})", ids
     rows = db.fetchall(
         "SELECT DISTINCT a.item_id, u.name FROM annotations a JOIN annotators u ON u.id = a.annotator_id "
-        f"WHERE a.item_id IN ({marks}) UNION SELECT DISTINCT s.item_id, u.name FROM study_assignments s "
-        f"JOIN annotators u ON u.id = s.annotator_id WHERE s.item_id IN ({marks})",
-        [*ids, *ids],
+        f"WHERE {where} UNION SELECT DISTINCT s.item_id, u.name FROM study_assignments s "
+        f"JOIN annotators u ON u.id = s.annotator_id WHERE {study_where}",
+        [*params, *study_params],
     )
     out: dict[int, set[str]] = {i: set() for i in ids}
     for item_id, name in rows:
-        out[int(item_id)].add(str(name))
+        if int(item_id) in out:
+            out[int(item_id)].add(str(name))
     return out
 
 

@@ -345,3 +345,46 @@ def test_the_command_line_draws_lists_and_reports_a_sequential_study(tmp_path: P
     assert wrong.returncode == 1 and "9 kept items left to draw, not 50 (3 more have fewer" in wrong.stderr
     with Store(db) as store:
         assert store.scalar("SELECT count(*) FROM studies") == 1
+
+
+def test_a_skipped_study_item_stays_the_raters_and_comes_back_after_other_work(demo_store: Store) -> None:
+    _kept(demo_store, 6)
+    bea, _ = _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
+    study = _draw(demo_store, name="s", n_items=3, raters=2, rater_names=["bea", "cid"])
+    items = set(studies.study_items(demo_store, study.id)["item_id"])
+    dataset = get_dataset(demo_store, DATASET)
+    first = annotate.next_item(demo_store, bea, dataset)
+    assert first.item.item_id in items
+    after = annotate.skip_item(demo_store, bea, dataset, first.item.item_id)
+    assert after.item.item_id in items - {first.item.item_id}  # her other study items first
+    annotate.submit(demo_store, annotator=bea, item_id=after.item.item_id, version_id=after.item.version_id,
+                    payload=GOOD, request_id="second")  # fmt: skip
+    last = _take_and_label(demo_store, bea, 1, GOOD)
+    assert {after.item.item_id, *last} == items - {first.item.item_id}
+    assert not set(_take_and_label(demo_store, bea, 1, GOOD)) & items  # then the gate's open items
+    assert demo_store.scalar("SELECT count(*) FROM assignments") == 0  # a study skip is no gate skip
+    again = annotate.jump_to(demo_store, bea, dataset, first.item.external_id)  # still hers to rate
+    assert again.state == "new"
+    annotate.submit(demo_store, annotator=bea, item_id=again.item.item_id, version_id=again.item.version_id,
+                    payload=GOOD, request_id="late", first_label=True)  # fmt: skip
+    assert demo_store.scalar("SELECT count(*) FROM study_labels WHERE annotator_id = ?", [bea.id]) == 3
+
+
+def test_a_study_drawn_before_own_labels_keeps_reading_the_annotation_log(demo_store: Store) -> None:
+    """Migration 10 marks older studies own_labels = false: their items were reopened in the gate and
+    their labels are in the annotation log; the report and the progress still find them there."""
+    update_settings(demo_store, DATASET, {"annotators_per_item": 2})
+    for name in ("ann", "bea"):
+        _annotator(demo_store, name)
+        label(demo_store, name, 4, GOOD)
+    with demo_store.writing() as tx:
+        tx.execute("INSERT INTO studies (dataset_id, name, raters, seed) VALUES (1, 'old', 2, 0)")
+        tx.execute(
+            "INSERT INTO study_items (study_id, item_id, stratum) SELECT 1, item_id, 'all' FROM "
+            "(SELECT DISTINCT item_id FROM annotations) t"
+        )
+    old = studies.get_study(demo_store, "old")
+    assert not old.own_labels and old.n_items == 4
+    assert studies.list_studies(demo_store).loc[0, "items_done"] == 4
+    report, progress = build_study_report(demo_store, "old", n_boot=50)
+    assert report.annotators == ["ann", "bea"] and progress["progress"] == 1.0
