@@ -56,10 +56,9 @@ class _Pool:
     # With gold on, fresh items go out in a seeded shuffle: in id order, a gold item (often settled
     # long ago) would stand out by its id.
     fresh_order: list[int] = field(default_factory=list)
-    # agreement studies (store/studies.py): each rater's assigned study items, outside the targets
-    study_pending: dict[int, dict[int, int]] = field(
-        default_factory=dict
-    )  # annotator -> item -> study, in order
+    # agreement studies (store/studies.py): each rater's assigned study items, outside the targets;
+    # pending: annotator -> item -> study, in draw order, until the rater's label is in
+    study_pending: dict[int, dict[int, int]] = field(default_factory=dict)
     study_assigned: dict[tuple[int, int], int] = field(default_factory=dict)  # (annotator, item) -> study
     study_skipped: dict[int, set[int]] = field(default_factory=dict)  # annotator -> study items skipped
 
@@ -77,7 +76,10 @@ class _Pool:
     def taken_by_others(self, item_id: int, annotator_id: int, now: datetime) -> int:
         done = self.done.get(item_id, set())
         live = self.live_leases(item_id, now)
-        return len(done - {annotator_id}) + sum(1 for w in live if w != annotator_id and w not in done)
+        # a study rater's lease on an item open in the gate (a pilot study) takes no place of the gate's
+        return len(done - {annotator_id}) + sum(
+            1 for w in live if w != annotator_id and w not in done and (w, item_id) not in self.study_assigned
+        )
 
     def eligible(
         self, item_id: int, annotator_id: int, now: datetime, *, allow_skipped: bool = False

@@ -161,18 +161,25 @@ def test_a_study_label_is_stored_once_and_refused_where_it_does_not_belong(demo_
 
 
 def test_a_pilot_study_over_open_items_leaves_their_targets_and_gate_alone(demo_store: Store) -> None:
-    bea, _ = _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
+    bea, cid = _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
     before = _gate(demo_store)
     study = _draw(demo_store, name="pilot", n_items=4, raters=2, kept_only=False, rater_names=["bea", "cid"])
     assert not study.kept_only
     items = set(studies.study_items(demo_store, study.id)["item_id"])
     assert set(_take_and_label(demo_store, bea, 4)) == items
     assert _gate(demo_store) == before  # open items stay open with their target, no label counted
-    # a study rater never gets the same item in the gate; another annotator does, as before
+    # a study rater never gets the same item in the gate
     assert not set(_take_and_label(demo_store, bea, 5)) & items
     assert (
         demo_store.scalar("SELECT max(target) FROM item_state WHERE dataset_id = ?", [study.dataset_id]) == 1
     )
+    # while cid holds a study item, it keeps its one place in the gate for another annotator
+    dataset = get_dataset(demo_store, DATASET)
+    held = annotate.next_item(demo_store, cid, dataset)
+    assert held.item.item_id in items
+    ann = _annotator(demo_store, "ann")
+    taken = annotate.jump_to(demo_store, ann, dataset, held.item.external_id)
+    assert taken.state == "new"  # not "already has all the annotators it needs"
 
 
 def test_the_study_draws_every_error_type_in_proportion(demo_store: Store) -> None:
