@@ -146,8 +146,9 @@ def _draw_batch(
     k: int,
     load: dict[str, int],
     exclude: set[int],
-) -> tuple[pd.DataFrame, dict[int, list[int]], int]:
-    """``size`` items and their K fresh raters each; also how many candidates had too few fresh raters."""
+) -> tuple[pd.DataFrame, dict[int, list[int]]]:
+    """``size`` items and their K raters each (annotator ids), from the candidates that have K raters
+    of the list who have not seen them; InvalidInput when there are too few, saying how many."""
     candidates = studies.study_candidates(store, dataset.id)
     if kept_only:
         candidates = study_pool(candidates)
@@ -168,7 +169,7 @@ def _draw_batch(
     drawn = stratified_sample(candidates, size, stratify_by, seed)
     ids = [int(i) for i in drawn["item_id"]]
     plan = fresh_raters(ids, sorted(raters), seen, k, seed, load=load)
-    return drawn, {i: [raters[n] for n in plan[i]] for i in ids}, left_out
+    return drawn, {i: [raters[n] for n in plan[i]] for i in ids}
 
 
 def _batch_seed(seed: int, batch: int) -> int:
@@ -207,7 +208,7 @@ def draw_study(
         rule = _rule(found, sequential, n_items)
         team = _raters(store, rater_names, raters)
         size = min(sequential.batch, n_items) if sequential is not None else n_items
-        drawn, assigned, _ = _draw_batch(
+        drawn, assigned = _draw_batch(
             store,
             found,
             size=size,
@@ -294,9 +295,6 @@ class StudyStatus:
     result: SequentialResult | None  # the stopping rule applied to the labels so far (sequential only)
     note: str  # what the study's figures are: complete, in progress, stopped by which rule
 
-    def summary(self) -> str:
-        return self.note
-
 
 def _note(study: Study, batches: pd.DataFrame, result: SequentialResult | None) -> str:
     done, total = int(batches["items_done"].sum()), int(batches["n_items"].sum())
@@ -381,7 +379,7 @@ def advance(store: Store, study_id: int, now: datetime | None = None) -> str | N
     team = {n: u.id for n in studies.study_rater_names(store, study.id) if (u := users.get_user(store, n))}
     batch = study.batches + 1
     try:
-        drawn, assigned, _ = _draw_batch(
+        drawn, assigned = _draw_batch(
             store,
             dataset,
             size=size,
