@@ -104,14 +104,15 @@ def list_studies(store: Store, user: Annotator | None, dataset: str | None = Non
 
 
 def rater_choices(store: Store, user: Annotator) -> list[str]:
-    """Admins: who may be on a study's rater list (every current user; annotators by default)."""
+    """Admins: who may be on a study's rater list: the annotators (reviewers read every study's labels,
+    so they could not rate blind)."""
     require_admin(user)
-    return [u.name for u in users.list_users(store)]
+    return [u.name for u in users.list_users(store) if u.role == "annotator"]
 
 
 def _raters(store: Store, names: list[str] | None, k: int) -> dict[str, int]:
-    """The study's rater list, name -> id: the given names (all must be annotators of this app), or
-    by default everyone whose role is annotator."""
+    """The study's rater list, name -> id: the given names (each an annotator of this app: reviewers
+    read every study's labels), or by default every annotator."""
     if names is None:
         found = {u.name: u.id for u in users.list_users(store) if u.role == "annotator"}
     else:
@@ -122,6 +123,11 @@ def _raters(store: Store, names: list[str] | None, k: int) -> dict[str, int]:
             user = users.get_user(store, name)
             if user is None:
                 unknown.append(name)
+            elif user.role != "annotator":
+                raise InvalidInput(
+                    f"{user.name} is an {user.role}: a study's raters are annotators, who work blind "
+                    "(adjudicators and admins can read every study's labels)"
+                )
             else:
                 found[user.name] = user.id
         if unknown:

@@ -215,6 +215,7 @@ def test_kept_only_is_the_default_and_an_item_seen_by_every_rater_is_not_drawn(d
         ({"stratify_by": "difficulty"}, "cannot stratify by"),
         ({"dataset": "nope"}, "no dataset named"),
         ({"rater_names": ["bea", "zed"]}, "no annotator named 'zed'"),
+        ({"rater_names": ["bea", "lead"]}, "lead is an admin: a study's raters are annotators"),
         ({"raters": 3}, "needs 3 raters per item but its rater list has 2"),
     ],
 )
