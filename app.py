@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_studies(verbs: argparse._SubParsersAction) -> None:
     studies = verbs.add_parser(
         "studies",
-        help="agreement studies: draw (kept items, raters who have not seen them), list, status, advance",
+        help="agreement studies: draw (kept items, raters who have not seen them), list, status, advance, labels",
         description="A study's raters label its items in the dataset's annotation panel, where their study "
         "items come first; their labels go to the study only, never to an item's gate state.",
     )
@@ -206,7 +206,13 @@ def _add_studies(verbs: argparse._SubParsersAction) -> None:
     status.add_argument("name")
     advance = actions.add_parser("advance", help="a sequential study: draw the next batch now if it is due")
     advance.add_argument("name")
-    for sub in (draw, listed, status, advance):
+    labels = actions.add_parser("labels", help="write a study's own labels (CSV, JSONL or Parquet)")
+    labels.add_argument("name")
+    labels.add_argument("--out", required=True, help="the file to write")
+    labels.add_argument(
+        "--format", choices=("csv", "jsonl", "parquet"), help="default: from --out's extension"
+    )
+    for sub in (draw, listed, status, advance, labels):
         _add_db(sub)
 
 

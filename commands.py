@@ -345,7 +345,8 @@ def cmd_sequential(args: argparse.Namespace, store: Store) -> int:
 
 
 def cmd_studies(args: argparse.Namespace, store: Store) -> int:
-    """Agreement studies (services.studies), as the operator of the database: draw, list, status, advance."""
+    """Agreement studies (services.studies), as the operator of the database: draw, list, status,
+    advance, labels."""
     from services import studies
 
     if args.studies_verb == "draw":
@@ -379,6 +380,9 @@ def cmd_studies(args: argparse.Namespace, store: Store) -> int:
         columns = ["study", "dataset", "n_items", "raters", "items_done", "labels", "batches", "per_batch"]
         shown = frame[[*columns, "stopped_by", "kept_only"]]
         print(shown.to_string(index=False) if len(frame) else "no studies")
+    elif args.studies_verb == "labels":
+        rows = studies.export_labels(store, None, args.name, Path(args.out), args.format)
+        print(f"wrote {rows} study label(s) of {args.name} to {args.out}")
     elif args.studies_verb == "status":
         print(f"{args.name}: {studies.study_status(store, None, args.name).note}")
     else:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from exports import log as log_format
 from qc.quality import TASK_FIELDS, long_labels, wide_by_field
 from qc.sampling import fresh_raters, stratified_sample, study_pool
 from qc.sequential import ADJUSTMENTS, SequentialResult, SequentialRule, sequential_agreement
@@ -45,6 +47,7 @@ __all__ = [
     "default_field",
     "describe",
     "draw_study",
+    "export_labels",
     "list_studies",
     "outcomes",
     "plan_raters",
@@ -420,6 +423,30 @@ def assignments(store: Store, user: Annotator | None, name: str) -> dict[int, li
     if user is not None:
         require_admin(user)
     return studies.assigned_raters(store, _study(store, name).id)
+
+
+LABEL_FORMATS = {
+    "csv": log_format.write_csv,
+    "jsonl": log_format.write_jsonl,
+    "parquet": log_format.write_parquet,
+}
+
+
+def export_labels(store: Store, user: Annotator | None, name: str, out: Path, fmt: str | None = None) -> int:
+    """Reviewers (``user`` None: the command line): the study's own labels, every stored row
+    (corrections too), written as the raw annotation log is (exports.log); the rows written."""
+    if user is not None:
+        require_reviewer(user)
+    found = _study(store, name)
+    fmt = fmt or out.suffix.lstrip(".").lower()
+    if fmt not in LABEL_FORMATS:
+        raise InvalidInput(
+            f"write the study's labels as {', '.join(LABEL_FORMATS)}, not {fmt or 'no format'!r}"
+        )
+    try:
+        return LABEL_FORMATS[fmt](studies.study_annotations(store, found), out)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {out}: {exc.strerror or exc}") from exc
 
 
 def plan_raters(store: Store, user: Annotator, study: str, raters: list[str], seed: int = 0) -> pd.DataFrame:

@@ -101,6 +101,10 @@ def test_a_rater_labels_a_study_item_in_the_panel_and_the_gate_does_not_move(
         lead.locator("#qc-study-show").click()
         expect(lead.locator("#qc-study-summary")).to_contain_text("0 of 4 items")
         expect(table).to_contain_text("1/8")
+        with lead.expect_download() as download:  # the study's own labels: bea's one, nobody's gate label
+            lead.locator("#qc-study-download-labels a").click()
+        rows = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+        assert len(rows) == 2 and ",bea," in rows[1] and "unreasonable" in rows[1]
 
         # Browse: the same items kept, and the study item shows only the gate's label (ann's), as before.
         _expect_kept(lead, 6)

@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
 from qc.sampling import allocate, study_pool
@@ -15,7 +16,7 @@ from services import annotate
 from services.errors import AlreadyLabelled, Conflict, NotAllowed, ServiceError
 from services.exports import export
 from services.reports import build_dataset_report, build_study_report
-from services.studies import draw_study
+from services.studies import draw_study, export_labels
 from store import Store, jobs_read, studies, users, work
 from store.datasets import get_dataset, update_settings
 from store.state import states_frame
@@ -103,6 +104,11 @@ def test_a_study_never_changes_an_items_gate_state_consensus_or_export(
     assert (tmp_path / "before.jsonl").read_bytes() == (tmp_path / "after.jsonl").read_bytes()
     assert build_dataset_report(demo_store, DATASET, n_boot=50).agreement.to_json() == report_before
     assert demo_store.scalar("SELECT count(*) FROM study_labels") == 40
+    assert export_labels(demo_store, None, "PRMBench-V IAA", tmp_path / "labels.csv") == 40
+    written = pd.read_csv(tmp_path / "labels.csv")
+    assert set(written["annotator"]) == {"bea", "cid", "dan"} and set(written["label_original"]) == {
+        "correct"
+    }
 
     listed = studies.list_studies(demo_store).set_index("study")
     assert (
@@ -345,6 +351,8 @@ def test_the_command_line_draws_lists_and_reports_a_sequential_study(tmp_path: P
     assert "seq" in listed and "True" in listed  # kept only
     status = cli("studies", "status", "seq", db=db).stdout
     assert "batch 1: 0/3" in status and "running" in status
+    written = cli("studies", "labels", "seq", "--out", str(tmp_path / "seq.jsonl"), db=db).stdout
+    assert "wrote 0 study label(s) of seq" in written and (tmp_path / "seq.jsonl").read_text() == ""
     wrong = subprocess.run(
         [sys.executable, "app.py", "studies", "draw", DATASET, "x", "--items", "50", "--db", str(db)],
         cwd=ROOT, capture_output=True, text=True, timeout=120,

@@ -11,6 +11,8 @@ event over HTTP).
 from __future__ import annotations
 
 import html
+import secrets
+import shutil
 from typing import Any
 
 import gradio as gr
@@ -19,9 +21,11 @@ import pandas as pd
 from services import reports
 from services import studies as study_service
 from services.errors import InvalidInput, ServiceError
+from services.records import Annotator
 from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.panels import dashboard as qc  # its table and download helpers (a section of that panel)
 from ui.render import escape_text
 
@@ -162,12 +166,12 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
     stopped (or that it runs) and which interval it reports."""
     user = require_reviewer(ctx, request)
     if not study:
-        return "Pick a study first.", "", gr.skip(), gr.update(visible=False), None, None, None
+        return "Pick a study first.", "", gr.skip(), gr.update(visible=False), None, None, None, None
     try:
         report = reports.study_report(ctx.store, user, study, n_boot=int(n_boot or 1000))
-        links = qc._offer_report(ctx, user, report)
+        links = (*qc._offer_report(ctx, user, report), _offer_labels(ctx, user, study))
     except ServiceError as exc:
-        return escape_text(str(exc)), "", gr.skip(), gr.update(visible=False), None, None, None
+        return escape_text(str(exc)), "", gr.skip(), gr.update(visible=False), None, None, None, None
     progress = report.progress or {}
     summary = (
         f"Study **{escape_text(study)}** on {escape_text(report.tables.dataset)}: "
@@ -177,6 +181,18 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
         summary += f"\n\n⚠ {html.escape(report.warning, quote=False)}"
     listed = study_service.list_studies(ctx.store, user)
     return summary, qc._agreement_view(report), studies_view(listed), gr.update(visible=True), *links
+
+
+def _offer_labels(ctx: AppContext, user: Annotator, study: str) -> str:
+    """The study's own labels as CSV, for this reviewer only (ui.kit.downloads)."""
+    folder = private_dir(ctx) / secrets.token_hex(16)
+    folder.mkdir()
+    try:
+        path = folder / f"study-labels-{secrets.token_hex(4)}.csv"
+        study_service.export_labels(ctx.store, user, study, path, "csv")
+        return download_link_html(offer_download(ctx, user, path, "study-labels.csv"))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def build(ctx: AppContext, dataset: gr.Dropdown, n_boot: gr.Radio) -> None:
@@ -226,6 +242,7 @@ def build(ctx: AppContext, dataset: gr.Dropdown, n_boot: gr.Radio) -> None:
             md = gr.HTML("", elem_id="qc-study-download-md")
             csv = gr.HTML("", elem_id="qc-study-download-csv")
             json_link = gr.HTML("", elem_id="qc-study-download-json")
+            labels = gr.HTML("", elem_id="qc-study-download-labels")
     private: dict[str, Any] = {"api_visibility": "private"}
     gr.on(None, bind(on_open, ctx), None, [admin, table, pick, raters], **private)
     draw.click(
@@ -237,6 +254,6 @@ def build(ctx: AppContext, dataset: gr.Dropdown, n_boot: gr.Radio) -> None:
     show.click(
         bind(on_study_report, ctx),
         [pick, n_boot],
-        [summary, agreement, table, downloads, md, csv, json_link],
+        [summary, agreement, table, downloads, md, csv, json_link, labels],
         **private,
     )
