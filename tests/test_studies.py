@@ -404,3 +404,35 @@ def test_a_study_drawn_before_own_labels_keeps_reading_the_annotation_log(demo_s
     assert studies.list_studies(demo_store).loc[0, "items_done"] == 4
     report, progress = build_study_report(demo_store, "old", n_boot=50)
     assert report.annotators == ["ann", "bea"] and progress["progress"] == 1.0
+
+
+def test_a_processbench_study_leaves_consensus_and_table_2_as_they_were(demo_store: Store) -> None:
+    """Earliest error: three annotators reached consensus on the gate's items (ProcessBench's rule); a
+    study's raters disagree with it on every item, and no consensus, escalation or Table 2 row moves."""
+    from services import presets
+    from tests.test_predictions import settle
+
+    settle(demo_store, 8)
+    lead = _annotator(demo_store, "lead", "admin")
+    dan, eve = _annotator(demo_store, "dan"), _annotator(demo_store, "eve")
+    before = _gate(demo_store)
+    table2 = presets.build_preset(demo_store, lead, "processbench_table2", dataset="qwq-earliest-error")
+    study = draw_study(
+        demo_store, lead, dataset="qwq-earliest-error", name="pb", n_items=4, raters=2,
+        stratify_by=None, rater_names=["dan", "eve"],
+    )  # fmt: skip
+    items = set(studies.study_items(demo_store, study.id)["item_id"])
+    consensus = set(demo_store.fetchall("SELECT item_id FROM item_state WHERE status = 'consensus'"))
+    assert {(i,) for i in items} <= consensus
+    dataset = get_dataset(demo_store, "qwq-earliest-error")
+    for who, step in ((dan, 2), (eve, 3)):
+        for _ in range(4):
+            got = work.next_item(demo_store, who, dataset, annotate.now_utc())
+            assert got.item.item_id in items
+            annotate.submit(demo_store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
+                            payload={"earliest_error": step}, request_id=uuid.uuid4().hex)  # fmt: skip
+    assert _gate(demo_store) == before
+    again = presets.build_preset(demo_store, lead, "processbench_table2", dataset="qwq-earliest-error")
+    assert again.table.to_json() == table2.table.to_json()
+    report, _ = build_study_report(demo_store, "pb", n_boot=50)
+    assert report.agreement.set_index("field").loc["earliest_error", "observed_agreement"] == 0.0
