@@ -9,6 +9,7 @@ available says so in one way whether others hold it or have settled it.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 _MAX_REQUEST_ID = 128
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -229,8 +231,17 @@ def submit(
             ) from None
         return Receipt(previous.id, True)
     if study_id is not None and not receipt.duplicate:
-        study_service.advance(store, study_id, now)  # a sequential study draws its next batch when due
+        _advance(store, study_id, now)
     return receipt
+
+
+def _advance(store: Store, study_id: int, now: datetime) -> None:
+    """A sequential study draws its next batch when due. The label is committed already: a failure
+    here must not answer the rater with an error (the next label, or `studies advance`, tries again)."""
+    try:
+        study_service.advance(store, study_id, now)
+    except Exception:
+        _log.exception("study %s: the next batch could not be drawn after a label", study_id)
 
 
 def _retry_of(
