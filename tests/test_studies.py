@@ -436,3 +436,33 @@ def test_a_processbench_study_leaves_consensus_and_table_2_as_they_were(demo_sto
     assert again.table.to_json() == table2.table.to_json()
     report, _ = build_study_report(demo_store, "pb", n_boot=50)
     assert report.agreement.set_index("field").loc["earliest_error", "observed_agreement"] == 0.0
+
+
+def test_the_dashboard_draws_a_sequential_study_and_shows_its_rule_and_batches(demo_store: Store) -> None:
+    from ui.context import AppContext
+    from ui.panels import studies as studies_section
+
+    ctx = AppContext(demo_store)
+    _kept(demo_store, 12)
+    _annotator(demo_store, "lead", "admin"), _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
+    lead = SimpleNamespace(username="lead")
+    refused = studies_section.on_draw_study(
+        ctx, DATASET, "seq", 9, "none", 2, 0, ["bea", "cid"], True, True, 0.7, 3, lead
+    )
+    assert "Study not drawn" in refused[0] and "target half-width" in refused[0]
+    message, table, *_ = studies_section.on_draw_study(
+        ctx, DATASET, "seq", 9, "none", 2, 0, ["bea", "cid"], True, True, 0.1, 3, lead
+    )
+    assert (
+        "(its first batch): 3 kept items" in message
+        and "batches of 3 until the interval half-width is 0.1" in message
+    )
+    row = table.set_index("study").loc["seq"]
+    assert row["stopping rule"] == "±0.1 in batches of 3, cap 9" and row["stopped by"] == "running"
+    assert row["labels"] == "0/6" and row["drawn from"] == "kept items"
+    _take_and_label(demo_store, users.get_user(demo_store, "bea"), 3, GOOD)
+    _take_and_label(demo_store, users.get_user(demo_store, "cid"), 3, GOOD)  # batch 1 done: batch 2 drawn
+    summary, _, table, *_ = studies_section.on_study_report(ctx, "seq", 200, lead)
+    shown = summary.replace("\\", "")  # Markdown escapes, as the page shows it
+    assert "batch 1: 3/3, batch 2: 0/3" in shown and "batch 2 waits for 3 item(s)" in shown
+    assert table.set_index("study").loc["seq", "done per batch"] == "3/3, 0/3"
