@@ -168,7 +168,52 @@ def build_parser() -> argparse.ArgumentParser:
     seq.add_argument("--field", help="the label field judged (default: the task's first)")
     seq.add_argument("--adjust", choices=("bonferroni", "none"), default="bonferroni")
     seq.add_argument("--confidence", type=float, default=0.95)
+    _add_studies(verbs)
     return parser
+
+
+def _add_studies(verbs: argparse._SubParsersAction) -> None:
+    studies = verbs.add_parser(
+        "studies",
+        help="agreement studies: draw (kept items, raters who have not seen them), list, status, advance, labels",
+        description="A study's raters label its items in the dataset's annotation panel, where their study "
+        "items come first; their labels go to the study only, never to an item's gate state.",
+    )
+    actions = studies.add_subparsers(dest="studies_verb", metavar="ACTION", required=True)
+    draw = actions.add_parser("draw", help="draw a study and assign K raters to each item")
+    draw.add_argument("dataset")
+    draw.add_argument("name")
+    draw.add_argument("--items", type=int, required=True, help="N (the cap, for a sequential study)")
+    draw.add_argument("--raters", type=int, default=2, help="K raters per item (default: 2)")
+    draw.add_argument("--rater-list", metavar="A,B,...", help="who may rate (default: every annotator)")
+    draw.add_argument(
+        "--stratify", choices=("error_type", "source", "final_answer_correct", "none"), default="error_type"
+    )
+    draw.add_argument("--seed", type=int, default=0)
+    draw.add_argument(
+        "--all-items",
+        action="store_true",
+        help="a pilot over every item (default: kept items only, as the papers)",
+    )
+    draw.add_argument("--target", type=float, help="sequential: stop when the interval half-width is this")
+    draw.add_argument("--batch", type=int, default=20, help="sequential: items per batch (default: 20)")
+    draw.add_argument("--field", help="sequential: the label field watched (default: the task's)")
+    draw.add_argument("--adjust", choices=("bonferroni", "none"), default="bonferroni")
+    draw.add_argument("--confidence", type=float, default=0.95)
+    listed = actions.add_parser("list", help="every study with its progress, batches and stop reason")
+    listed.add_argument("--dataset")
+    status = actions.add_parser("status", help="a study's progress per batch, stop reason and interval")
+    status.add_argument("name")
+    advance = actions.add_parser("advance", help="a sequential study: draw the next batch now if it is due")
+    advance.add_argument("name")
+    labels = actions.add_parser("labels", help="write a study's own labels (CSV, JSONL or Parquet)")
+    labels.add_argument("name")
+    labels.add_argument("--out", required=True, help="the file to write")
+    labels.add_argument(
+        "--format", choices=("csv", "jsonl", "parquet"), help="default: from --out's extension"
+    )
+    for sub in (draw, listed, status, advance, labels):
+        _add_db(sub)
 
 
 def _add_gold(verbs: argparse._SubParsersAction) -> None:

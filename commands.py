@@ -344,6 +344,56 @@ def cmd_sequential(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+def cmd_studies(args: argparse.Namespace, store: Store) -> int:
+    """Agreement studies (services.studies), as the operator of the database: draw, list, status,
+    advance, labels."""
+    from services import studies
+
+    if args.studies_verb == "draw":
+        sequential = None
+        if args.target is not None:
+            sequential = studies.Sequential(
+                target=args.target,
+                batch=args.batch,
+                field=args.field,
+                confidence=args.confidence,
+                adjust=args.adjust,
+            )
+        study = studies.draw_study(
+            store,
+            None,
+            dataset=args.dataset,
+            name=args.name,
+            n_items=args.items,
+            raters=args.raters,
+            stratify_by=None if args.stratify == "none" else args.stratify,
+            seed=args.seed,
+            kept_only=not args.all_items,
+            rater_names=[n for n in (args.rater_list or "").split(",") if n.strip()] or None,
+            sequential=sequential,
+        )
+        print(f"drew {study.name}: {studies.describe(study)}")
+        for item_id, names in sorted(studies.assignments(store, None, study.name).items()):
+            print(f"  item {item_id}\t{', '.join(names)}")
+    elif args.studies_verb == "list":
+        frame = studies.list_studies(store, None, args.dataset)
+        columns = ["study", "dataset", "n_items", "raters", "items_done", "labels", "batches", "per_batch"]
+        shown = frame[[*columns, "stopped_by", "kept_only"]]
+        print(shown.to_string(index=False) if len(frame) else "no studies")
+    elif args.studies_verb == "labels":
+        rows = studies.export_labels(store, None, args.name, Path(args.out), args.format)
+        print(f"wrote {rows} study label(s) of {args.name} to {args.out}")
+    elif args.studies_verb == "status":
+        print(f"{args.name}: {studies.study_status(store, None, args.name).note}")
+    else:
+        done = studies.advance_study(store, None, args.name)
+        print(
+            f"{args.name}: {done or 'nothing due (a batch still waits for labels, or the study has stopped)'}"
+        )
+        print(f"{args.name}: {studies.study_status(store, None, args.name).note}")
+    return 0
+
+
 VERBS = {
     "import": cmd_import,
     "export": cmd_export,
@@ -354,6 +404,7 @@ VERBS = {
     "jobs": cmd_jobs,
     "gold": cmd_gold,
     "sequential": cmd_sequential,
+    "studies": cmd_studies,
 }
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 

@@ -288,6 +288,8 @@ def report_markdown(report: ReportTables) -> str:
         f"generated {report.generated_at}.\n",
         "## Agreement per field\n",
     ]
+    notes: list[str] = getattr(report, "notes", [])  # a study's progress; if sequential, why it stopped
+    out[-1:-1] = [f"{_cell(note)}\n" for note in notes]
     warning = paradox_warning(report)
     if warning:
         out.append(f"> **Warning.** {warning}\n")
