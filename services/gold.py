@@ -1,7 +1,7 @@
 """Gold items and annotator calibration: admins mark items gold, reviewers watch calibration.
 
 Marking: from an adjudicated or settled item (its ruling, else each field's majority), every
-settled item of a finished study, or a file of (item id, label) rows (an import column). The
+item of a finished study its raters all labelled alike, or a file of (item id, label) rows (an import column). The
 scheduler then hands gold items to a share of each annotator's queue (``gold_percent``) exactly
 like other items; answers on them never settle anything and stay out of agreement figures unless
 ``gold_in_agreement`` is 1. Annotators see their own gold accuracy only where ``gold_feedback`` is
@@ -178,14 +178,38 @@ def mark_items(
 
 
 def mark_study(store: Store, admin: Annotator | None, study: str) -> MarkOutcome:
-    """Every settled item of a study becomes gold with its accepted label; open ones are listed."""
+    """Every item of a study its raters all labelled alike becomes gold with that label; the others are
+    listed with why."""
     _admin(admin)
     found = studies.get_study(store, study)
     if found is None:
         raise NotFound(f"There is no study named {study!r}.")
-    refs = studies.study_items(store, found.id)["external_id"].astype(str).tolist()
-    outcome = mark_items(store, admin, found.dataset, refs, source="study")
-    return MarkOutcome(outcome.marked, outcome.skipped)
+    if not found.own_labels:  # drawn before studies kept their own labels: the gate settled its items
+        refs = studies.study_items(store, found.id)["external_id"].astype(str).tolist()
+        outcome = mark_items(store, admin, found.dataset, refs, source="study")
+        return MarkOutcome(outcome.marked, outcome.skipped)
+    return _mark_from_study_labels(store, admin, found)
+
+
+def _mark_from_study_labels(store: Store, admin: Annotator | None, found: studies.Study) -> MarkOutcome:
+    """A study item becomes gold when all its K raters gave the same label (each rater's latest)."""
+    items = studies.study_items(store, found.id)
+    frame = studies.study_annotations(store, found)
+    latest = frame.sort_values("annotation_id").groupby(["item_id", "annotator_id"]).tail(1)
+    marked, skipped = [], []
+    with store.writing() as tx:
+        for item_id, ref in zip(items["item_id"], items["external_id"].astype(str), strict=True):
+            labels = [json.loads(p) for p in latest.loc[latest["item_id"] == item_id, "payload"]]
+            if len(labels) < found.raters:
+                skipped.append(f"{ref}: {len(labels)} of the study's {found.raters} raters have labelled it")
+            elif any(label != labels[0] for label in labels[1:]):
+                skipped.append(f"{ref}: the study's raters disagreed, so it has no accepted label")
+            else:
+                gold_store.mark_gold(
+                    tx, int(item_id), labels[0], "study", admin.id if admin else None, _now()
+                )
+                marked.append(ref)
+    return MarkOutcome(marked, skipped)
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:

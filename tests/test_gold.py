@@ -221,19 +221,56 @@ def test_an_adjudicated_item_is_gold_with_the_label_of_the_side_the_ruling_took(
     assert answer_correct(GOOD, gold.label) and not answer_correct(WRONG, gold.label)
 
 
-def test_a_finished_studys_settled_items_become_gold_and_say_so(demo_store: Store) -> None:
+def test_a_finished_studys_items_its_raters_agreed_on_become_gold_and_say_so(demo_store: Store) -> None:
     from services import studies
 
     lead = users.add_user(demo_store, "lead", "admin")
+    raters = [users.add_user(demo_store, name, "annotator") for name in ("ann", "bea")]
     studies.draw_study(
-        demo_store, lead, dataset=DATASET, name="pilot", n_items=4, raters=2, stratify_by=None, seed=1
+        demo_store,
+        lead,
+        dataset=DATASET,
+        name="pilot",
+        n_items=4,
+        raters=2,
+        stratify_by=None,
+        seed=1,
+        kept_only=False,
+        rater_names=["ann", "bea"],
     )
-    for name in ("ann", "bea"):  # study items are handed out first
-        _work(demo_store, users.add_user(demo_store, name, "annotator"), 4, lambda _: GOOD)
+    before = gold_service.mark_study(demo_store, lead, "pilot")
+    assert before.marked == [] and all("0 of the study's 2 raters" in s for s in before.skipped)
+    for rater in raters:  # study items are handed out first
+        _work(demo_store, rater, 4, lambda _: GOOD)
     outcome = gold_service.mark_study(demo_store, lead, "pilot")
     assert len(outcome.marked) == 4 and outcome.skipped == []
     marked = gold_store.gold_items(demo_store, get_dataset(demo_store, DATASET).id)
     assert {g.source for g in marked} == {"study"} and all(g.label == GOOD for g in marked)
+
+
+def test_a_study_item_its_raters_disagreed_on_does_not_become_gold(demo_store: Store) -> None:
+    from services import studies
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    ann, bea = (users.add_user(demo_store, name, "annotator") for name in ("ann", "bea"))
+    studies.draw_study(
+        demo_store,
+        lead,
+        dataset=DATASET,
+        name="split",
+        n_items=3,
+        raters=2,
+        stratify_by=None,
+        seed=2,
+        kept_only=False,
+        rater_names=["ann", "bea"],
+    )
+    _work(demo_store, ann, 3, lambda _: GOOD)
+    _work(demo_store, bea, 3, lambda _: WRONG)
+    outcome = gold_service.mark_study(demo_store, lead, "split")
+    assert outcome.marked == [] and len(outcome.skipped) == 3
+    assert all("disagreed" in why for why in outcome.skipped)
+    assert gold_store.gold_items(demo_store, get_dataset(demo_store, DATASET).id) == []
 
 
 def test_the_dashboard_counts_no_answer_on_a_gold_item_unless_the_admin_includes_them(team) -> None:
