@@ -519,21 +519,23 @@ def items_frame(
         params,
     )
     # DuckDB hands a missing list to pandas as NA: an item with no images or no labels has [].
-    frame["images"] = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"]]
-    frame["labels"] = [list(x) if isinstance(x, list | np.ndarray) else [] for x in frame["labels"]]
+    # One pass over plain lists per column (a Series walked cell by cell costs several times more).
+    images = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"].tolist()]
     files: dict[str, str | None] = {}
-    for hashes in frame["images"]:
+    for hashes in images:
         for digest in hashes:
             if digest not in files:
                 found = image_path(db, digest)
                 files[digest] = str(found) if found is not None else None
-    frame["image_files"] = [[files[h] for h in hashes if files[h]] for hashes in frame["images"]]
+    frame["image_files"] = [[files[h] for h in hashes if files[h]] if hashes else [] for hashes in images]
     frame["labels"] = [
         [
             {**entry, "payload": json.loads(entry["payload"]), "created_at": str(entry["created_at"])}
             for entry in labels
         ]
-        for labels in frame["labels"]
+        if isinstance(labels, list | np.ndarray)
+        else []
+        for labels in frame["labels"].tolist()
     ]
     return frame.drop(columns=["images"])
 
