@@ -344,9 +344,16 @@ def point_estimates(
 
 
 def _weights(draws: np.ndarray, n_items: int) -> np.ndarray:
-    """How often each item was drawn, per replicate (consumes ``draws``)."""
-    draws += (np.arange(len(draws)) * n_items)[:, None]
-    return np.bincount(draws.ravel(), minlength=draws.size).reshape(len(draws), n_items).astype(float)
+    """How often each item was drawn, per replicate.
+
+    Counted a replicate at a time into one float array: a single bincount over the whole chunk
+    needed an offset added to every draw, a chunk-sized count array and a copy to float, three
+    passes over memory where this makes one (the counts are the same integers).
+    """
+    weights = np.empty((len(draws), n_items))
+    for row, drawn in enumerate(draws):
+        weights[row] = np.bincount(drawn, minlength=n_items)
+    return weights
 
 
 def _replicates(
