@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.bulk import no_cyclic_gc
 from store.bundles import write_bundle
 from store.datasets import DatasetError, get_or_create_dataset
 from store.errors import StoreRequestError
@@ -116,24 +115,10 @@ def import_file(
     """All good lines or nothing, unless skip_bad: then the good lines and a report of the rest."""
     path = Path(path)
     if format == BUNDLE or (format is None and not mapping and detect_format(path) == BUNDLE):
-        with _no_cyclic_gc():
+        with no_cyclic_gc():
             return _import_bundle(store, path, dataset, progress)
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return _import_rows(store, path, format, dataset, task, mapping, skip_bad, report_path, progress)
-
-
-@contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Without the cyclic collector for the length of an import: parsing makes millions of objects
-    that all live to the end, which the collector would walk again and again (a fifth to a quarter
-    of an import's time) to free nothing. Reference counting still frees everything as usual."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _import_rows(
