@@ -282,21 +282,25 @@ def write_records(
             changed.append((record, digest, known[0], known[1], known[2]))
 
     new_item_ids = _ids(tx, "item_ids", len(fresh))
-    _insert_frame(
-        tx,
-        "items",
-        ["id", "dataset_id", "external_id"],
-        [[iid, dataset.id, r.external_id] for iid, (r, _) in zip(new_item_ids, fresh, strict=True)],
-    )
     pending: list[tuple[ItemRecord, int, int, int | None, str, str]] = [
         (r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)
     ]
     pending += [(r, iid, ver + 1, vid, "reimported", h) for r, h, iid, vid, ver in changed]
     vids = _write_versions(tx, pending)
-
+    # A new item is written with its first version as current: no UPDATE over the items table,
+    # which a large import would otherwise join against once per chunk.
+    _insert_frame(
+        tx,
+        "items",
+        ["id", "dataset_id", "external_id", "current_version_id"],
+        [
+            [iid, dataset.id, r.external_id, vid]
+            for iid, (r, _), vid in zip(new_item_ids, fresh, vids[: len(fresh)], strict=True)
+        ],
+    )
     touched = [(p[1], vid) for p, vid in zip(pending, vids, strict=True)]
-    if touched:
-        frame = pd.DataFrame(touched, columns=["item_id", "version_id"])
+    if changed:
+        frame = pd.DataFrame(touched[len(fresh) :], columns=["item_id", "version_id"])
         tx.register("_touched", frame)
         try:
             tx.execute(
@@ -304,24 +308,30 @@ def write_records(
             )
         finally:
             tx.unregister("_touched")
-    _reset_state(tx, dataset, [iid for iid, _ in touched])
+    _reset_state(tx, dataset, [c[2] for c in changed], new_items=new_item_ids)
     summary.added = len(fresh)
     summary.new_versions = len(changed)
     summary.item_ids.extend(iid for iid, _ in touched)
     return summary
 
 
-def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int]) -> None:
-    """A new version starts its gating afresh; the old version's labels stay in the log."""
-    if not item_ids:
+def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int], new_items: Sequence[int] = ()) -> None:
+    """A new version starts its gating afresh; the old version's labels stay in the log.
+
+    ``new_items``: items made in this transaction, which have no state or leases to remove yet.
+    """
+    if not item_ids and not new_items:
         return
     tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
     tx.forget_after_commit()
-    frame = pd.DataFrame({"item_id": item_ids})
+    frame = pd.DataFrame(
+        {"item_id": [*new_items, *item_ids], "known": [False] * len(new_items) + [True] * len(item_ids)}
+    )
     tx.register("_reset", frame)
     try:
-        tx.execute("DELETE FROM item_state WHERE item_id IN (SELECT item_id FROM _reset)")
-        tx.execute("DELETE FROM assignments WHERE item_id IN (SELECT item_id FROM _reset)")
+        if item_ids:
+            tx.execute("DELETE FROM item_state WHERE item_id IN (SELECT item_id FROM _reset WHERE known)")
+            tx.execute("DELETE FROM assignments WHERE item_id IN (SELECT item_id FROM _reset WHERE known)")
         tx.execute(
             "INSERT INTO item_state (item_id, dataset_id, target, status) "
             "SELECT item_id, ?, ?, 'open' FROM _reset",

@@ -213,3 +213,31 @@ def test_chunked_import_stores_every_step_in_order(store: Store, tmp_path: Path)
         r["id"]: (r["steps"], list(range(len(r["steps"])))) for r in rows
     }
     assert store.scalar("SELECT count(DISTINCT role) FROM steps") == 1
+
+
+def test_a_changed_item_gets_a_new_current_version_and_fresh_state(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "v.jsonl"
+    path.write_text(_processbench_lines(_CHUNK + 30))
+    import_file(store, path, format="processbench", dataset="v")
+    store.execute("UPDATE item_state SET status = 'complete'")  # as if every item had been labelled
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[3]["steps"] = ["a", "b", "c"]
+    rows[_CHUNK + 7]["problem"] = "changed"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    outcome = import_file(store, path, format="processbench", dataset="v")
+    assert (outcome.added, outcome.new_versions, outcome.unchanged) == (0, 2, _CHUNK + 28)
+    current = dict(
+        store.fetchall(
+            "SELECT i.external_id, v.version FROM items i JOIN item_versions v ON v.id = i.current_version_id"
+        )
+    )
+    assert {e for e, version in current.items() if version == 2} == {"p-3", f"p-{_CHUNK + 7}"}
+    states = dict(
+        store.fetchall("SELECT i.external_id, s.status FROM items i JOIN item_state s ON s.item_id = i.id")
+    )
+    assert len(states) == _CHUNK + 30
+    assert {e for e, status in states.items() if status == "open"} == {"p-3", f"p-{_CHUNK + 7}"}
+    assert store.fetchall(
+        "SELECT list(text ORDER BY position) FROM steps s JOIN items i ON s.version_id = i.current_version_id "
+        "WHERE i.external_id = 'p-3'"
+    ) == [(["a", "b", "c"],)]
