@@ -20,6 +20,7 @@ from exports.stepgate import IMAGE_MODES, BundleExport
 from services.errors import InvalidInput, NotAllowed, NotFound, ServiceError
 from services.reports import build_dataset_report
 from store.annotations import annotations_frame
+from store.bulk import no_cyclic_gc
 from store.bundles import database_counts, read_bundle
 from store.datasets import get_dataset, list_datasets
 from store.gold import gold_answer_ids, gold_ids, gold_items
@@ -196,17 +197,19 @@ def export(
         raise InvalidInput(
             f"{fmt} reports on a whole dataset: export it from the Data panel, not for a filter"
         )
-    step(0.05, f"reading {spec.reads} from the database")
-    ids = items.item_ids if items is not None else None
-    data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log, ids)
-    if items is not None:
-        step(0.45, f"keeping the {len(items.item_ids)} item(s) of the filter")
-        data = _only(data, spec.reads, set(items.item_ids))
-    step(0.6, f"writing {out.name}")
-    try:
-        rows = write_whole(fmt, data, out)
-    except ExportError as exc:
-        raise ServiceError(str(exc)) from exc
+    with no_cyclic_gc():  # millions of rows as Python objects: see store.bulk
+        step(0.05, f"reading {spec.reads} from the database")
+        ids = items.item_ids if items is not None else None
+        data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log, ids)
+        if items is not None:
+            step(0.45, f"keeping the {len(items.item_ids)} item(s) of the filter")
+            data = _only(data, spec.reads, set(items.item_ids))
+        step(0.6, f"writing {out.name}")
+        try:
+            rows = write_whole(fmt, data, out)
+        except ExportError as exc:
+            raise ServiceError(str(exc)) from exc
+        del data
     if not manifest:
         return Written(out, rows)
     filters = {"dataset": dataset, "annotator": annotator}
