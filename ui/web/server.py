@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import fastapi
@@ -9,12 +10,15 @@ import gradio as gr
 import uvicorn
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 
+from services import users as user_service
 from services.access import may_fetch_file
 from ui.context import AppContext
 from ui.kit.downloads import ROUTE, find_download
 from ui.web.control import add_control_route
 from ui.web.guard import USER_KEY, Guard, same_origin
 from ui.web.login import LoginOutcome, Logins, login_page
+from ui.web.observe import Observe, Observer
+from ui.web.ops import HEALTH, METRICS, PREDICTIONS, add_ops_routes
 from ui.web.sessions import COOKIE, Sessions
 
 __all__ = ["build_server", "serve"]
@@ -95,6 +99,13 @@ def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwar
 
     if ctx.control_token and ctx.run_command is not None:
         add_control_route(app, ctx.control_token, ctx.run_command)
+    observer = Observer(
+        exact_routes=[route.path for route in app.routes if isinstance(getattr(route, "path", None), str)],
+        prefixes=[ROUTE],
+        find_user=partial(user_service.find, ctx.store),
+    )
+    add_ops_routes(app, ctx, sessions, observer)
+    observer.exact |= {HEALTH, METRICS, PREDICTIONS}
 
     def auth_dependency(request: fastapi.Request) -> str | None:
         user = request.scope.get(USER_KEY) or sessions.user(request.cookies.get(COOKIE))
@@ -112,6 +123,8 @@ def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwar
         **gradio_kwargs,
     )
     app.add_middleware(Guard, ctx=ctx, sessions=sessions, blocks=blocks)
+    app.add_middleware(Observe, observer=observer)  # outermost: the guard's refusals are counted too
+    observer.instrument(blocks)
     return app
 
 
