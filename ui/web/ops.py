@@ -71,8 +71,11 @@ def add_ops_routes(app: fastapi.FastAPI, ctx: AppContext, sessions: Sessions, ob
     @app.api_route(HEALTH, methods=["GET", "HEAD"])
     def healthz() -> JSONResponse:
         ok = ops.health_check(ctx.store)
-        body = {"status": "ok" if ok else "unavailable", "store": "ok" if ok else "not answering"}
-        body["uptime_seconds"] = int(time.time() - started)  # type: ignore[assignment]
+        body: dict[str, Any] = {
+            "status": "ok" if ok else "unavailable",
+            "store": "ok" if ok else "not answering",
+            "uptime_seconds": int(time.time() - started),
+        }
         return JSONResponse(body, status_code=200 if ok else 503, headers=_NO_STORE)
 
     @app.get(METRICS)

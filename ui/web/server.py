@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 from typing import Any
 
@@ -147,5 +148,13 @@ def serve(
         proxy_headers=proxy_ips is not None,
         forwarded_allow_ips=proxy_ips or "",
         timeout_graceful_shutdown=5,
+        # Longer than a load balancer's idle timeout (60 s for nginx and the cloud ones): a connection
+        # the server closes just as the balancer or a script reuses it is a failed request (uvicorn's
+        # default 5 s matched an annotator's pace exactly, and the benchmark saw resets).
+        timeout_keep_alive=75,
     )
+    # Everything built so far (Gradio, the panels, pandas, the store's caches) lives as long as the
+    # process: frozen out of the collector, a full collection no longer walks it. Unfrozen, each one
+    # took 150-800 ms with 100 annotators labelling (bench/human_pace.py), a stall for every request.
+    gc.freeze()
     uvicorn.Server(config).run()
