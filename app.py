@@ -7,6 +7,7 @@ python app.py export --format F --out PATH [--dataset NAME] [--filter QUERY]
 python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE | remove NAME
 python app.py datasets list | set NAME KEY=VALUE ...
 python app.py jobs run | list | retry [ID] | config KEY=VALUE ... | perturb SOURCE --dataset NAME --type T
+python app.py tokens create NAME --user USER | list | revoke ID
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     seq.add_argument("--adjust", choices=("bonferroni", "none"), default="bonferroni")
     seq.add_argument("--confidence", type=float, default=0.95)
     _add_studies(verbs)
+    from commands import add_tokens_parser
+
+    add_tokens_parser(verbs, _add_db)
     return parser
 
 
@@ -333,6 +337,12 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
         help="a local sentence-transformers model folder for step matching (default: the packaged "
         "all-MiniLM-L6-v2; CRYSTAL used all-distilroberta-v1). Loaded on first use, not at start",
     )
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="one log line per request, event and job step: key=value text or JSON (default: text)",
+    )
     from ui.context import WebSettings
 
     d = WebSettings()
@@ -415,6 +425,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Handlers hand the GIL to DuckDB and back several times per label; at the default 5 ms switch
     # interval a thread waiting to get it back stalls every writer queued behind the store's lock.
     sys.setswitchinterval(0.0005)
+    from services import logs
+
+    logs.configure(args.log_format)
     mode = LOCAL if args.host in LOCAL_HOSTS and not args.team else TEAM
     store = _open_store(args.db)
     if mode == TEAM and not any(u.has_password for u in users.list_users(store)):

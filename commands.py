@@ -394,6 +394,50 @@ def cmd_studies(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+def add_tokens_parser(verbs: argparse._SubParsersAction, add_db: Any) -> None:
+    tok = verbs.add_parser(
+        "tokens", help="API tokens for scripts (predictions upload, /metrics): create, list, revoke"
+    )
+    actions = tok.add_subparsers(dest="tokens_verb", metavar="ACTION", required=True)
+    create = actions.add_parser(
+        "create", help="a new token acting as an annotator, with their role; shown once"
+    )
+    create.add_argument("name", help="what the token is for, e.g. prometheus or nightly-predictions")
+    create.add_argument(
+        "--user", required=True, help="the annotator the token acts as (an admin for /metrics)"
+    )
+    revoke = actions.add_parser("revoke", help="a token stops working at once")
+    revoke.add_argument("id", type=int, help="the token's id, from `tokens list`")
+    for sub in (
+        create,
+        actions.add_parser("list", help="every token: id, name, owner, created, revoked"),
+        revoke,
+    ):
+        add_db(sub)
+
+
+def cmd_tokens(args: argparse.Namespace, store: Store) -> int:
+    # The command line is run by whoever owns the database file: it acts as an admin.
+    from services import tokens
+
+    if args.tokens_verb == "create":
+        record, token = tokens.create(store, None, args.user, args.name)
+        print(
+            f"token {record.id} ({record.name}) acts as {record.owner} ({record.role}). It is shown only now:"
+        )
+        print(token)
+    elif args.tokens_verb == "list":
+        for t in tokens.list_all(store, None):
+            state = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "active"
+            print(
+                f"{t.id}\t{t.name}\t{t.owner} ({t.role})\t{t.prefix}...\tcreated {t.created_at:%Y-%m-%d %H:%M}\t{state}"
+            )
+    else:
+        t = tokens.revoke(store, None, args.id)
+        print(f"token {t.id} ({t.name}, acting as {t.owner}) is revoked")
+    return 0
+
+
 VERBS = {
     "import": cmd_import,
     "export": cmd_export,
@@ -405,6 +449,7 @@ VERBS = {
     "gold": cmd_gold,
     "sequential": cmd_sequential,
     "studies": cmd_studies,
+    "tokens": cmd_tokens,
 }
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 

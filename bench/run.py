@@ -438,6 +438,9 @@ def main() -> int:
     from bench.perturb import rows as perturbation_rows  # image perturbations per second beside a floor
 
     rows += perturbation_rows()
+    from bench.human_pace import human_pace_rows  # a team at human pace, beside a trivial Gradio handler
+
+    rows += human_pace_rows(window=10.0 if args.quick else 20.0)
     print("| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")

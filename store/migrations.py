@@ -301,6 +301,22 @@ CREATE TABLE study_rules (
 )
 """
 
+# API tokens for scripts (migration 11, issue 17): only a SHA-256 of the token is kept (the token is
+# 32 random bytes, so a fast hash is enough); a token acts with its owner's current role until revoked.
+_V11_API_TOKENS = """
+CREATE SEQUENCE api_token_ids START 1;
+CREATE TABLE api_tokens (
+    id INTEGER PRIMARY KEY DEFAULT nextval('api_token_ids'),
+    annotator_id INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    token_hash VARCHAR NOT NULL UNIQUE,
+    prefix VARCHAR NOT NULL,
+    created_by VARCHAR,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    revoked_at TIMESTAMP
+)
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -316,6 +332,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (8, "model predictions per model and item version", _V8_PREDICTIONS),
     (9, "gold items: accepted labels that calibrate annotators", _V9_GOLD),
     (10, "agreement studies with their own raters, labels and stopping rules", _V10_STUDY_LABELS),
+    (11, "API tokens for scripts, stored hashed", _V11_API_TOKENS),
 ]
 
 
