@@ -466,3 +466,29 @@ def test_the_dashboard_draws_a_sequential_study_and_shows_its_rule_and_batches(d
     shown = summary.replace("\\", "")  # Markdown escapes, as the page shows it
     assert "batch 1: 3/3, batch 2: 0/3" in shown and "batch 2 waits for 3 item(s)" in shown
     assert table.set_index("study").loc["seq", "done per batch"] == "3/3, 0/3"
+
+
+def test_a_database_with_a_study_of_schema_9_upgrades_and_keeps_it(tmp_path: Path) -> None:
+    import duckdb
+
+    from store.migrations import migrate
+
+    path = tmp_path / "v9.duckdb"
+    con = duckdb.connect(str(path))
+
+    class _Raw:  # migrate() on a plain connection, as an older release ran it
+        def execute(self, sql, params=None):
+            return con.execute(sql, params or [])
+
+        def scalar(self, sql, params=None):
+            return con.execute(sql, params or []).fetchone()[0]
+
+    assert migrate(_Raw(), upto=9)[-1] == 9  # type: ignore[arg-type]
+    con.execute("INSERT INTO datasets (name, task) VALUES ('d', 'step_review')")
+    con.execute("INSERT INTO studies (dataset_id, name, raters) VALUES (1, 'old', 2)")
+    con.execute("INSERT INTO study_items (study_id, item_id, stratum) VALUES (1, 5, 'x'), (1, 7, 'y')")
+    con.close()
+    with Store(path) as store:
+        old = studies.get_study(store, "old")
+        assert old.n_items == 2 and not old.own_labels and not old.kept_only and old.batches == 1
+        assert old.rule is None and store.fetchall("SELECT DISTINCT batch FROM study_items") == [(1,)]
