@@ -25,6 +25,7 @@ from store.bundles import database_counts, read_bundle
 from store.datasets import get_dataset, list_datasets
 from store.gold import gold_answer_ids, gold_ids, gold_items
 from store.items import items_frame
+from store.study_bundles import study_people
 
 if TYPE_CHECKING:
     from store import Store
@@ -126,6 +127,8 @@ def _only(data: Any, reads: str, ids: set[int]) -> Any:
     annotations = [a for a in bundle["annotations"] if (a["dataset"], a["external_id"]) in keys]
     gold = [g for g in bundle.get("gold", []) if (g["dataset"], g["external_id"]) in keys]
     names = {a["annotator"] for a in annotations} | {g["marked_by"] for g in gold if data.with_log}
+    # Studies: read_bundle kept those whole in the filter; keep them and the people they name.
+    names |= study_people(bundle.get("studies", []), bundle.get("study_labels", []))
     bundle.update(
         gold=gold,
         versions=versions,

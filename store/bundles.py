@@ -22,6 +22,7 @@ from store.errors import StoreRequestError
 from store.images import image_path
 from store.items import _VERSION_COLUMNS, _ids, _insert_columns, _write_versions, content_hash
 from store.records import ItemRecord
+from store.study_bundles import read_studies, study_annotators, study_people, write_studies
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -138,6 +139,13 @@ def read_bundle(
         for entry in group:
             for key, value in entry.items():
                 entry[key] = _iso(value)
+    # Agreement studies (store.study_bundles): whole studies, their labels with the log, and
+    # annotator lines for the people they name that the log did not.
+    studies, study_labels = read_studies(db, dataset_id, with_log=with_log, item_ids=item_ids)
+    named = {p["name"] for p in annotators}
+    extra = study_annotators(db, study_people(studies, study_labels) - named)
+    if extra:
+        annotators = sorted(annotators + extra, key=lambda p: p["name"])
     return {
         "datasets": datasets,
         "versions": versions,
@@ -146,6 +154,8 @@ def read_bundle(
         "annotators": annotators,
         "annotations": annotations,
         "gold": gold,
+        "studies": studies,
+        "study_labels": study_labels,
     }
 
 
@@ -176,6 +186,8 @@ class ParsedBundle:
     items: list[BundleItem] = field(default_factory=list)
     annotators: list[dict[str, Any]] = field(default_factory=list)
     annotations: list[dict[str, Any]] = field(default_factory=list)
+    studies: list[dict[str, Any]] = field(default_factory=list)  # each with its file line under "_line"
+    study_labels: list[dict[str, Any]] = field(default_factory=list)  # the same
 
 
 @dataclass
@@ -185,6 +197,8 @@ class BundleSummary:
     versions: int = 0
     annotations: int = 0
     gold: int = 0
+    studies: int = 0
+    study_labels: int = 0
 
 
 def write_bundle(tx: Tx, bundle: ParsedBundle, rename: str | None = None) -> BundleSummary:
@@ -295,6 +309,9 @@ def write_bundle(tx: Tx, bundle: ParsedBundle, rename: str | None = None) -> Bun
     summary.items = len(item_ids)
     summary.annotations = _write_log(tx, bundle, dataset_ids, version_ids)
     summary.gold = _write_gold(tx, bundle, dataset_ids, version_ids)
+    summary.studies, summary.study_labels = write_studies(
+        tx, bundle.studies, bundle.study_labels, dataset_ids, version_ids
+    )
     scheduler = tx.store.scheduler
     for dataset_id in dataset_ids.values():
         tx.after_commit(functools.partial(scheduler.invalidate, dataset_id))

@@ -82,8 +82,51 @@ def _read_line(
         bundle.annotators.append(obj)
     elif kind == "annotation":
         bundle.annotations.append(obj)
+    elif kind == "study":
+        bundle.studies.append({**_study(obj), "_line": number})
+    elif kind == "study_label":
+        bundle.study_labels.append({**_study_label(obj), "_line": number})
     else:
         raise ValueError(f"unknown line kind {kind!r}")
+
+
+def _study(obj: dict[str, Any]) -> dict[str, Any]:
+    """A study line, checked for shape (what it names is resolved when it is written)."""
+    name = obj["name"]
+    if not isinstance(name, str) or not name.strip() or len(name) > 100:
+        raise ValueError("a study needs a name of 1-100 characters")
+    if not isinstance(obj["dataset"], str) or not isinstance(obj["raters"], int) or obj["raters"] < 1:
+        raise ValueError(f"study {name!r}: needs a dataset name and a number of raters per item")
+    items, assignments = obj["items"], obj.get("assignments") or []
+    if (
+        not isinstance(items, list)
+        or not items
+        or not all(isinstance(i, dict) and "external_id" in i for i in items)
+    ):
+        raise ValueError(f"study {name!r}: items must be a non-empty list of {{external_id, stratum, batch}}")
+    if not isinstance(assignments, list) or not all(
+        isinstance(a, dict) and {"external_id", "rater", "batch", "assigned_at"} <= set(a)
+        for a in assignments
+    ):
+        raise ValueError(
+            f"study {name!r}: assignments must be {{external_id, rater, batch, assigned_at}} each"
+        )
+    rule = obj.get("rule")
+    if rule is not None and not (isinstance(rule, dict) and {"field", "target", "batch", "cap"} <= set(rule)):
+        raise ValueError(f"study {name!r}: its rule needs field, target, batch and cap")
+    if not isinstance(obj.get("rater_names") or [], list):
+        raise ValueError(f"study {name!r}: rater_names must be a list of annotator names")
+    return {k: v for k, v in obj.items() if k != "kind"}
+
+
+def _study_label(obj: dict[str, Any]) -> dict[str, Any]:
+    """A study label line, checked for shape."""
+    for key in ("study", "dataset", "external_id", "annotator", "request_id", "created_at"):
+        if not isinstance(obj[key], str) or not obj[key]:
+            raise ValueError(f"a study label needs {key} (a text)")
+    if not isinstance(obj["payload"], dict) or not isinstance(obj["version"], int):
+        raise ValueError("a study label needs a payload (a JSON object) and a version number")
+    return {k: v for k, v in obj.items() if k != "kind"}
 
 
 def _gold(item: dict[str, Any]) -> dict[str, Any] | None:
