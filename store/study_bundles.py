@@ -161,6 +161,7 @@ def write_studies(
     not hold, refuses the bundle naming the line. Returns (studies, study labels) written."""
     item_ids = {(k[0], k[1]): v[0] for k, v in version_ids.items()}
     study_ids: dict[str, tuple[int, str]] = {}
+    members: dict[str, set[str]] = {}  # study -> its items' external ids
     for s in studies:
         line, name, dataset = s["_line"], s["name"], s["dataset"]
         if dataset not in dataset_ids:
@@ -200,6 +201,7 @@ def write_studies(
             [(sid, item(i["external_id"]), i.get("stratum"), int(i.get("batch") or 1)) for i in s["items"]],
         )
         drawn = {str(i["external_id"]) for i in s["items"]}
+        members[name] = drawn
         rows = []
         for a in s.get("assignments") or []:
             if str(a["external_id"]) not in drawn:
@@ -230,6 +232,10 @@ def write_studies(
             raise StudyBundleConflict(
                 f"line {line}: a study label names item {key[1]!r} version {key[2]} of "
                 f"{label.get('dataset')!r}, not in study {study!r}'s dataset in the file"
+            )
+        if key[1] not in members[study]:
+            raise StudyBundleConflict(
+                f"line {line}: a study label names item {key[1]!r}, not in study {study!r}"
             )
         request_id = str(label["request_id"])
         if tx.scalar("SELECT count(*) FROM study_labels WHERE request_id = ?", [request_id]) or tx.scalar(

@@ -206,14 +206,20 @@ def test_a_bad_study_line_refuses_the_file_naming_it(
         assert copy.scalar("SELECT count(*) FROM annotators") <= 1  # only what a new database has
 
 
-def test_a_study_label_naming_a_study_not_in_the_file_is_refused(study_store: Store, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [("study", "a study label names study 'other'"), ("external_id", "a study label names item 'other'")],
+)
+def test_a_bad_study_label_line_is_refused(
+    study_store: Store, tmp_path: Path, key: str, message: str
+) -> None:
     out = tmp_path / "bad.jsonl"
     export(study_store, "stepgate-jsonl", out)
     lines = _lines(out)
     number = next(n for n, x in enumerate(lines, start=1) if x["kind"] == "study_label")
-    lines[number - 1]["study"] = "other"
+    lines[number - 1][key] = "other"
     out.write_text("".join(json.dumps(x, sort_keys=True) + "\n" for x in lines))
     with Store(tmp_path / "copy.duckdb") as copy:
-        with pytest.raises(StoreRequestError, match=rf"line {number}: a study label names study 'other'"):
+        with pytest.raises(StoreRequestError, match=rf"line {number}: {message}"):
             import_file(copy, out)
         assert copy.scalar("SELECT count(*) FROM items") == 0
