@@ -216,7 +216,13 @@ def _add_studies(verbs: argparse._SubParsersAction) -> None:
     labels.add_argument(
         "--format", choices=("csv", "jsonl", "parquet"), help="default: from --out's extension"
     )
-    for sub in (draw, listed, status, advance, labels):
+    reassign = actions.add_parser(
+        "reassign", help="give a removed rater's pending study items to an annotator who has not seen them"
+    )
+    reassign.add_argument("name")
+    reassign.add_argument("--from", dest="from_rater", required=True, help="the removed rater")
+    reassign.add_argument("--to", dest="to_rater", required=True, help="the annotator who takes them over")
+    for sub in (draw, listed, status, advance, labels, reassign):
         _add_db(sub)
 
 

@@ -346,7 +346,7 @@ def cmd_sequential(args: argparse.Namespace, store: Store) -> int:
 
 def cmd_studies(args: argparse.Namespace, store: Store) -> int:
     """Agreement studies (services.studies), as the operator of the database: draw, list, status,
-    advance, labels."""
+    advance, labels, reassign."""
     from services import studies
 
     if args.studies_verb == "draw":
@@ -385,6 +385,8 @@ def cmd_studies(args: argparse.Namespace, store: Store) -> int:
         print(f"wrote {rows} study label(s) of {args.name} to {args.out}")
     elif args.studies_verb == "status":
         print(f"{args.name}: {studies.study_status(store, None, args.name).note}")
+    elif args.studies_verb == "reassign":
+        print(studies.reassign(store, None, args.name, args.from_rater, args.to_rater).summary())
     else:
         done = studies.advance_study(store, None, args.name)
         print(

@@ -483,3 +483,59 @@ def describe(study: Study) -> str:
             f"half-width is {study.rule.target:g} or {study.rule.cap} items"
         )
     return text
+
+
+@dataclass(frozen=True)
+class Reassigned:
+    """What a reassignment did: items given to the new rater, and those left (they had seen them)."""
+
+    study: str
+    from_rater: str
+    to_rater: str
+    moved: list[str]
+    kept: list[str]
+
+    def summary(self) -> str:
+        text = f"{self.study}: gave {len(self.moved)} pending item(s) of {self.from_rater} to {self.to_rater}"
+        if self.moved:
+            text += f" ({', '.join(self.moved)})"
+        if self.kept:
+            text += (
+                f"; {len(self.kept)} left with {self.from_rater}: {self.to_rater} has seen them "
+                f"({', '.join(self.kept)}), reassign them to someone else"
+            )
+        return text
+
+
+def reassign(
+    store: Store,
+    user: Annotator | None,
+    name: str,
+    from_rater: str,
+    to_rater: str,
+    now: datetime | None = None,
+) -> Reassigned:
+    """Admins (``user`` None: the command line): a removed rater's pending study items (assigned, not
+    labelled by them) go to another annotator, each one they have not seen (labelled, or rate in a
+    study), so the study can finish blind. Items the new rater has seen stay with the removed one."""
+    if user is not None:
+        require_admin(user)
+    study = _study(store, name)
+    if users.get_user(store, from_rater) is not None:
+        raise InvalidInput(
+            f"{from_rater} is still an active annotator: only a removed rater's pending items are reassigned "
+            f"(remove them first: python app.py users remove {from_rater})"
+        )
+    from_id = studies.removed_annotator_id(store, from_rater)
+    if from_id is None:
+        raise NotFound(f"there is no removed annotator named {from_rater!r}")
+    target = users.get_user(store, to_rater)
+    if target is None:
+        raise NotFound(f"there is no active annotator named {to_rater!r} to give the items to")
+    if target.role != "annotator":
+        raise InvalidInput(
+            f"{target.name} is an {target.role}: a study's raters are annotators, who work blind "
+            "(adjudicators and admins can read every study's labels)"
+        )
+    moved, kept = studies.reassign_pending(store, study.id, from_id, target.id, target.name, now)
+    return Reassigned(study.name, from_rater, target.name, moved, kept)

@@ -46,6 +46,8 @@ __all__ = [
     "list_studies",
     "my_study_label",
     "rater_load",
+    "reassign_pending",
+    "removed_annotator_id",
     "seen_by",
     "set_stopped",
     "study_annotations",
@@ -497,3 +499,48 @@ def assigned_raters(db: Store | Tx, study_id: int) -> dict[int, list[str]]:
     ):
         out.setdefault(int(item_id), []).append(str(name))
     return out
+
+
+# ----- reassigning a removed rater's pending items
+
+
+def removed_annotator_id(db: Store | Tx, name: str) -> int | None:
+    """The id of a removed annotator of this name (store.users.get_user finds active ones only)."""
+    found = db.scalar("SELECT id FROM annotators WHERE name = ? AND removed_at IS NOT NULL", [name])
+    return None if found is None else int(found)
+
+
+def reassign_pending(
+    store: Store, study_id: int, from_id: int, to_id: int, to_name: str, now: datetime | None = None
+) -> tuple[list[str], list[str]]:
+    """Give ``from_id``'s pending study items (assigned, not yet labelled by them) to ``to_id``, each
+    one ``to_name`` has not seen (labelled, or rates in a study); the others stay. The new rater joins
+    the study's rater list. Returns (moved, kept) external ids, in draw order. One transaction."""
+    with store.writing() as tx:
+        pending = tx.fetchall(
+            "SELECT a.item_id, i.external_id FROM study_assignments a JOIN items i ON i.id = a.item_id "
+            "WHERE a.study_id = ? AND a.annotator_id = ? AND NOT EXISTS (SELECT 1 FROM study_labels l "
+            "WHERE l.study_id = a.study_id AND l.item_id = a.item_id AND l.annotator_id = a.annotator_id) "
+            "ORDER BY a.batch, a.item_id",
+            [study_id, from_id],
+        )
+        seen = seen_by(tx, [int(r[0]) for r in pending])
+        moved: list[str] = []
+        kept: list[str] = []
+        for item_id, external_id in pending:
+            if to_name in seen.get(int(item_id), set()):
+                kept.append(str(external_id))
+                continue
+            tx.execute(
+                "UPDATE study_assignments SET annotator_id = ?, assigned_at = coalesce(?, current_timestamp) "
+                "WHERE study_id = ? AND item_id = ? AND annotator_id = ?",
+                [to_id, now, study_id, int(item_id), from_id],
+            )
+            moved.append(str(external_id))
+        if moved and not tx.scalar(
+            "SELECT count(*) FROM study_raters WHERE study_id = ? AND annotator_id = ?", [study_id, to_id]
+        ):
+            tx.execute("INSERT INTO study_raters (study_id, annotator_id) VALUES (?, ?)", [study_id, to_id])
+        dataset_id = int(tx.scalar("SELECT dataset_id FROM studies WHERE id = ?", [study_id]))
+        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset_id))
+        return moved, kept

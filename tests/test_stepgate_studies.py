@@ -20,15 +20,7 @@ from store.errors import StoreRequestError
 from store.importers import ImportFormatError
 from store.imports import import_file
 from tests.gold_support import GOOD, WRONG, label
-
-DATASET = "prmbench-step-review"
-
-
-def _annotator(store: Store, name: str, role: str = "annotator") -> users.Annotator:
-    users.add_user(store, name, role, None)
-    user = users.get_user(store, name)
-    assert user is not None
-    return user
+from tests.test_studies import DATASET, _annotator
 
 
 def _rate(store: Store, who: users.Annotator, n: int, payloads: list[dict]) -> list[int]:
