@@ -215,3 +215,36 @@ def test_a_bad_study_label_line_is_refused(
         with pytest.raises(StoreRequestError, match=rf"line {number}: {message}"):
             import_file(copy, out)
         assert copy.scalar("SELECT count(*) FROM items") == 0
+
+
+def test_a_study_drawn_before_own_labels_moves_and_still_reads_the_log(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    """A study of before migration 10 (own_labels false, no rule, raters or assignments, drawn from the
+    command line: no creator) moves too; in the copy its report reads the moved annotation log."""
+    from store.datasets import update_settings
+
+    update_settings(demo_store, DATASET, {"annotators_per_item": 2})
+    for name in ("ann", "bea"):
+        _annotator(demo_store, name)
+        label(demo_store, name, 4, GOOD)
+    users.remove_user(demo_store, "bea")  # a removed annotator's labels move with them
+    with demo_store.writing() as tx:
+        tx.execute("INSERT INTO studies (dataset_id, name, raters, seed) VALUES (1, 'old', 2, 0)")
+        tx.execute(
+            "INSERT INTO study_items (study_id, item_id, stratum) SELECT 1, item_id, 'all' FROM "
+            "(SELECT DISTINCT item_id FROM annotations) t"
+        )
+    first = tmp_path / "one.jsonl"
+    export(demo_store, "stepgate-jsonl", first)
+    (study,) = [x for x in _lines(first) if x["kind"] == "study"]
+    assert study["own_labels"] is False and study["rule"] is None and study["created_by"] is None
+    before = build_study_report(demo_store, "old", n_boot=50)[0].agreement.to_json()
+    with Store(tmp_path / "copy.duckdb", data_dir=tmp_path / "copy-data") as copy:
+        import_file(copy, first)
+        report, progress = build_study_report(copy, "old", n_boot=50)
+        assert report.agreement.to_json() == before and progress["items_done"] == 4
+        assert copy.scalar("SELECT count(*) FROM annotators WHERE removed_at IS NOT NULL") == 1
+        second = tmp_path / "two.jsonl"
+        export(copy, "stepgate-jsonl", second)
+    assert second.read_bytes() == first.read_bytes()
