@@ -197,6 +197,9 @@ def _import_bundle(
         added=written.items,
         new_versions=written.versions - written.items,
         annotations=written.annotations,
+        notes=[f"{written.studies} agreement study(ies) with {written.study_labels} study label(s)"]
+        if written.studies
+        else [],
     )
 
 

@@ -109,7 +109,8 @@ def test_a_sequential_study_and_its_labels_move_byte_identical_with_the_same_rep
     before = _figures(study_store)
 
     with Store(tmp_path / "copy.duckdb", data_dir=tmp_path / "copy-data") as copy:
-        import_file(copy, first)
+        outcome = import_file(copy, first)
+        assert "1 agreement study(ies) with 8 study label(s)" in outcome.summary()
         assert _figures(copy) == before
         moved = studies.get_study(copy, "seq")
         assert moved is not None and moved.batches == 2 and moved.rule is not None
