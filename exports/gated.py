@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -201,15 +201,20 @@ def write_processbench_all(items: pd.DataFrame, path: Path) -> int:
     return _write_lines(path, [processbench_record(r) for _, r in frame.iterrows()])
 
 
-def write_items_jsonl(items: pd.DataFrame, path: Path) -> int:
-    """Every item with its state, gated or not: the full picture for analysis."""
+def write_items_jsonl(items: pd.DataFrame | Iterable[pd.DataFrame], path: Path) -> int:
+    """Every item with its state, gated or not: the full picture for analysis.
+
+    ``items``: the items frame, or frames of it one after another (written as they come)."""
+    frames = [items] if isinstance(items, pd.DataFrame) else items
+    return _write_lines(path, (record for frame in frames for record in _item_records(frame)))
+
+
+def _item_records(items: pd.DataFrame) -> Iterator[dict[str, Any]]:
     frame = _rows(items, None).drop(columns=["item_id", "image_files"])
     columns = {name: _column_values(frame[name]) for name in frame.columns}
     columns["steps"] = [{k: _texts(v) for k, v in (steps or {}).items()} for steps in columns["steps"]]
     names = list(columns)
-    return _write_lines(
-        path, (dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True))
-    )
+    return (dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True))
 
 
 GATE_KEPT = ("accepted",)  # quality-gate items that passed the human gate (edited or not)

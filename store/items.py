@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ from store.cache import MISS
 from store.datasets import Dataset, get_or_create_dataset, initial_target
 from store.errors import written
 from store.fastjson import canonical_bytes
-from store.images import image_hash, image_path, save_image
+from store.images import image_files, image_hash, image_path, save_image
 from store.records import ItemRecord
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ __all__ = [
     "existing_versions",
     "get_item",
     "item_ids",
+    "items_frames",
     "position",
     "prefetch",
     "step_counts",
@@ -499,6 +500,31 @@ def items_frame(
     latest label on the current version (annotator, payload, seconds_spent, created_at), by arrival.
     With `item_ids`, those items only (an export of a Browse filter reads no more than it writes).
     """
+    sql, params = _items_query(dataset_id, item_ids)
+    frame = db.df(sql, params)
+    return _with_files_and_labels(frame, _image_files(db, frame))
+
+
+def items_frames(
+    db: Store | Tx, dataset_id: int | None = None, *, rows: int = 50_000
+) -> Iterator[pd.DataFrame]:
+    """items_frame a frame of about ``rows`` items at a time, in item order, for a whole export.
+
+    The rows are fetched from DuckDB as the caller writes them out, so a million items never sit
+    in memory as Python objects at once. Between two frames the caller must not use this thread's
+    cursor (the result is read from it): nothing here queries while the frames are read.
+    """
+    files = _image_files(db, None)
+    sql, params = _items_query(dataset_id, None)
+    cursor = db.execute(sql, params)
+    while True:
+        frame = cursor.fetch_df_chunk(max(1, rows // 2048))
+        if frame.empty:
+            return
+        yield _with_files_and_labels(frame, files)
+
+
+def _items_query(dataset_id: int | None, item_ids: Sequence[int] | None) -> tuple[str, list[Any]]:
     conditions: list[str] = []
     params: list[Any] = []
     if dataset_id is not None:
@@ -508,9 +534,10 @@ def items_frame(
         conditions.append("i.id IN (SELECT unnest(CAST(? AS BIGINT[])))")
         params.append([int(i) for i in item_ids])
     where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
-    frame = db.df(
+    return (
         "WITH s AS (SELECT version_id, role, list(text ORDER BY position) AS texts FROM steps GROUP BY ALL), "
-        "sj AS (SELECT version_id, map(list(role), list(texts)) AS steps FROM s GROUP BY version_id), "
+        "sj AS (SELECT version_id, map(list(role ORDER BY role), list(texts ORDER BY role)) AS steps FROM s "
+        "GROUP BY version_id), "
         "im AS (SELECT version_id, list(image_hash ORDER BY position) AS images FROM version_images "
         "GROUP BY version_id), "
         "latest AS (SELECT max(id) AS id FROM annotations GROUP BY item_id, version_id, annotator_id), "
@@ -528,16 +555,27 @@ def items_frame(
         f"{where} ORDER BY i.id",
         params,
     )
-    # DuckDB hands a missing list to pandas as NA: an item with no images or no labels has [].
-    # One pass over plain lists per column (a Series walked cell by cell costs several times more).
-    images = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"].tolist()]
+
+
+def _image_files(db: Store | Tx, frame: pd.DataFrame | None) -> dict[str, str | None]:
+    """Image hash -> its file in the store, for the images of ``frame`` (None: every image)."""
+    if frame is None:
+        return {digest: str(path) for digest, path in image_files(db).items()}
     files: dict[str, str | None] = {}
-    for hashes in images:
-        for digest in hashes:
+    for hashes in frame["images"].tolist():
+        for digest in hashes if isinstance(hashes, list | np.ndarray) else []:
             if digest not in files:
                 found = image_path(db, digest)
                 files[digest] = str(found) if found is not None else None
-    frame["image_files"] = [[files[h] for h in hashes if files[h]] if hashes else [] for hashes in images]
+    return files
+
+
+def _with_files_and_labels(frame: pd.DataFrame, files: dict[str, str | None]) -> pd.DataFrame:
+    """Image hashes become `image_files`, labels get their payloads read; no query (see items_frames)."""
+    # DuckDB hands a missing list to pandas as NA: an item with no images or no labels has [].
+    # One pass over plain lists per column (a Series walked cell by cell costs several times more).
+    images = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"].tolist()]
+    frame["image_files"] = [[files[h] for h in hashes if files.get(h)] if hashes else [] for hashes in images]
     frame["labels"] = [
         [
             {**entry, "payload": json.loads(entry["payload"]), "created_at": str(entry["created_at"])}

@@ -8,9 +8,13 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from exports.gated import _rows
 from services.exports import _data, export
 from store import Store
+from store.imports import import_file
+from store.items import items_frame, items_frames
 from tests.test_stepgate_format import _label
 
 
@@ -63,3 +67,34 @@ def test_gated_exports_write_strict_json(demo_store: Store, tmp_path: Path) -> N
         export(demo_store, fmt, out)
         for line in out.read_text(encoding="utf-8").splitlines():
             _strict(line)
+
+
+def test_items_read_in_frames_are_the_items_frame(demo_store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "many.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"m-{i}", "problem": "q", "steps": [str(i), "b"], "label": -1}) + "\n"
+            for i in range(5000)
+        )
+    )
+    import_file(demo_store, path, format="processbench", dataset="many")
+    _label(
+        demo_store,
+        "ann",
+        "prmbench-step-review",
+        2,
+        {"original": "correct", "modification": "reasonable", "difficulty": "easy"},
+    )
+    frames = list(items_frames(demo_store, rows=2048))
+    assert len(frames) >= 3
+    whole = items_frame(demo_store)
+    joined = pd.concat(frames, ignore_index=True)
+    assert len(joined) == len(whole) == 5000 + 578
+    for column in whole.columns:  # a frame whose texts are all missing holds None where the whole has NaN
+        assert [repr(_without_nan(v)) for v in joined[column]] == [
+            repr(_without_nan(v)) for v in whole[column]
+        ]
+    assert any(files for files in joined["image_files"])  # the CRYSTAL demo's images are found
+    out = tmp_path / "items.jsonl"
+    export(demo_store, "items-jsonl", out)
+    assert [_strict(line) for line in out.read_text(encoding="utf-8").splitlines()] == _as_before(demo_store)
