@@ -364,6 +364,7 @@ def _write_log(
         frame = pd.DataFrame({"id": _ids(tx, "annotation_ids", len(stamps)), **rows})
         frame["seconds_spent"] = pd.array(spent, dtype="Float64")
         frame["created_at"] = pd.to_datetime(pd.Series(stamps, dtype="object"))
+        _refuse_known_requests(tx, frame)
         _with_frames(
             tx,
             {"_blog": frame},
@@ -374,6 +375,21 @@ def _write_log(
             ],
         )
     return len(stamps)
+
+
+def _refuse_known_requests(tx: Tx, frame: pd.DataFrame) -> None:
+    """A label's request id names it once: a log that repeats ids of this database's own labels was
+    exported from it, and importing it again would count those labels twice."""
+    with tx.reading_frame("_blog_ids", frame[["request_id"]]) as reader:
+        known, example = reader.fetchone(
+            "SELECT count(*), min(b.request_id) FROM _blog_ids b JOIN annotations a ON a.request_id = b.request_id"
+        ) or (0, None)
+    if known:
+        raise BundleConflict(
+            f"{known} label(s) of the file's annotation log are in this database already (request id "
+            f"{example!r}): the file was exported from it. Import it into another database, or export "
+            "it again without the log to copy the items only"
+        )
 
 
 def _write_gold(

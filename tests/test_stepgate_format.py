@@ -138,6 +138,19 @@ def test_without_the_log_and_into_a_database_that_has_the_dataset(full_store: St
     assert outcome.added == 394 and outcome.new_versions == 1
 
 
+def test_its_own_log_back_into_the_same_database_is_refused_with_why(
+    full_store: Store, tmp_path: Path
+) -> None:
+    out = tmp_path / "withlog.jsonl"
+    export(full_store, "stepgate-jsonl", out, dataset="prm")
+    before = full_store.scalar("SELECT count(*) FROM annotations")
+    datasets = full_store.scalar("SELECT count(*) FROM datasets")
+    with pytest.raises(BundleConflict, match=r"label\(s\) of the file's annotation log are in this database"):
+        import_file(full_store, out, dataset="prm-again")
+    assert full_store.scalar("SELECT count(*) FROM annotations") == before > 0
+    assert full_store.scalar("SELECT count(*) FROM datasets") == datasets
+
+
 def test_items_jsonl_says_to_use_the_stepgate_format(full_store: Store, tmp_path: Path) -> None:
     out = tmp_path / "items.jsonl"
     export(full_store, "items-jsonl", out)
