@@ -7,6 +7,7 @@ python app.py export --format F --out PATH [--dataset NAME] [--filter QUERY]
 python app.py users add NAME --role ROLE | list | passwd NAME | role NAME ROLE | remove NAME
 python app.py datasets list | set NAME KEY=VALUE ...
 python app.py jobs run | list | retry [ID] | config KEY=VALUE ... | perturb SOURCE --dataset NAME --type T
+python app.py tokens create NAME --user USER | list | revoke ID
 """
 
 from __future__ import annotations
@@ -179,7 +180,61 @@ def build_parser() -> argparse.ArgumentParser:
     seq.add_argument("--field", help="the label field judged (default: the task's first)")
     seq.add_argument("--adjust", choices=("bonferroni", "none"), default="bonferroni")
     seq.add_argument("--confidence", type=float, default=0.95)
+    _add_studies(verbs)
+    from commands import add_tokens_parser
+
+    add_tokens_parser(verbs, _add_db)
     return parser
+
+
+def _add_studies(verbs: argparse._SubParsersAction) -> None:
+    studies = verbs.add_parser(
+        "studies",
+        help="agreement studies: draw (kept items, raters who have not seen them), list, status, advance, labels",
+        description="A study's raters label its items in the dataset's annotation panel, where their study "
+        "items come first; their labels go to the study only, never to an item's gate state.",
+    )
+    actions = studies.add_subparsers(dest="studies_verb", metavar="ACTION", required=True)
+    draw = actions.add_parser("draw", help="draw a study and assign K raters to each item")
+    draw.add_argument("dataset")
+    draw.add_argument("name")
+    draw.add_argument("--items", type=int, required=True, help="N (the cap, for a sequential study)")
+    draw.add_argument("--raters", type=int, default=2, help="K raters per item (default: 2)")
+    draw.add_argument("--rater-list", metavar="A,B,...", help="who may rate (default: every annotator)")
+    draw.add_argument(
+        "--stratify", choices=("error_type", "source", "final_answer_correct", "none"), default="error_type"
+    )
+    draw.add_argument("--seed", type=int, default=0)
+    draw.add_argument(
+        "--all-items",
+        action="store_true",
+        help="a pilot over every item (default: kept items only, as the papers)",
+    )
+    draw.add_argument("--target", type=float, help="sequential: stop when the interval half-width is this")
+    draw.add_argument("--batch", type=int, default=20, help="sequential: items per batch (default: 20)")
+    draw.add_argument("--field", help="sequential: the label field watched (default: the task's)")
+    draw.add_argument("--adjust", choices=("bonferroni", "none"), default="bonferroni")
+    draw.add_argument("--confidence", type=float, default=0.95)
+    listed = actions.add_parser("list", help="every study with its progress, batches and stop reason")
+    listed.add_argument("--dataset")
+    status = actions.add_parser("status", help="a study's progress per batch, stop reason and interval")
+    status.add_argument("name")
+    advance = actions.add_parser("advance", help="a sequential study: draw the next batch now if it is due")
+    advance.add_argument("name")
+    labels = actions.add_parser("labels", help="write a study's own labels (CSV, JSONL or Parquet)")
+    labels.add_argument("name")
+    labels.add_argument("--out", required=True, help="the file to write")
+    labels.add_argument(
+        "--format", choices=("csv", "jsonl", "parquet"), help="default: from --out's extension"
+    )
+    reassign = actions.add_parser(
+        "reassign", help="give a removed rater's pending study items to an annotator who has not seen them"
+    )
+    reassign.add_argument("name")
+    reassign.add_argument("--from", dest="from_rater", required=True, help="the removed rater")
+    reassign.add_argument("--to", dest="to_rater", required=True, help="the annotator who takes them over")
+    for sub in (draw, listed, status, advance, labels, reassign):
+        _add_db(sub)
 
 
 def _add_gold(verbs: argparse._SubParsersAction) -> None:
@@ -194,8 +249,14 @@ def _add_gold(verbs: argparse._SubParsersAction) -> None:
     imp = actions.add_parser("import", help="gold labels from a column of a JSONL or CSV file")
     imp.add_argument("path")
     imp.add_argument("--dataset", required=True)
-    imp.add_argument("--id-column", default="id")
-    imp.add_argument("--label-column", default="label")
+    imp.add_argument(
+        "--id-column",
+        default="id",
+        help='the item id column; several joined as imported: "idx:classification"',
+    )
+    imp.add_argument(
+        "--label-column", default="label", help="the gold column; rows with it empty are not gold"
+    )
     imp.add_argument("--field", help="the label field a plain value in the column stands for")
     listed = actions.add_parser("list", help="a dataset's gold items")
     listed.add_argument("dataset")
@@ -293,6 +354,12 @@ def _add_serve_options(parser: argparse.ArgumentParser) -> None:
         help="a local sentence-transformers model folder for step matching (default: the packaged "
         "all-MiniLM-L6-v2; CRYSTAL used all-distilroberta-v1). Loaded on first use, not at start",
     )
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="one log line per request, event and job step: key=value text or JSON (default: text)",
+    )
     from ui.context import WebSettings
 
     d = WebSettings()
@@ -375,6 +442,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Handlers hand the GIL to DuckDB and back several times per label; at the default 5 ms switch
     # interval a thread waiting to get it back stalls every writer queued behind the store's lock.
     sys.setswitchinterval(0.0005)
+    from services import logs
+
+    logs.configure(args.log_format)
     mode = LOCAL if args.host in LOCAL_HOSTS and not args.team else TEAM
     store = _open_store(args)
     if mode == TEAM and not any(u.has_password for u in users.list_users(store)):

@@ -344,6 +344,102 @@ def cmd_sequential(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+def cmd_studies(args: argparse.Namespace, store: Store) -> int:
+    """Agreement studies (services.studies), as the operator of the database: draw, list, status,
+    advance, labels, reassign."""
+    from services import studies
+
+    if args.studies_verb == "draw":
+        sequential = None
+        if args.target is not None:
+            sequential = studies.Sequential(
+                target=args.target,
+                batch=args.batch,
+                field=args.field,
+                confidence=args.confidence,
+                adjust=args.adjust,
+            )
+        study = studies.draw_study(
+            store,
+            None,
+            dataset=args.dataset,
+            name=args.name,
+            n_items=args.items,
+            raters=args.raters,
+            stratify_by=None if args.stratify == "none" else args.stratify,
+            seed=args.seed,
+            kept_only=not args.all_items,
+            rater_names=[n for n in (args.rater_list or "").split(",") if n.strip()] or None,
+            sequential=sequential,
+        )
+        print(f"drew {study.name}: {studies.describe(study)}")
+        for item_id, names in sorted(studies.assignments(store, None, study.name).items()):
+            print(f"  item {item_id}\t{', '.join(names)}")
+    elif args.studies_verb == "list":
+        frame = studies.list_studies(store, None, args.dataset)
+        columns = ["study", "dataset", "n_items", "raters", "items_done", "labels", "batches", "per_batch"]
+        shown = frame[[*columns, "stopped_by", "kept_only"]]
+        print(shown.to_string(index=False) if len(frame) else "no studies")
+    elif args.studies_verb == "labels":
+        rows = studies.export_labels(store, None, args.name, Path(args.out), args.format)
+        print(f"wrote {rows} study label(s) of {args.name} to {args.out}")
+    elif args.studies_verb == "status":
+        print(f"{args.name}: {studies.study_status(store, None, args.name).note}")
+    elif args.studies_verb == "reassign":
+        print(studies.reassign(store, None, args.name, args.from_rater, args.to_rater).summary())
+    else:
+        done = studies.advance_study(store, None, args.name)
+        print(
+            f"{args.name}: {done or 'nothing due (a batch still waits for labels, or the study has stopped)'}"
+        )
+        print(f"{args.name}: {studies.study_status(store, None, args.name).note}")
+    return 0
+
+
+def add_tokens_parser(verbs: argparse._SubParsersAction, add_db: Any) -> None:
+    tok = verbs.add_parser(
+        "tokens", help="API tokens for scripts (predictions upload, /metrics): create, list, revoke"
+    )
+    actions = tok.add_subparsers(dest="tokens_verb", metavar="ACTION", required=True)
+    create = actions.add_parser(
+        "create", help="a new token acting as an annotator, with their role; shown once"
+    )
+    create.add_argument("name", help="what the token is for, e.g. prometheus or nightly-predictions")
+    create.add_argument(
+        "--user", required=True, help="the annotator the token acts as (an admin for /metrics)"
+    )
+    revoke = actions.add_parser("revoke", help="a token stops working at once")
+    revoke.add_argument("id", type=int, help="the token's id, from `tokens list`")
+    for sub in (
+        create,
+        actions.add_parser("list", help="every token: id, name, owner, created, revoked"),
+        revoke,
+    ):
+        add_db(sub)
+
+
+def cmd_tokens(args: argparse.Namespace, store: Store) -> int:
+    # The command line is run by whoever owns the database file: it acts as an admin.
+    from services import tokens
+
+    if args.tokens_verb == "create":
+        record, token = tokens.create(store, None, args.user, args.name)
+        print(
+            f"token {record.id} ({record.name}) acts as {record.owner} ({record.role}). It is shown only now:"
+        )
+        print(token)
+    elif args.tokens_verb == "list":
+        for t in tokens.list_all(store, None):
+            state = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "active"
+            print(
+                f"{t.id}\t{t.name}\t{t.owner} ({t.role})\t{t.prefix}...\tcreated {t.created_at:%Y-%m-%d %H:%M}\t{state}"
+            )
+    else:
+        t = tokens.revoke(store, None, args.id)
+        print(f"token {t.id} ({t.name}, acting as {t.owner}) is revoked")
+    return 0
+
+
 VERBS = {
     "import": cmd_import,
     "export": cmd_export,
@@ -354,6 +450,8 @@ VERBS = {
     "jobs": cmd_jobs,
     "gold": cmd_gold,
     "sequential": cmd_sequential,
+    "studies": cmd_studies,
+    "tokens": cmd_tokens,
 }
 _CAPTURE = threading.Lock()  # stdout and stderr are the process's: one forwarded command at a time
 

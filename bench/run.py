@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -252,12 +253,118 @@ def encoder_throughput(workdir: Path, n: int = 512) -> tuple[float, float, str]:
     return cold, cached, f"{encoder.name}, {encoder.backend}"
 
 
+# --- floors: what the same work costs done by the engine or library alone, measured in the same run ---
+# The machine may be shared: a figure means most beside its floor, taken minutes apart under the same load.
+
+
+def _duckdb_seconds(db: Path, *statements: str) -> float:
+    """Seconds DuckDB alone takes to run the statements on a database file."""
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    try:
+        started = time.perf_counter()
+        for sql in statements:
+            con.execute(sql)
+        return time.perf_counter() - started
+    finally:
+        con.close()
+
+
+def import_floor(workdir: Path, source: Path, n: int, ours: float, label: str) -> tuple[str, str]:
+    """DuckDB reading the same file by itself (read_json into one table, one transaction, no checks)."""
+    floor = _duckdb_seconds(
+        workdir / f"floor-import-{n}.duckdb",
+        "BEGIN TRANSACTION",
+        f"CREATE TABLE items AS SELECT * FROM read_json('{source}', format = 'newline_delimited')",
+        "COMMIT",
+    )
+    return (
+        f"floor: DuckDB read_json of the same {label} file",
+        f"{n / floor:,.0f} items/s ({floor:.1f} s); stepgate's import at {floor / ours:.0%} of it",
+    )
+
+
+def export_floor(db: Path, workdir: Path, ours: float, label: str) -> tuple[str, str]:
+    """DuckDB writing the same rows by itself: items with their steps as JSON lines, the log as Parquet."""
+    floor = _duckdb_seconds(
+        db,
+        "COPY (SELECT i.external_id, v.*, s.steps FROM items i "
+        "JOIN item_versions v ON v.id = i.current_version_id LEFT JOIN (SELECT version_id, "
+        "list(text ORDER BY role, position) AS steps FROM steps GROUP BY version_id) s ON s.version_id = v.id "
+        f"ORDER BY i.id) TO '{workdir / 'floor-items.jsonl'}' (FORMAT json)",
+        f"COPY annotations TO '{workdir / 'floor-log.parquet'}' (FORMAT parquet)",
+    )
+    return (
+        f"floor: DuckDB COPY of the same {label} items + log",
+        f"{floor:.2f} s; stepgate {ours / floor:.1f}x it",
+    )
+
+
+_GRADIO_ALONE = """
+import sys, time
+import gradio as gr
+with gr.Blocks() as demo:
+    gr.Markdown("floor")
+demo.launch(server_name="127.0.0.1", server_port=int(sys.argv[1]), prevent_thread_lock=True, quiet=True)
+print("up", flush=True)
+time.sleep(600)
+"""
+
+
+def gradio_floor() -> tuple[str, str]:
+    """Gradio alone, one Markdown in a Blocks: its own start-up time and resident memory."""
+    import subprocess
+
+    import requests
+
+    from bench.server import free_port
+
+    port = free_port()
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-c", _GRADIO_ALONE, str(port)], env=env, stdout=subprocess.DEVNULL
+    )
+    try:
+        while True:
+            try:
+                if requests.get(f"http://127.0.0.1:{port}/gradio_api/info", timeout=2).ok:
+                    break
+            except requests.RequestException:
+                if process.poll() is not None or time.perf_counter() - started > 120:
+                    raise RuntimeError("Gradio alone did not start") from None
+                time.sleep(0.05)
+        seconds = time.perf_counter() - started
+        return (
+            "floor: Gradio alone (one Markdown), start / memory",
+            f"{seconds:.1f} s / {rss_mb(process.pid):.0f} MB",
+        )
+    finally:
+        process.kill()
+        process.wait(timeout=20)
+
+
+def qc_floor(items: int, n_boot: int = 1000) -> tuple[str, str]:
+    """Only drawing the seeded replicates (the draws every interval rests on, fixed by the seed)."""
+    from qc.bootstrap import resample_indices
+
+    started = time.perf_counter()
+    for _ in resample_indices(items, n_boot, 0):
+        pass
+    return (
+        f"floor: drawing the {n_boot} seeded replicates of {items:,} items",
+        f"{time.perf_counter() - started:.2f} s",
+    )
+
+
 def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], label: str) -> None:
     source = workdir / f"items-{n}.jsonl"
     make_items(source, n)
     db = workdir / f"bench-{n}.duckdb"
     seconds, added = timed_import(db, source)
     rows.append((f"import {label} step-labelling items", f"{added / seconds:,.0f} items/s ({seconds:.1f} s)"))
+    rows.append(import_floor(workdir, source, n, seconds, label))
     add_users(db, ["seq", *(f"con{k}" for k in range(8))])
     server = start_server(db, "--no-demo", "--team")
     try:
@@ -289,7 +396,9 @@ def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], la
     finally:
         server.stop()
     rows.append((f"items over their quorum ({label})", str(over_assigned(db))))
-    rows.append((f"export all {label} items + annotation log", f"{timed_export(db, workdir):.2f} s"))
+    exported = timed_export(db, workdir)
+    rows.append((f"export all {label} items + annotation log", f"{exported:.2f} s"))
+    rows.append(export_floor(db, workdir, exported, label))
     rows.append(
         (
             f"stepgate-jsonl export of all {label} items with the log",
@@ -314,7 +423,9 @@ def main() -> int:
         workdir = Path(tmp)
         empty = start_server(workdir / "empty.duckdb", "--no-demo")
         rows.append(("cold start over an empty database", f"{empty.started_in:.1f} s"))
+        rows.append(("memory after start (empty database)", f"{rss_mb(empty.process.pid):.0f} MB"))
         empty.stop()
+        rows.append(gradio_floor())
         sizes = [10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
         for n in sizes:
             run_size(workdir, n, args.quick or n > 10_000, rows, f"{n // 1000}k")
@@ -323,9 +434,13 @@ def main() -> int:
     rows.append(
         ("QC report, 100,000 items x 5 annotators, 1000 bootstrap replicates", f"{timed_qc(100_000):.1f} s")
     )
+    rows.append(qc_floor(100_000))
     from bench.perturb import rows as perturbation_rows  # image perturbations per second beside a floor
 
     rows += perturbation_rows()
+    from bench.human_pace import human_pace_rows  # a team at human pace, beside a trivial Gradio handler
+
+    rows += human_pace_rows(window=10.0 if args.quick else 20.0)
     print("| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")

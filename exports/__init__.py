@@ -23,6 +23,8 @@ class Format:
     reads: Literal["log", "items", "report", "bundle"]
     write: Callable[[Any, Path], int]  # (what it reads, path) -> rows written
     suffix: str
+    # Takes "items" as an iterable of frames (a whole database's items, read while it is written).
+    streams: bool = False
 
 
 def _formats() -> dict[str, Format]:
@@ -42,7 +44,11 @@ def _formats() -> dict[str, Format]:
         ("report-csv", "report", report.write_report_csv, "csv"),
         ("report-json", "report", report.write_report_json, "json"),
     ]
-    return {name: Format(name, reads, write, suffix) for name, reads, write, suffix in table}
+    streaming = {"items-jsonl"}
+    return {
+        name: Format(name, reads, write, suffix, streams=name in streaming)
+        for name, reads, write, suffix in table
+    }
 
 
 FORMATS: dict[str, Format] = _formats()

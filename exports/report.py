@@ -118,6 +118,8 @@ class ReportTables(Protocol):
     def ci(self) -> float: ...
     @property
     def ci_label(self) -> str: ...
+    @property
+    def interval_coverage(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,7 @@ def interval_note(report: Any) -> str:
     """Which interval stands beside which figure, and where a percentile interval can mislead."""
     return (
         f"Wilson score intervals for observed agreement and agreement within one step; {report.n_boot} "
-        "percentile item-bootstrap replicates for the chance-corrected coefficients, which cover less "
-        "than the stated level on few items (and collapse to one point at perfect agreement)"
+        f"bootstrap replicates for the {report.interval_coverage}"
     )
 
 
@@ -287,6 +288,8 @@ def report_markdown(report: ReportTables) -> str:
         f"generated {report.generated_at}.\n",
         "## Agreement per field\n",
     ]
+    notes: list[str] = getattr(report, "notes", [])  # a study's progress; if sequential, why it stopped
+    out[-1:-1] = [f"{_cell(note)}\n" for note in notes]
     warning = paradox_warning(report)
     if warning:
         out.append(f"> **Warning.** {warning}\n")

@@ -2,7 +2,8 @@
 
 Why a format of our own: the benchmark formats carry what their consumers read, not an item's
 history. This one carries every item with all its versions (parent, reason, time), steps, fields,
-images, gating state and, optionally, the annotation log, so that `app.py import` brings it into a
+images, gating state, agreement studies and, optionally, the annotation log and the studies' own
+labels, so that `app.py import` brings it into a
 new database with nothing lost (store/importers/stepgate.py reads it back). docs/EXPORTS.md
 describes the lines.
 
@@ -74,8 +75,17 @@ def _version(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _gold(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An item's gold mark (exports say which items were gold; an import marks them again)."""
+    if row is None:
+        return None
+    keys = ("version", "source", "marked_by", "marked_at", "labels_before")
+    return {**{k: row[k] for k in keys}, "label": _parsed(row["label"], {})}
+
+
 def _items(bundle: dict[str, Any]) -> Iterator[dict[str, Any]]:
     states = {(s["dataset"], s["external_id"]): s for s in bundle["states"]}
+    gold = {(g["dataset"], g["external_id"]): g for g in bundle.get("gold", [])}
     current: dict[str, Any] | None = None
     for row in bundle["versions"]:
         key = (row["dataset"], row["external_id"])
@@ -99,6 +109,8 @@ def _items(bundle: dict[str, Any]) -> Iterator[dict[str, Any]]:
                 },
                 "versions": [],
             }
+            if key in gold:
+                current["gold"] = _gold(gold[key])
         current["versions"].append(_version(row))
     if current is not None:
         yield current
@@ -120,7 +132,8 @@ def _image_line(digest: str, info: dict[str, Any], mode: str, folder: Path, out:
 
 
 def write_stepgate(data: BundleExport, path: Path) -> int:
-    """Write the header, then images, datasets, items, annotators and annotations; returns the items."""
+    """Write the header, then images, datasets, items, annotators, annotations, studies and study
+    labels; returns the items."""
     if data.images not in IMAGE_MODES:
         raise ExportError(f"images must be one of {', '.join(IMAGE_MODES)}, not {data.images!r}")
     bundle = data.bundle
@@ -142,6 +155,9 @@ def write_stepgate(data: BundleExport, path: Path) -> int:
             "images": len(bundle["images"]),
             "annotators": len(bundle["annotators"]),
             "annotations": len(bundle["annotations"]),
+            "gold": len(bundle.get("gold", [])),
+            "studies": len(bundle.get("studies", [])),
+            "study_labels": len(bundle.get("study_labels", [])),
         },
     }
     with open(path, "w", encoding="utf-8") as fh:
@@ -156,4 +172,8 @@ def write_stepgate(data: BundleExport, path: Path) -> int:
             fh.write(_line({"kind": "annotator", **person}))
         for a in bundle["annotations"]:
             fh.write(_line({"kind": "annotation", **a, "payload": _parsed(a["payload"], {})}))
+        for study in bundle.get("studies", []):
+            fh.write(_line({"kind": "study", **study}))
+        for label in bundle.get("study_labels", []):
+            fh.write(_line({"kind": "study_label", **label, "payload": _parsed(label["payload"], {})}))
     return len(items)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from qc import quality
 from qc.agreement import pairwise_matrix
+from qc.coverage import coverage_note
 from qc.presets import processbench_table2, table2_items
 
 __all__ = ["DashboardReport", "build_dashboard", "consensus_states", "item_seconds", "stored_consensus"]
@@ -55,6 +56,11 @@ class DashboardReport:
     def ci_label(self) -> str:
         """'95%' for 0.95: the level as the tables print it."""
         return f"{100 * self.ci:g}%"
+
+    @property
+    def interval_coverage(self) -> str:
+        """What the coefficients' intervals are and how often they hold the truth (qc.coverage)."""
+        return coverage_note(self.ci)
 
     @property
     def paradox_fields(self) -> list[str]:

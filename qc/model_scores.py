@@ -7,6 +7,7 @@ ProcessBench's own discard (-1 on a wrong final answer) applies as in qc.presets
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from qc.scoring import (
     earliest_error_from_scores,
     lowest_scored_steps,
     prmbench_v_scores,
+    prmbench_v_table,
     processbench_table,
 )
 
@@ -29,6 +31,7 @@ __all__ = [
     "gold_items",
     "item_outcomes",
     "model_table",
+    "prmbench_v_by_type",
     "scores_by",
     "step_confidences",
     "subset_table",
@@ -40,18 +43,33 @@ KEPT = ("consensus", "complete", "accepted")
 FAILURES = ("wrong step", "missed error", "false alarm", "no prediction")
 OUTCOME_COLUMNS = ["model", "item_id", "external_id", "subset", "error_type", "difficulty", "agreement",
                    "gold_earliest", "predicted_earliest", "outcome", "gold_steps", "predicted_steps", "strict",
-                   "precision", "recall", "confidences", "threshold", "threshold_on"]  # fmt: skip
+                   "precision", "recall", "confidences", "threshold", "threshold_on", "perturbed"]  # fmt: skip
 
 
 def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
 
 
+def _agreement(row: Any, task: str, decision: dict[str, Any]) -> str:
+    """How far the humans agreed on the item: ProcessBench's 3/n; elsewhere adjudicated, unanimous or
+    split (the annotators' labels, whole, alike or not), with how many labelled it."""
+    settled = row.settled_at
+    if task == "earliest_error":
+        return f"3/{int(settled)}" if not _missing(settled) else "n/a"
+    if decision.get("adjudicated"):
+        return "adjudicated"
+    distinct: Any = getattr(row, "distinct_labels", None)
+    if _missing(settled) or _missing(distinct) or int(settled) < 2:
+        return "one annotator" if not _missing(settled) and int(settled) == 1 else "n/a"
+    return f"{'unanimous' if int(distinct) == 1 else 'split'} ({int(settled)})"
+
+
 def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
     """Kept items with the gold a model is scored on: gold_earliest (0-based, -1 = no error; the
     consensus label for earliest-error datasets, else the version's, else its first error step),
-    gold_steps (1-based error steps), subset (source, else "all"), difficulty and agreement (the
-    humans': the review's difficulty; an earliest-error item's 3/n)."""
+    gold_steps (1-based error step numbers, from the store's 0-based positions), subset (source, else "all"), difficulty and agreement (the
+    humans': the review's difficulty; an earliest-error item's 3/n, elsewhere unanimous, split or
+    adjudicated)."""
     kept = gold[gold["status"].isin(KEPT)].copy()
     earliest, difficulty, agreement = [], [], []
     for row in kept.itertuples():
@@ -60,15 +78,15 @@ def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
         if label is None and not _missing(row.earliest_error):
             label = row.earliest_error
         if label is None and row.error_steps:
-            label = min(int(s) for s in row.error_steps) - 1
+            label = min(int(s) for s in row.error_steps)  # the store's positions are 0-based
         if task == "earliest_error" and label == -1 and row.final_answer_correct is False:
             label = None  # ProcessBench discards "no error" on a wrong final answer (B2)
         earliest.append(NAN if label is None else float(label))
         difficulty.append(str(decision.get("difficulty") or "not rated"))
-        settled = row.settled_at
-        agreement.append(f"3/{int(settled)}" if task == "earliest_error" and not _missing(settled) else "n/a")
+        agreement.append(_agreement(row, task, decision))
     kept["gold_earliest"] = earliest
-    kept["gold_steps"] = kept["error_steps"]
+    # The store keeps 0-based positions; models are scored on PRMBench-V's 1-based step numbers.
+    kept["gold_steps"] = [[int(s) + 1 for s in steps] for steps in kept["error_steps"]]
     kept["subset"] = [s if isinstance(s, str) and s else "all" for s in kept["source"]]
     kept["difficulty"] = difficulty
     kept["agreement"] = agreement
@@ -137,11 +155,23 @@ def with_chosen_threshold(
     return out
 
 
-def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
+def _perturbed(pred: Any, external_id: Any, passed: Collection[tuple[str, int]]) -> list[Any] | None:
+    """P(correct) on each step's perturbed input where its variant passed the check, else None."""
+    values = getattr(pred, "perturbed_confidences", None) if pred is not None else None
+    if not isinstance(values, list):
+        return None
+    return [v if (str(external_id), k) in passed else None for k, v in enumerate(values, start=1)]
+
+
+def item_outcomes(
+    items: pd.DataFrame, predictions: pd.DataFrame, passed: Collection[tuple[str, int]] = ()
+) -> pd.DataFrame:
     """One row per model and kept item (a missing prediction counts as wrong): the earliest error
     predicted and the outcome (correct, wrong step, missed error, false alarm, no prediction), and
     PRMBench-V's per-item strict/precision/recall where the item has gold error steps (scalar step
-    scores flag the k lowest steps, k = the gold's count)."""
+    scores flag the k lowest steps, k = the gold's count). ``passed``: the (item, 1-based step) whose
+    perturbed variant passed its check; only those steps' perturbed confidences count (CRS)."""
+    passed = set(passed)
     rows = []
     for model, mine in predictions.groupby("model", sort=True):
         mine = with_chosen_threshold(mine, items)
@@ -178,6 +208,7 @@ def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFram
                     "confidences": pred.step_confidences if pred is not None else None,
                     "threshold": pred.threshold if pred is not None else NAN,
                     "threshold_on": pred.threshold_on if pred is not None else None,
+                    "perturbed": _perturbed(pred, item.external_id, passed),
                 }
             )
     return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)
@@ -186,26 +217,38 @@ def item_outcomes(items: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFram
 def step_confidences(part: pd.DataFrame) -> tuple[list[float], list[int], list[Any]]:
     """Per step of the items with confidences: P(correct), gold (0 = a gold error step, else 1) and
     the item's error type on its error steps (None elsewhere): qc.confidence's inputs."""
+    p, gold, types, _ = _steps_with_perturbed(part)
+    return p, gold, types
+
+
+def _steps_with_perturbed(part: pd.DataFrame) -> tuple[list[float], list[int], list[Any], list[Any]]:
     p: list[float] = []
     gold: list[int] = []
     types: list[Any] = []
+    perturbed: list[Any] = []
     for row in part.itertuples():
         if not row.confidences:
             continue
         wrong = {int(s) for s in row.gold_steps}
+        after = getattr(row, "perturbed", None)
+        after = after if isinstance(after, list) and len(after) == len(row.confidences) else None
         for number, value in enumerate(row.confidences, start=1):
             p.append(float(value))
             gold.append(0 if number in wrong else 1)
             types.append(row.error_type if number in wrong else None)
-    return p, gold, types
+            perturbed.append(after[number - 1] if after is not None else None)
+    return p, gold, types, perturbed
 
 
 def _confidence_metrics(part: pd.DataFrame) -> dict[str, float]:
-    p, gold, types = step_confidences(part)
+    """CSS, ECE and CCS over every step; CRS over the steps whose variant passed its check (NaN
+    where none did)."""
+    p, gold, types, perturbed = _steps_with_perturbed(part)
     if not p:
-        return {"css": NAN, "ece": NAN, "ccs": NAN}
-    scores = confidence_scores(p, gold, types)
-    return {"css": scores["css"], "ece": scores["ece"], "ccs": scores["ccs"]}
+        return {"crs": NAN, "css": NAN, "ece": NAN, "ccs": NAN}
+    scores = confidence_scores(p, gold, types, p_perturbed=perturbed)
+    crs = scores["crs"] if any(v is not None for v in perturbed) else NAN
+    return {"crs": crs, "css": scores["css"], "ece": scores["ece"], "ccs": scores["ccs"]}
 
 
 def subset_table(outcomes: pd.DataFrame) -> pd.DataFrame:
@@ -230,7 +273,7 @@ def subset_table(outcomes: pd.DataFrame) -> pd.DataFrame:
 def model_table(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Several models side by side: one row per model with every metric its predictions allow."""
     columns = ["model", "items", "predicted", "error_acc", "correct_acc", "f1", "average_f1",
-               "strict_accuracy", "precision", "recall", "css", "ece", "ccs", "threshold", "threshold_on"]  # fmt: skip
+               "strict_accuracy", "precision", "recall", "crs", "css", "ece", "ccs", "threshold", "threshold_on"]  # fmt: skip
     if outcomes.empty:
         return pd.DataFrame(columns=columns)
     subsets = subset_table(outcomes)
@@ -301,3 +344,19 @@ def failures(outcomes: pd.DataFrame, model: str) -> pd.DataFrame:
             "agreement": mine["agreement"],
         }
     ).reset_index(drop=True)
+
+
+def prmbench_v_by_type(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """PRMBench-V's Tables 1 and 5 per model: strict accuracy and relaxed precision and recall per
+    error type, then Overall (macro over the items), on the kept items with gold error steps; a model
+    without step predictions on an item counts as predicting none there (A6: precision 0)."""
+    columns = ["model", "error_type", "n_items", "accuracy", "precision", "recall"]
+    parts = []
+    for model, mine in outcomes.groupby("model", sort=True):
+        stepped = mine[mine["gold_steps"].map(len) > 0]
+        if stepped.empty or stepped["predicted_steps"].isna().all():
+            continue
+        predicted = [p if isinstance(p, list) else [] for p in stepped["predicted_steps"]]
+        types = [t if isinstance(t, str) and t else "untyped" for t in stepped["error_type"]]
+        parts.append(prmbench_v_table(predicted, stepped["gold_steps"].tolist(), types).assign(model=model))
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)

@@ -353,6 +353,11 @@ class Plan:
                 f"simulation: {self.n_sims} studies per size, seed {self.seed}; half-width known to "
                 f"+/- {self.sim_error:.4f} (bootstrap standard error), so the size is approximate"
             )
+            lines.append(
+                "the interval is the coefficient's spread over the simulated studies (its real precision); "
+                "the dashboard's percentile bootstrap interval on one such study is narrower on few items "
+                "(see its stated coverage)"
+            )
         else:
             lines.append(
                 "Wilson treats each item as one agreed / not agreed trial; the raters series is by "

@@ -111,20 +111,26 @@ def study_pool(
 
 
 def fresh_raters(
-    items: Sequence[Any], raters: Sequence[str], seen: Mapping[Any, Iterable[str]], k: int, seed: int = 0
+    items: Sequence[Any],
+    raters: Sequence[str],
+    seen: Mapping[Any, Iterable[str]],
+    k: int,
+    seed: int = 0,
+    load: Mapping[str, int] | None = None,
 ) -> dict[Any, list[str]]:
     """K raters per item, none of whom has seen it (labelled it in the gate): the study's blind raters.
 
     Each item takes the k eligible raters with the fewest items so far (ties broken by the seed), so
-    the load spreads evenly; the same inputs always give the same plan. Raises ValueError naming the
-    first item with fewer than k raters who have not seen it.
+    the load spreads evenly; the same inputs always give the same plan. ``load``: items each rater
+    already has (a sequential study's earlier batches). Raises ValueError naming the first item with
+    fewer than k raters who have not seen it.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     names = sorted(set(raters))
     rng = np.random.default_rng(seed)
     tiebreak = dict(zip(names, rng.permutation(len(names)), strict=True))
-    load = dict.fromkeys(names, 0)
+    load = {name: int((load or {}).get(name, 0)) for name in names}
     plan: dict[Any, list[str]] = {}
     for item in items:
         blocked = set(seen.get(item, ()))

@@ -9,15 +9,17 @@ available says so in one way whether others hold it or have settled it.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
+from services import studies as study_service
 from services.decide import label_limits, settings_of, settle
 from services.errors import AlreadyLabelled, Conflict, InvalidInput, NotAllowed, NotFound
 from store import annotations as annotation_log
-from store import assignments, datasets, items, state, work
+from store import assignments, datasets, items, state, studies, work
 from store.datasets import Dataset
 from store.db import Store, Tx
 from store.items import ItemView
@@ -46,6 +48,7 @@ __all__ = [
 ]
 
 _MAX_REQUEST_ID = 128
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,11 @@ def dataset_for(store: Store, name: str | None, task: str | None = None) -> Data
 
 def saved_attempt(store: Store, user: Annotator, request_id: str) -> bool:
     """This user's attempt is stored already: a choice event that arrives after its save is stale."""
-    found = annotation_log.annotation_by_request(store, request_id) if request_id else None
+    if not request_id:
+        return False
+    found = annotation_log.annotation_by_request(store, request_id) or studies.label_by_request(
+        store, request_id
+    )
     return found is not None and found.annotator_id == user.id
 
 
@@ -209,18 +216,32 @@ def submit(
     if not isinstance(request_id, str) or not 1 <= len(request_id) <= _MAX_REQUEST_ID:
         raise InvalidInput(f"a submit needs a request id of 1-{_MAX_REQUEST_ID} characters")
     try:
-        return _submit(
+        receipt, study_id = _submit(
             store, annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label
         )
     except annotation_log.AnnotationConflict:
         # The id is in the log already (the transaction was rolled back): a retry of a stored submit,
         # or an id reused for something else.
-        previous = annotation_log.annotation_by_request(store, request_id)
+        previous = annotation_log.annotation_by_request(store, request_id) or studies.label_by_request(
+            store, request_id
+        )
         if previous is None or previous.annotator_id != annotator.id or previous.item_id != item_id:
             raise Conflict(
                 "this request id was already used for another submit; nothing was stored"
             ) from None
         return Receipt(previous.id, True)
+    if study_id is not None and not receipt.duplicate:
+        _advance(store, study_id, now)
+    return receipt
+
+
+def _advance(store: Store, study_id: int, now: datetime) -> None:
+    """A sequential study draws its next batch when due. The label is committed already: a failure
+    here must not answer the rater with an error (the next label, or `studies advance`, tries again)."""
+    try:
+        study_service.advance(store, study_id, now)
+    except Exception:
+        _log.exception("study %s: the next batch could not be drawn after a label", study_id)
 
 
 def _retry_of(
@@ -244,21 +265,37 @@ def _submit(
     seconds_spent: Any,
     now: datetime,
     first_label: bool = False,
-) -> Receipt:
+) -> tuple[Receipt, int | None]:
+    """The receipt, and the study the label went to (None: a label of the gate)."""
     with store.writing() as tx:
         item = items.get_item(tx, item_id)
         if item is None:
             raise NotFound(f"there is no item {item_id}")
+        study_id = tx.store.scheduler.study_of(tx, item.dataset_id, item_id, annotator.id)
+        if study_id is not None:
+            receipt = _submit_study(
+                tx,
+                study_id,
+                item,
+                annotator,
+                version_id,
+                payload,
+                request_id,
+                seconds_spent,
+                now,
+                first_label,
+            )
+            return receipt, study_id
         rows = (
             annotation_log.item_annotations(tx, item_id, version_id) if item.version_id == version_id else []
         )
         retried = _retry_of(rows, annotator, request_id)
         if retried is not None:
-            return retried
+            return retried, None
         if item.version_id != version_id:
             previous = annotation_log.annotation_by_request(tx, request_id)
             if previous is not None and previous.annotator_id == annotator.id and previous.item_id == item_id:
-                return Receipt(previous.id, True)
+                return Receipt(previous.id, True), None
             raise Conflict(
                 f"item {item.external_id} changed (now version {item.version}) since you opened it; "
                 "your label was not saved: reload the item"
@@ -296,6 +333,64 @@ def _submit(
             first_label=all(r.annotator_id != annotator.id or r.task == annotation_log.RULING for r in rows),
             now=now,
         )
+    return Receipt(stored.id, False), None
+
+
+def _submit_study(
+    tx: Tx,
+    study_id: int,
+    item: ItemView,
+    annotator: Annotator,
+    version_id: int,
+    payload: Any,
+    request_id: str,
+    seconds_spent: Any,
+    now: datetime,
+    first_label: bool,
+) -> Receipt:
+    """A study rater's label on their study item: validated like any, stored in the study's own log
+    (store.studies), never a vote on the item's gate state; the reply is the same "saved"."""
+    previous = studies.label_by_request(tx, request_id)
+    if previous is not None:
+        if previous.annotator_id != annotator.id or previous.item_id != item.item_id:
+            raise Conflict("this request id was already used for another submit; nothing was stored")
+        return Receipt(previous.id, True)
+    if item.version_id != version_id:
+        raise Conflict(
+            f"item {item.external_id} changed (now version {item.version}) since you opened it; "
+            "your label was not saved: reload the item"
+        )
+    dataset = datasets.get_dataset(tx, item.dataset_id)
+    if dataset is None:
+        raise NotFound(f"item {item.item_id} belongs to no dataset")
+    mine = studies.my_study_label(tx, study_id, item.item_id, annotator.id)
+    if mine is not None and first_label:
+        raise AlreadyLabelled(
+            f"you already saved a label on item {item.external_id} (in another tab or window); this "
+            "one was not saved."
+        )
+    if mine is not None and not int(dataset.setting("allow_corrections")):
+        raise NotAllowed(
+            f"item {item.external_id}: your label is saved and {dataset.name} does not allow corrections"
+        )
+    clean, seconds = _checked_label(dataset, item, payload, seconds_spent)
+    stored = studies.insert_study_label(
+        tx,
+        study_id=study_id,
+        request_id=request_id,
+        annotator_id=annotator.id,
+        item_id=item.item_id,
+        version_id=version_id,
+        task=dataset.task,
+        payload=clean,
+        seconds_spent=seconds,
+        now=now,
+    )
+    tx.after_commit(
+        partial(
+            tx.store.scheduler.record_study, dataset.id, item.item_id, annotator.id, first_label=mine is None
+        )
+    )
     return Receipt(stored.id, False)
 
 

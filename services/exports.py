@@ -20,10 +20,12 @@ from exports.stepgate import IMAGE_MODES, BundleExport
 from services.errors import InvalidInput, NotAllowed, NotFound, ServiceError
 from services.reports import build_dataset_report
 from store.annotations import annotations_frame
+from store.bulk import no_cyclic_gc
 from store.bundles import database_counts, read_bundle
 from store.datasets import get_dataset, list_datasets
 from store.gold import gold_answer_ids, gold_ids, gold_items
-from store.items import items_frame
+from store.items import items_frame, items_frames
+from store.study_bundles import study_people
 
 if TYPE_CHECKING:
     from store import Store
@@ -91,6 +93,7 @@ def _data(
     images: str = "embedded",
     with_log: bool = True,
     item_ids: list[int] | None = None,
+    stream: bool = False,
 ) -> Any:
     if reads == "log":
         # The log is append-only: the export carries every row, not only the current versions.
@@ -99,8 +102,13 @@ def _data(
             return frame[frame["annotator"] == annotator].reset_index(drop=True)
         return frame.assign(gold_answer=frame["annotation_id"].isin(gold_answer_ids(store, dataset_id)))
     if reads == "items":
+        gold = _gold_items(store, dataset_id)
+        if stream and item_ids is None:  # read while written: a million items never held at once
+            return (
+                frame.assign(gold=frame["item_id"].isin(gold)) for frame in items_frames(store, dataset_id)
+            )
         items = items_frame(store, dataset_id, item_ids)
-        return items.assign(gold=items["item_id"].isin(_gold_items(store, dataset_id)))
+        return items.assign(gold=items["item_id"].isin(gold))
     if reads == "bundle":
         return BundleExport(
             bundle=read_bundle(store, dataset_id, with_log=with_log, item_ids=item_ids),
@@ -123,8 +131,12 @@ def _only(data: Any, reads: str, ids: set[int]) -> Any:
     keys = {(v["dataset"], v["external_id"]) for v in versions}
     used = {h for v in versions for h in (v["images"] or [])}
     annotations = [a for a in bundle["annotations"] if (a["dataset"], a["external_id"]) in keys]
-    names = {a["annotator"] for a in annotations}
+    gold = [g for g in bundle.get("gold", []) if (g["dataset"], g["external_id"]) in keys]
+    names = {a["annotator"] for a in annotations} | {g["marked_by"] for g in gold if data.with_log}
+    # Studies: read_bundle kept those whole in the filter; keep them and the people they name.
+    names |= study_people(bundle.get("studies", []), bundle.get("study_labels", []))
     bundle.update(
+        gold=gold,
         versions=versions,
         states=[s for s in bundle["states"] if (s["dataset"], s["external_id"]) in keys],
         images={h: m for h, m in bundle["images"].items() if h in used},
@@ -194,17 +206,19 @@ def export(
         raise InvalidInput(
             f"{fmt} reports on a whole dataset: export it from the Data panel, not for a filter"
         )
-    step(0.05, f"reading {spec.reads} from the database")
-    ids = items.item_ids if items is not None else None
-    data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log, ids)
-    if items is not None:
-        step(0.45, f"keeping the {len(items.item_ids)} item(s) of the filter")
-        data = _only(data, spec.reads, set(items.item_ids))
-    step(0.6, f"writing {out.name}")
-    try:
-        rows = write_whole(fmt, data, out)
-    except ExportError as exc:
-        raise ServiceError(str(exc)) from exc
+    with no_cyclic_gc():  # millions of rows as Python objects: see store.bulk
+        step(0.05, f"reading {spec.reads} from the database")
+        ids = items.item_ids if items is not None else None
+        data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log, ids, spec.streams)
+        if items is not None:
+            step(0.45, f"keeping the {len(items.item_ids)} item(s) of the filter")
+            data = _only(data, spec.reads, set(items.item_ids))
+        step(0.6, f"writing {out.name}")
+        try:
+            rows = write_whole(fmt, data, out)
+        except ExportError as exc:
+            raise ServiceError(str(exc)) from exc
+        del data
     if not manifest:
         return Written(out, rows)
     filters = {"dataset": dataset, "annotator": annotator}

@@ -1,7 +1,7 @@
 """Gold items and annotator calibration: admins mark items gold, reviewers watch calibration.
 
 Marking: from an adjudicated or settled item (its ruling, else each field's majority), every
-settled item of a finished study, or a file of (item id, label) rows (an import column). The
+item of a finished study its raters all labelled alike, or a file of (item id, label) rows (an import column). The
 scheduler then hands gold items to a share of each annotator's queue (``gold_percent``) exactly
 like other items; answers on them never settle anything and stay out of agreement figures unless
 ``gold_in_agreement`` is 1. Annotators see their own gold accuracy only where ``gold_feedback`` is
@@ -25,16 +25,19 @@ from qc.dawid_skene import dawid_skene_accuracy
 from qc.gold import AlertRule, calibration_figure, calibration_series, calibration_table
 from qc.quality import annotator_quality, label_fields, long_labels, wide_by_field
 from services.access import require_admin, require_reviewer
+from services.decide import decide
 from services.errors import InvalidInput, NotFound
 from store import annotations as annotation_log
 from store import gold as gold_store
-from store import studies
+from store import state, studies
 from store.datasets import Dataset, get_dataset, list_datasets
+from store.items import get_item
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from store import Store
+    from store.db import Tx
     from store.users import Annotator
 
 __all__ = [
@@ -93,6 +96,15 @@ def _item_ids(store: Store, dataset: Dataset, refs: list[str]) -> dict[str, int 
     return {ref: known.get(ref) for ref in refs}
 
 
+def _row_id(row: dict[str, Any], id_column: str, where: str) -> str:
+    """The item's id from a row: one column, or several joined by ":" as the importer joined them
+    (PRMBench's items are "idx:classification": ``id_column="idx:classification"``)."""
+    parts = [id_column] if id_column in row else id_column.split(":")
+    if not all(part in row for part in parts):
+        raise InvalidInput(f"{where}: needs the column {id_column!r}; nothing was marked")
+    return ":".join(str(row[part]) for part in parts)
+
+
 def _check_label(label: Any, where: str) -> dict[str, Any]:
     if isinstance(label, str):
         try:
@@ -112,11 +124,36 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def _accepted_label(tx: Tx, dataset: Dataset, item_id: int) -> tuple[dict[str, Any], str] | None:
+    """The item's accepted label. A ruling decides the item (keep or reject, accept or reject), not
+    the label an annotator gives: its label is each field's majority over the labels that, each on
+    its own, the task's rule settles as the ruling settled the item (an answer is scored field by
+    field against it, qc.gold.answer_correct)."""
+    found = gold_store.accepted_label(tx, item_id)
+    if found is None or found[1] != "adjudicated":
+        return found
+    current = state.get_item_state(tx, item_id)
+    item = get_item(tx, item_id)
+    if current is None or item is None:
+        return None
+    labels = gold_store.latest_labels(tx, item_id)
+    side = [p for p in labels if decide(dataset, item, [p], 1).status == current.status]
+    label = gold_store.majority_label(side)
+    return (label, "adjudicated") if label else None
+
+
 def mark_items(
-    store: Store, admin: Annotator | None, dataset: str, refs: list[str], label: Any = None
+    store: Store,
+    admin: Annotator | None,
+    dataset: str,
+    refs: list[str],
+    label: Any = None,
+    *,
+    source: str | None = None,
 ) -> MarkOutcome:
     """Mark items (by their id in the source file) gold: with ``label`` given (manual), else with their
-    accepted label (an adjudicator's ruling, else the settled item's majority)."""
+    accepted label (the side an adjudicator's ruling took, else the settled item's majority); ``source``
+    names where the marking came from instead (a study)."""
     _admin(admin)
     found = _dataset(store, dataset)
     manual = _check_label(label, "gold label") if label is not None else None
@@ -129,24 +166,50 @@ def mark_items(
             if item_id is None:
                 skipped.append(f"{ref}: no such item in {found.name}")
                 continue
-            accepted = (manual, "manual") if manual is not None else gold_store.accepted_label(tx, item_id)
+            accepted = (manual, "manual") if manual is not None else _accepted_label(tx, found, item_id)
             if accepted is None:
                 skipped.append(f"{ref}: not settled and not adjudicated, so it has no accepted label yet")
                 continue
-            gold_store.mark_gold(tx, item_id, accepted[0], accepted[1], admin.id if admin else None, _now())
+            gold_store.mark_gold(
+                tx, item_id, accepted[0], source or accepted[1], admin.id if admin else None, _now()
+            )
             marked.append(ref)
     return MarkOutcome(marked, skipped)
 
 
 def mark_study(store: Store, admin: Annotator | None, study: str) -> MarkOutcome:
-    """Every settled item of a study becomes gold with its accepted label; open ones are listed."""
+    """Every item of a study its raters all labelled alike becomes gold with that label; the others are
+    listed with why."""
     _admin(admin)
     found = studies.get_study(store, study)
     if found is None:
         raise NotFound(f"There is no study named {study!r}.")
-    refs = studies.study_items(store, found.id)["external_id"].astype(str).tolist()
-    outcome = mark_items(store, admin, found.dataset, refs)
-    return MarkOutcome(outcome.marked, outcome.skipped)
+    if not found.own_labels:  # drawn before studies kept their own labels: the gate settled its items
+        refs = studies.study_items(store, found.id)["external_id"].astype(str).tolist()
+        outcome = mark_items(store, admin, found.dataset, refs, source="study")
+        return MarkOutcome(outcome.marked, outcome.skipped)
+    return _mark_from_study_labels(store, admin, found)
+
+
+def _mark_from_study_labels(store: Store, admin: Annotator | None, found: studies.Study) -> MarkOutcome:
+    """A study item becomes gold when all its K raters gave the same label (each rater's latest)."""
+    items = studies.study_items(store, found.id)
+    frame = studies.study_annotations(store, found)
+    latest = frame.sort_values("annotation_id").groupby(["item_id", "annotator_id"]).tail(1)
+    marked, skipped = [], []
+    with store.writing() as tx:
+        for item_id, ref in zip(items["item_id"], items["external_id"].astype(str), strict=True):
+            labels = [json.loads(p) for p in latest.loc[latest["item_id"] == item_id, "payload"]]
+            if len(labels) < found.raters:
+                skipped.append(f"{ref}: {len(labels)} of the study's {found.raters} raters have labelled it")
+            elif any(label != labels[0] for label in labels[1:]):
+                skipped.append(f"{ref}: the study's raters disagreed, so it has no accepted label")
+            else:
+                gold_store.mark_gold(
+                    tx, int(item_id), labels[0], "study", admin.id if admin else None, _now()
+                )
+                marked.append(ref)
+    return MarkOutcome(marked, skipped)
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -180,20 +243,24 @@ def import_gold(
     label_column: str = "label",
     field: str | None = None,
 ) -> MarkOutcome:
-    """Gold labels from a file's column (JSONL or CSV): ``id_column`` names the item, ``label_column``
-    holds its label (a JSON object, or a plain value of the one ``field``). All or nothing."""
+    """Gold labels from a file's column (JSONL or CSV; the dataset's own file works too): ``id_column``
+    names the item, ``label_column`` holds its label (a JSON object, or a plain value of the one
+    ``field``); a row whose label cell is empty is no gold item. All or nothing."""
     _admin(admin)
     found = _dataset(store, dataset)
     rows = _read_rows(Path(path))
     labels: dict[str, dict[str, Any]] = {}
+    blank = 0
     for n, row in enumerate(rows, 1):
         where = f"{Path(path).name} row {n}"
-        if id_column not in row or label_column not in row:
-            raise InvalidInput(
-                f"{where}: needs the columns {id_column!r} and {label_column!r}; nothing was marked"
-            )
-        value = row[label_column]
-        labels[str(row[id_column])] = _check_label({field: value} if field else value, where)
+        ref = _row_id(row, id_column, where)
+        value = row.get(label_column)
+        if value is None or value == "":
+            blank += 1
+            continue
+        labels[ref] = _check_label({field: value} if field else value, where)
+    if not labels:
+        raise InvalidInput(f"{Path(path).name}: no row has a label in {label_column!r}; nothing was marked")
     ids = _item_ids(store, found, list(labels))
     missing = [ref for ref, item_id in ids.items() if item_id is None]
     if missing:
@@ -204,7 +271,9 @@ def import_gold(
         for ref, item_id in ids.items():
             assert item_id is not None
             gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id if admin else None, _now())
-    return MarkOutcome(list(ids), [])
+    return MarkOutcome(
+        list(ids), [f"{blank} row(s): no label in {label_column!r}, not gold"] if blank else []
+    )
 
 
 def unmark_items(store: Store, admin: Annotator | None, dataset: str, refs: list[str]) -> int:

@@ -9,12 +9,14 @@ restart in the middle loses the attempt, never a result, and never stores one tw
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from qc.generators import JOB_KINDS, AnswerError
+from services import logs
 from services.access import require_admin
 from services.annotate import now_utc
 from services.errors import InvalidInput, NotFound, ServiceError
@@ -84,16 +86,30 @@ def run_one(store: Store, worker: str, backoff_seconds: float = BACKOFF_SECONDS)
     if job is None:
         return None
     handler = _handlers().get(job.kind)
+    started, error = time.perf_counter(), None
     try:
         if handler is None:
             raise GenerationError(f"no handler for jobs of kind {job.kind!r}")
         handler(store, job, worker, generator_config(store))
     except (GenerationError, AnswerError, ServiceError, StoreRequestError, OSError, ValueError) as exc:
+        error = type(exc).__name__
         queue.fail(store, job.id, worker, str(exc), now_utc(), backoff_seconds)
     except Exception as exc:  # a bug in a handler must not stop the worker; the admin sees it
+        error = type(exc).__name__
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         queue.fail(store, job.id, worker, f"unexpected error: {detail}", now_utc(), backoff_seconds)
-    return queue.get_job(store, job.id)
+    ended = queue.get_job(store, job.id)
+    # The error's class only: a generator's message may quote the item's text.
+    logs.emit(
+        "job",
+        job_id=job.id,
+        kind=job.kind,
+        worker=worker,
+        outcome=ended.status if ended is not None else "gone",
+        error=error,
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )
+    return ended
 
 
 @dataclass

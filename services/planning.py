@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from qc.planning import PRESETS, STATISTICS, Plan, Preset, plan_preset, plan_study
-from qc.quality import label_fields, long_labels, wide_by_field
+from qc.quality import label_fields
 from qc.sequential import SequentialResult, SequentialRule, sequential_agreement
 from services import gold
+from services import studies as study_service
 from services.access import require_reviewer
 from services.errors import InvalidInput, NotFound
 from store import studies
@@ -111,32 +110,27 @@ def sequential_study(
     confidence: float = 0.95,
 ) -> tuple[str, SequentialResult]:
     """Apply a stopping rule to a study's finished items (those with all their raters' labels, in
-    item order): stopped by the target, by the cap (default: the study's size), or running.
-    Answers on gold items are left out as everywhere. Returns the field judged and the result."""
+    draw order): stopped by the target, by the cap (default: the study's size), or running. Reads the
+    study's own labels (services.studies.outcomes). Returns the field judged and the result."""
     if user is not None:
         require_reviewer(user)
     found = studies.get_study(store, study)
     if found is None:
         raise NotFound(f"There is no study named {study!r}.")
-    dataset = get_dataset(store, found.dataset)
-    if dataset is None:
-        raise NotFound(f"The study's dataset {found.dataset!r} is gone.")
     try:
         rule = SequentialRule(target, batch, cap or found.n_items, confidence, adjust)
     except ValueError as exc:
         raise InvalidInput(f"Cannot apply this stopping rule: {exc}.") from exc
-    log = gold.for_agreement(store, dataset, studies.study_annotations(store, found))
-    fields = list(label_fields(dataset.task, log)) if len(log) else []
+    log = studies.study_annotations(store, found)
+    if not found.own_labels:  # drawn before studies had labels of their own: gold answers stay out
+        dataset = get_dataset(store, found.dataset)
+        if dataset is None:
+            raise NotFound(f"The study's dataset {found.dataset!r} is gone.")
+        log = gold.for_agreement(store, dataset, log)
+    fields = list(label_fields(found.task, log)) if len(log) else []
     chosen = field or (fields[0] if fields else None)
     if chosen is None or chosen not in fields:
         raise InvalidInput(
             f"Field {field!r} has no labels in this study; fields: {', '.join(fields) or 'none yet'}."
         )
-    wide = wide_by_field(long_labels(log, [chosen]), [chosen]).get(chosen)
-    agreed: list[bool] = []
-    if wide is not None:
-        for _, row in wide.sort_index().iterrows():
-            values = [v for v in row.tolist() if v is not None and not (isinstance(v, float) and np.isnan(v))]
-            if len(values) >= found.raters:
-                agreed.append(len(set(map(str, values))) == 1)
-    return chosen, sequential_agreement(agreed, rule)
+    return chosen, sequential_agreement(study_service.outcomes(store, found, chosen, log), rule)

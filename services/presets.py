@@ -17,6 +17,7 @@ import pandas as pd
 from exports import presets as preset_format
 from qc import presets as tables
 from qc.quality import long_labels, wide_by_field
+from qc.sampling import study_pool
 from services import step_match
 from services.access import require_reviewer
 from services.errors import InvalidInput, NotFound, ServiceError
@@ -90,6 +91,7 @@ def _study_ratings(store: Store, name: str) -> tuple[studies.Study, pd.DataFrame
             f"({', '.join(VALIDITY)} studies)."
         )
     field, valid = VALIDITY[study.task]
+    # the study's own labels (store.studies): never the gate's labels on the same items
     wide = wide_by_field(long_labels(studies.study_annotations(store, study), [field]), [field])
     if field not in wide:
         raise InvalidInput(f"{study.name} has no {field} labels yet: its raters have not started.")
@@ -117,6 +119,8 @@ def _mpbench(store: Store, name: str) -> Preset:
     pool = None
     if study.stratify_by:
         candidates = studies.study_candidates(store, study.dataset_id)
+        if study.kept_only:  # the pool it was drawn from: the items the gate kept
+            candidates = study_pool(candidates)
         pool = candidates[study.stratify_by].fillna("(none)").astype(str).value_counts().to_dict()
     note = (
         f"Allocation per stratum ({study.stratify_by or 'no strata'}; MPBench: {tables.MPBENCH_PER_PARADIGM} per "

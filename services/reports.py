@@ -18,6 +18,7 @@ from exports import report as report_format
 from qc.dashboard import DashboardReport, build_dashboard
 from qc.quality import OUTLIER_RULES
 from services import gold
+from services import studies as study_service
 from services.access import require_reviewer
 from services.errors import NotFound, ServiceError
 from store import jobs_read, studies
@@ -137,8 +138,11 @@ def build_study_report(
         raise NotFound(f"There is no study named {study_name!r}: pick one from the list.")
     dataset = _dataset(store, study.dataset)
     states = _with_steps(store, studies.study_states(store, study), dataset)
+    log = studies.study_annotations(store, study)
+    if not study.own_labels:  # drawn before studies had labels of their own: the log's, without gold answers
+        log = gold.for_agreement(store, dataset, log)
     tables = build_dashboard(
-        gold.for_agreement(store, dataset, studies.study_annotations(store, study)),
+        log,
         states,
         states,
         {},
@@ -152,6 +156,8 @@ def build_study_report(
     )
     listed = studies.list_studies(store, study.dataset_id)
     progress = listed[listed["study"] == study.name].iloc[0].to_dict()
+    progress["note"] = study_service.status(store, study).note  # per batch, and the stop reason
+    tables.notes.append(f"Study {study.name}: {progress['note']}")  # printed in the report's files too
     return tables, progress
 
 

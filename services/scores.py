@@ -3,7 +3,9 @@
 A predictions file is JSONL (or a JSON list), one object per item: ``id`` (the item's id as
 imported) and at least one of ``earliest_error`` (0-based step, -1 = no error, as ProcessBench),
 ``error_steps`` (1-based step numbers, as PRMBench-V), ``step_scores`` (one number per step; with
-``threshold`` for an earliest error), ``step_confidences`` (P(step correct) per step, ConfProBench).
+``threshold`` for an earliest error), ``step_confidences`` (P(step correct) per step, ConfProBench)
+with ``perturbed_confidences`` (the same on each step's perturbed input, null where none: CRS counts
+only the steps whose variant passed its check in a perturbation-check dataset made from this one).
 The whole file or nothing: every problem is listed with its line, and nothing is stored.
 Importing is an admin's; the scores hold the gold, so adjudicators and admins see them.
 """
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from qc import model_scores
+from qc import model_scores, mpbench_scores
 from services.access import require_admin, require_reviewer
 from services.errors import InvalidInput, NotFound
 from store import predictions as store_predictions
@@ -67,6 +69,9 @@ class ScoreReport:
     by_agreement: pd.DataFrame
     outcomes: pd.DataFrame  # qc.model_scores.item_outcomes
     n_kept: int
+    mpbench: pd.DataFrame  # qc.mpbench_scores.mpbench_table: MPBench's Table 2 per model
+    mpbench_domains: pd.DataFrame  # qc.mpbench_scores.domain_table: its Table 3
+    prmbench_v: pd.DataFrame  # qc.model_scores.prmbench_v_by_type: PRMBench-V's Tables 1 and 5
 
 
 def _dataset(store: Store, name: str) -> Dataset:
@@ -111,8 +116,34 @@ def _numbers(value: Any, name: str, whole: bool) -> list[Any]:
     return out
 
 
-def _prediction(raw: Any, steps: int) -> dict[str, Any]:
-    """One row's prediction fields, checked; ValueError says what is wrong."""
+def _perturbed(value: Any, confidences: list[Any] | None) -> list[Any]:
+    """ConfProBench: P(step correct) on each step's perturbed input, null where the step has none."""
+    if confidences is None:
+        raise ValueError("perturbed_confidences need the step_confidences they are compared with")
+    if not isinstance(value, list) or len(value) != len(confidences):
+        raise ValueError(
+            f"perturbed_confidences needs one entry per step ({len(confidences)}), null where none"
+        )
+    out = [None if v is None else _numbers([v], "perturbed_confidences", whole=False)[0] for v in value]
+    if any(v is not None and not 0.0 <= v <= 1.0 for v in out):
+        raise ValueError("perturbed_confidences are probabilities in [0, 1]")
+    return out
+
+
+def _candidate_scores(value: Any, candidates: int) -> list[Any]:
+    """MPBench's answer aggregation and process search: one score, or one list of step scores, per
+    candidate of the item."""
+    if not isinstance(value, list) or len(value) != candidates:
+        raise ValueError(
+            f"step_scores needs one entry per candidate: {candidates} (a number or a list of step scores)"
+        )
+    return [_numbers(v, "step_scores", whole=False) if isinstance(v, list) else _numbers([v], "step_scores", whole=False)[0]
+            for v in value]  # fmt: skip
+
+
+def _prediction(raw: Any, steps: int, candidates: int | None = None) -> dict[str, Any]:
+    """One row's prediction fields, checked; ValueError says what is wrong. ``candidates``: the
+    item's candidate count where it has candidates (MPBench), whose step_scores are per candidate."""
     if not isinstance(raw, dict):
         raise ValueError(raw if isinstance(raw, str) else "not a JSON object")
     fields = {k: raw[k] for k in store_predictions.PREDICTION_FIELDS if raw.get(k) is not None}
@@ -129,12 +160,18 @@ def _prediction(raw: Any, steps: int) -> dict[str, Any]:
         if any(s < 1 for s in out["error_steps"]):
             raise ValueError("error_steps are 1-based step numbers (1 = the first step)")
     for name in ("step_scores", "step_confidences"):
-        if name in fields:
+        if name == "step_scores" and name in fields and candidates is not None:
+            out[name] = _candidate_scores(fields[name], candidates)
+        elif name in fields:
             out[name] = _numbers(fields[name], name, whole=False)
             if steps and len(out[name]) != steps:
                 raise ValueError(f"{name} has {len(out[name])} values for a chain of {steps} steps")
     if any(not 0.0 <= p <= 1.0 for p in out.get("step_confidences", [])):
         raise ValueError("step_confidences are probabilities in [0, 1]")
+    if "perturbed_confidences" in fields:
+        out["perturbed_confidences"] = _perturbed(
+            fields["perturbed_confidences"], out.get("step_confidences")
+        )
     if "threshold" in fields:
         value = fields["threshold"]
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -180,7 +217,8 @@ def import_predictions(
         item = versions.loc[key] if key is not None else None
         steps = int(item["scored_steps"] or item["original_steps"]) if item is not None else 0
         try:
-            fields = _prediction(raw, steps)
+            meta = json.loads(item["meta"]) if item is not None and isinstance(item["meta"], str) else {}
+            fields = _prediction(raw, steps, mpbench_scores.candidate_count(meta))
         except ValueError as exc:
             problems.append(f"line {number}: {exc}")
             continue
@@ -206,9 +244,12 @@ def score_report(store: Store, user: Annotator, dataset: str) -> ScoreReport:
     """Every model with predictions on the dataset, scored on its kept items (reviewers and admins)."""
     require_reviewer(user)
     target = _dataset(store, dataset)
-    items = model_scores.gold_items(store_predictions.scoring_gold(store, target.id), target.task)
+    gold = store_predictions.scoring_gold(store, target.id)
+    items = model_scores.gold_items(gold, target.task)
     predictions = store_predictions.predictions_frame(store, target.id)
-    outcomes = model_scores.item_outcomes(items, predictions)
+    passed = store_predictions.passed_variants(store, target.name)
+    outcomes = model_scores.item_outcomes(items, predictions, passed)
+    mpbench_items = mpbench_scores.mpbench_items(gold, target.task)
     return ScoreReport(
         dataset=target.name,
         task=target.task,
@@ -219,6 +260,9 @@ def score_report(store: Store, user: Annotator, dataset: str) -> ScoreReport:
         by_agreement=model_scores.scores_by(outcomes, "agreement"),
         outcomes=outcomes,
         n_kept=len(items),
+        mpbench=mpbench_scores.mpbench_table(mpbench_items, predictions),
+        mpbench_domains=mpbench_scores.domain_table(mpbench_items, predictions),
+        prmbench_v=model_scores.prmbench_v_by_type(outcomes),
     )
 
 

@@ -56,6 +56,11 @@ class _Pool:
     # With gold on, fresh items go out in a seeded shuffle: in id order, a gold item (often settled
     # long ago) would stand out by its id.
     fresh_order: list[int] = field(default_factory=list)
+    # agreement studies (store/studies.py): each rater's assigned study items, outside the targets;
+    # pending: annotator -> item -> study, in draw order, until the rater's label is in
+    study_pending: dict[int, dict[int, int]] = field(default_factory=dict)
+    study_assigned: dict[tuple[int, int], int] = field(default_factory=dict)  # (annotator, item) -> study
+    study_skipped: dict[int, set[int]] = field(default_factory=dict)  # annotator -> study items skipped
 
     def live_leases(self, item_id: int, now: datetime) -> dict[int, datetime]:
         leases = self.leases.get(item_id)
@@ -71,7 +76,10 @@ class _Pool:
     def taken_by_others(self, item_id: int, annotator_id: int, now: datetime) -> int:
         done = self.done.get(item_id, set())
         live = self.live_leases(item_id, now)
-        return len(done - {annotator_id}) + sum(1 for w in live if w != annotator_id and w not in done)
+        # a study rater's lease on an item open in the gate (a pilot study) takes no place of the gate's
+        return len(done - {annotator_id}) + sum(
+            1 for w in live if w != annotator_id and w not in done and (w, item_id) not in self.study_assigned
+        )
 
     def eligible(
         self, item_id: int, annotator_id: int, now: datetime, *, allow_skipped: bool = False
@@ -79,6 +87,8 @@ class _Pool:
         if item_id not in self.target or annotator_id in self.done.get(item_id, ()):
             return False
         if item_id in self.gold:  # handed out only on a gold turn
+            return False
+        if (annotator_id, item_id) in self.study_assigned:  # theirs to rate in a study, not to gate
             return False
         if not allow_skipped and item_id in self.skipped.get(annotator_id, {}):
             return False
@@ -90,7 +100,7 @@ class _Pool:
             self.leases.get(previous, {}).pop(annotator_id, None)
         self.leases.setdefault(item_id, {})[annotator_id] = now + timedelta(seconds=seconds)
         self.held[annotator_id] = item_id
-        if item_id not in self.gold:
+        if item_id not in self.gold and (annotator_id, item_id) not in self.study_assigned:
             self.started.setdefault(item_id, None)
 
     def end_lease(self, item_id: int, annotator_id: int, first_label: bool) -> None:
@@ -116,6 +126,19 @@ class _Pool:
         if not fresh:
             return None
         return min(fresh, key=lambda i: hashlib.sha256(f"{annotator_id}:{i}".encode()).digest())
+
+    def study_turn(self, annotator_id: int, *, skipped: bool = False) -> int | None:
+        """The rater's next study item (their assignments in draw order), before any other work:
+        a study's batch waits for its last label, and after the gate is done a study is all there is.
+        Items they skipped come back only when ``skipped`` (after their other work)."""
+        pending = self.study_pending.get(annotator_id)
+        if not pending:
+            return None
+        passed = self.study_skipped.get(annotator_id, set())
+        for item_id in pending:
+            if (item_id in passed) == skipped:
+                return item_id
+        return None
 
     def close(self, item_id: int) -> None:
         self.target.pop(item_id, None)
@@ -183,6 +206,13 @@ class Scheduler:
                         "AND a.version_id = i.current_version_id WHERE a.dataset_id = ? AND a.annotator_id = ?",
                         [dataset_id, annotator_id],
                     )
+                ) + int(  # and their study items (each counts once per study)
+                    db.scalar(
+                        "SELECT count(*) FROM study_assignments a JOIN studies st ON st.id = a.study_id "
+                        "WHERE st.dataset_id = ? AND a.annotator_id = ? AND EXISTS (SELECT 1 FROM study_labels l "
+                        "WHERE l.study_id = a.study_id AND l.item_id = a.item_id AND l.annotator_id = a.annotator_id)",
+                        [dataset_id, annotator_id],
+                    )
                 )
             return pool.mine[annotator_id]
 
@@ -197,6 +227,8 @@ class Scheduler:
         others filled the item), or 'no' (the item was never handed to this annotator)."""
         with self.lock:
             pool = self.pool(db, dataset_id)
+            if item_id in pool.study_pending.get(annotator_id, {}):  # assigned to them: no capacity to lose
+                return "leased"
             if item_id in pool.gold:  # no capacity to run out of: a lapsed lease may still answer
                 if item_id in pool.gold_seen.get(annotator_id, ()):
                     return "no"
@@ -261,9 +293,30 @@ class Scheduler:
             pool.end_lease(item_id, annotator_id, first_label)
             pool.gold_seen.setdefault(annotator_id, set()).add(item_id)
 
+    def study_of(self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int) -> int | None:
+        """The study this annotator rates this item for (a label of theirs on it goes there), or None."""
+        with self.lock:
+            return self.pool(db, dataset_id).study_assigned.get((annotator_id, item_id))
+
+    def record_study(self, dataset_id: int, item_id: int, annotator_id: int, *, first_label: bool) -> None:
+        """After a committed study label: the lease ends and the assignment is done."""
+        with self.lock:
+            pool = self._pools.get(dataset_id)
+            if pool is None:
+                return
+            pool.end_lease(item_id, annotator_id, first_label)
+            pool.study_pending.get(annotator_id, {}).pop(item_id, None)
+            pool.study_skipped.get(annotator_id, set()).discard(item_id)
+
 
 def _carry_leases(old: _Pool, new: _Pool) -> None:
+    for who, skipped in old.study_skipped.items():
+        new.study_skipped[who] = {i for i in skipped if i in new.study_pending.get(who, {})}
     for item_id, leases in old.leases.items():
+        for who, until in leases.items():
+            if item_id in new.study_pending.get(who, {}):  # a study item in hand stays in hand
+                new.leases.setdefault(item_id, {})[who] = until
+                new.held[who] = item_id
         if item_id in new.target:
             for who, until in leases.items():
                 if who not in new.done.get(item_id, ()):
@@ -289,11 +342,11 @@ def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
     ):
         pool.target[item_id] = target
         pool.order.append(item_id)
-    # Open study items are handed out before fresh ones, so a study completes while work goes on.
+    # Items a study drawn before migration 10 reopened go out before fresh ones, as they did then.
     for (item_id,) in db.fetchall(
         "SELECT si.item_id FROM study_items si JOIN studies st ON st.id = si.study_id "
         "JOIN item_state s ON s.item_id = si.item_id WHERE st.dataset_id = ? AND s.status = 'open' "
-        "ORDER BY si.study_id, si.item_id",
+        "AND NOT coalesce(st.own_labels, false) ORDER BY si.study_id, si.item_id",
         [dataset_id],
     ):
         pool.started.setdefault(item_id, None)
@@ -311,7 +364,22 @@ def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
     ):
         pool.skipped.setdefault(annotator_id, {})[item_id] = when
     _load_gold(db, dataset_id, pool)
+    _load_studies(db, dataset_id, pool)
     return pool
+
+
+def _load_studies(db: Store | Tx, dataset_id: int, pool: _Pool) -> None:
+    """Every study assignment of the dataset; those without the rater's label yet are pending."""
+    for study_id, item_id, annotator_id, labelled in db.fetchall(
+        "SELECT a.study_id, a.item_id, a.annotator_id, EXISTS (SELECT 1 FROM study_labels l "
+        "WHERE l.study_id = a.study_id AND l.item_id = a.item_id AND l.annotator_id = a.annotator_id) "
+        "FROM study_assignments a JOIN studies st ON st.id = a.study_id WHERE st.dataset_id = ? "
+        "ORDER BY a.study_id, a.batch, a.item_id",
+        [dataset_id],
+    ):
+        pool.study_assigned[(int(annotator_id), int(item_id))] = int(study_id)
+        if not labelled:
+            pool.study_pending.setdefault(int(annotator_id), {})[int(item_id)] = int(study_id)
 
 
 def _load_gold(db: Store | Tx, dataset_id: int, pool: _Pool) -> None:
@@ -351,8 +419,16 @@ def claim_next(
         held = pool.held.get(annotator_id)
         if held is not None and annotator_id in pool.live_leases(held, now):
             return Claim(held, resumed=True)
+        study_item = pool.study_turn(annotator_id)
+        if study_item is not None:
+            pool.lease(study_item, annotator_id, now, lease_seconds)
+            return Claim(study_item, resumed=False)
         item_id = _next_open(pool, annotator_id, now)
         if item_id is None:
+            study_item = pool.study_turn(annotator_id, skipped=True)  # what they skipped, last
+            if study_item is not None:
+                pool.lease(study_item, annotator_id, now, lease_seconds)
+                return Claim(study_item, resumed=False)
             return None
         gold = pool.gold_turn(dataset_id, annotator_id)
         pool.claims[annotator_id] = pool.claims.get(annotator_id, 0) + 1
@@ -393,6 +469,9 @@ def claim_item(
         pool = scheduler.pool(db, dataset_id)
         if annotator_id in pool.done.get(item_id, ()):
             return "done"
+        if item_id in pool.study_pending.get(annotator_id, {}):  # their study item opens like any
+            pool.lease(item_id, annotator_id, now, lease_seconds)
+            return "leased"
         if item_id in pool.gold and annotator_id in pool.live_leases(item_id, now):
             return "leased"  # the gold item they hold opens like any item they hold
         if item_id not in pool.target:
@@ -408,6 +487,15 @@ def claim_item(
 def release(db: Store, annotator_id: int, item_id: int, dataset_id: int, now: datetime) -> None:
     """Skip: the item goes back to the pool for everyone else at once; the skip is remembered."""
     scheduler = _scheduler(db)
+    with scheduler.lock:
+        pool = scheduler.pool(db, dataset_id)
+        if item_id in pool.study_pending.get(annotator_id, {}):
+            # a skipped study item stays theirs: it comes back after their other work
+            pool.leases.get(item_id, {}).pop(annotator_id, None)
+            if pool.held.get(annotator_id) == item_id:
+                del pool.held[annotator_id]
+            pool.study_skipped.setdefault(annotator_id, set()).add(item_id)
+            return
     with db.writing() as tx:
         tx.execute(
             "INSERT INTO assignments (item_id, annotator_id, dataset_id, status, leased_at, expires_at, updated_at) "

@@ -22,6 +22,7 @@ from store.errors import StoreRequestError
 from store.images import image_path
 from store.items import _VERSION_COLUMNS, _ids, _insert_columns, _write_versions, content_hash
 from store.records import ItemRecord
+from store.study_bundles import read_studies, study_annotators, study_people, write_studies
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -58,7 +59,8 @@ def read_bundle(
     """Everything about the chosen datasets as plain lists of dicts, in a canonical order.
 
     Keys: datasets, versions (one per item version, with steps and image hashes), states, images
-    (hash -> mime, size, file path), annotators and annotations (empty without the log).
+    (hash -> mime, size, file path), annotators and annotations (empty without the log), gold (the
+    items marked gold: label, source, who, when, the labels on the item before the marking).
     Order: datasets by name; items by dataset name then id (the order they were created in);
     versions by number; annotations by id (arrival order). With `item_ids`, the versions, states and
     log of those items only (the datasets and annotators stay whole: the caller keeps what it needs).
@@ -120,13 +122,31 @@ def read_bundle(
         annotators = db.records(
             "SELECT u.name, u.role, u.removed_at IS NOT NULL AS removed FROM annotators u "
             "WHERE u.id IN (SELECT a.annotator_id FROM annotations a JOIN datasets d ON d.id = a.dataset_id "
+            f"{where}) OR u.id IN (SELECT g.marked_by FROM gold g JOIN datasets d ON d.id = g.dataset_id "
             f"{where}) ORDER BY u.name",
-            params,
+            params + params,
         )
-    for group in (datasets, versions, states, annotations, annotators):
+    # Gold marks, named portably: the gold version by number, and where answers start by how many
+    # labels on the item came before the marking (ids differ in the database the bundle goes to).
+    gold = db.records(
+        "SELECT d.name AS dataset, i.external_id, v.version, g.label, g.source, u.name AS marked_by, "
+        "g.marked_at, (SELECT count(*) FROM annotations a WHERE a.item_id = g.item_id "
+        "AND a.id <= g.after_annotation) AS labels_before FROM gold g JOIN items i ON i.id = g.item_id "
+        "JOIN datasets d ON d.id = i.dataset_id JOIN item_versions v ON v.id = g.version_id "
+        f"LEFT JOIN annotators u ON u.id = g.marked_by {item_where} ORDER BY d.name, i.id",
+        item_params,
+    )
+    for group in (datasets, versions, states, annotations, annotators, gold):
         for entry in group:
             for key, value in entry.items():
                 entry[key] = _iso(value)
+    # Agreement studies (store.study_bundles): whole studies, their labels with the log, and
+    # annotator lines for the people they name that the log did not.
+    studies, study_labels = read_studies(db, dataset_id, with_log=with_log, item_ids=item_ids)
+    named = {p["name"] for p in annotators}
+    extra = study_annotators(db, study_people(studies, study_labels) - named)
+    if extra:
+        annotators = sorted(annotators + extra, key=lambda p: p["name"])
     return {
         "datasets": datasets,
         "versions": versions,
@@ -134,6 +154,9 @@ def read_bundle(
         "images": images,
         "annotators": annotators,
         "annotations": annotations,
+        "gold": gold,
+        "studies": studies,
+        "study_labels": study_labels,
     }
 
 
@@ -153,6 +176,7 @@ class BundleItem:
     created_at: str | None
     versions: list[BundleVersion]
     state: dict[str, Any] | None
+    gold: dict[str, Any] | None = None  # the gold mark (label, source, version, marked_by, ...)
 
 
 @dataclass
@@ -163,6 +187,8 @@ class ParsedBundle:
     items: list[BundleItem] = field(default_factory=list)
     annotators: list[dict[str, Any]] = field(default_factory=list)
     annotations: list[dict[str, Any]] = field(default_factory=list)
+    studies: list[dict[str, Any]] = field(default_factory=list)  # each with its file line under "_line"
+    study_labels: list[dict[str, Any]] = field(default_factory=list)  # the same
 
 
 @dataclass
@@ -171,6 +197,9 @@ class BundleSummary:
     items: int = 0
     versions: int = 0
     annotations: int = 0
+    gold: int = 0
+    studies: int = 0
+    study_labels: int = 0
 
 
 def write_bundle(tx: Tx, bundle: ParsedBundle, rename: str | None = None) -> BundleSummary:
@@ -280,6 +309,10 @@ def write_bundle(tx: Tx, bundle: ParsedBundle, rename: str | None = None) -> Bun
     summary.versions = len(vids)
     summary.items = len(item_ids)
     summary.annotations = _write_log(tx, bundle, dataset_ids, version_ids)
+    summary.gold = _write_gold(tx, bundle, dataset_ids, version_ids)
+    summary.studies, summary.study_labels = write_studies(
+        tx, bundle.studies, bundle.study_labels, dataset_ids, version_ids
+    )
     scheduler = tx.store.scheduler
     for dataset_id in dataset_ids.values():
         tx.after_commit(functools.partial(scheduler.invalidate, dataset_id))
@@ -332,6 +365,7 @@ def _write_log(
         frame = pd.DataFrame({"id": _ids(tx, "annotation_ids", len(stamps)), **rows})
         frame["seconds_spent"] = pd.array(spent, dtype="Float64")
         frame["created_at"] = pd.to_datetime(pd.Series(stamps, dtype="object"))
+        _refuse_known_requests(tx, frame)
         _with_frames(
             tx,
             {"_blog": frame},
@@ -342,6 +376,53 @@ def _write_log(
             ],
         )
     return len(stamps)
+
+
+def _refuse_known_requests(tx: Tx, frame: pd.DataFrame) -> None:
+    """A label's request id names it once: a log that repeats ids of this database's own labels was
+    exported from it, and importing it again would count those labels twice."""
+    with tx.reading_frame("_blog_ids", frame[["request_id"]]) as reader:
+        known, example = reader.fetchone(
+            "SELECT count(*), min(b.request_id) FROM _blog_ids b JOIN annotations a ON a.request_id = b.request_id"
+        ) or (0, None)
+    if known:
+        raise BundleConflict(
+            f"{known} label(s) of the file's annotation log are in this database already (request id "
+            f"{example!r}): the file was exported from it. Import it into another database, or export "
+            "it again without the log to copy the items only"
+        )
+
+
+def _write_gold(
+    tx: Tx,
+    bundle: ParsedBundle,
+    dataset_ids: dict[str, int],
+    version_ids: dict[tuple[str, str, int], tuple[int, int]],
+) -> int:
+    """The items' gold marks; labels after the first ``labels_before`` on an item are answers again."""
+    marked = 0
+    for item in bundle.items:
+        if not item.gold:
+            continue
+        g = item.gold
+        key = (item.dataset, item.external_id, int(g["version"]))
+        if key not in version_ids:
+            raise BundleConflict(f"item {item.external_id!r}'s gold names version {key[2]}, not in the file")
+        iid, vid = version_ids[key]
+        before = int(g.get("labels_before") or 0)
+        after = 0
+        if before > 0:
+            ids = tx.fetchall("SELECT id FROM annotations WHERE item_id = ? ORDER BY id", [iid])
+            after = int(ids[min(before, len(ids)) - 1][0]) if ids else 0
+        who = tx.scalar("SELECT id FROM annotators WHERE name = ?", [g.get("marked_by")])
+        tx.execute(
+            "INSERT INTO gold (item_id, dataset_id, version_id, label, source, marked_by, marked_at, "
+            "after_annotation) VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?)",
+            [iid, dataset_ids[item.dataset], vid, json.dumps(g["label"], sort_keys=True), g["source"], who,
+             g["marked_at"], after],
+        )  # fmt: skip
+        marked += 1
+    return marked
 
 
 def _decision(state: dict[str, Any] | None) -> str | None:

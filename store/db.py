@@ -88,6 +88,12 @@ class _Reader(ABC):
         with _engine_errors(self.engine):
             return self.engine.df(self._cursor(), sql, params)
 
+    def df_chunks(self, sql: str, params: Sequence[Any] | None, rows: int) -> Iterator[pd.DataFrame]:
+        """The result in frames of about `rows` rows, read as they are asked for (a whole export).
+        Between two frames the caller must not use this thread's cursor on DuckDB."""
+        with _engine_errors(self.engine):
+            yield from self.engine.df_chunks(self._cursor(), sql, params, rows)
+
     @contextmanager
     def reading_frame(self, name: str, frame: pd.DataFrame) -> Iterator[_Reader]:
         """Let SQL join against a data frame (a list of ids, say) for the length of a block."""

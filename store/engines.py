@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
+import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from datetime import date, datetime
 from pathlib import Path
@@ -54,6 +55,12 @@ class Engine(ABC):
 
     @abstractmethod
     def df(self, con: Any, sql: str, params: Sequence[Any] | None) -> pd.DataFrame: ...
+
+    @abstractmethod
+    def df_chunks(
+        self, con: Any, sql: str, params: Sequence[Any] | None, rows: int
+    ) -> Iterator[pd.DataFrame]:
+        """The result in frames of about `rows` rows, read from the database as they are asked for."""
 
     @abstractmethod
     def executemany(self, con: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
@@ -147,6 +154,16 @@ class DuckDBEngine(Engine):
 
     def df(self, con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None) -> pd.DataFrame:
         return con.execute(sql, params or []).df()
+
+    def df_chunks(
+        self, con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None, rows: int
+    ) -> Iterator[pd.DataFrame]:
+        cursor = con.execute(sql, params or [])
+        while True:
+            frame = cursor.fetch_df_chunk(max(1, rows // 2048))  # DuckDB counts vectors of 2048 rows
+            if frame.empty:
+                return
+            yield frame
 
     def executemany(self, con: duckdb.DuckDBPyConnection, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         con.executemany(sql, rows)
@@ -254,11 +271,34 @@ class PostgresEngine(Engine):
             return pd.DataFrame({n: pd.Series(dtype=object) for n in names})
         return pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
 
+    def df_chunks(
+        self, con: Any, sql: str, params: Sequence[Any] | None, rows: int
+    ) -> Iterator[pd.DataFrame]:
+        # A server-side cursor (kept past a commit: reads run in autocommit): the server holds the rest.
+        with con.cursor(name=f"stepgate_{uuid.uuid4().hex}", withhold=True) as cursor:
+            cursor.execute(_placeholders(sql), _values(params))
+            while True:
+                batch = cursor.fetchmany(rows)
+                if not batch:
+                    return
+                names = [d.name for d in cursor.description]
+                yield pd.DataFrame.from_records(batch, columns=names, coerce_float=True)
+
     def executemany(self, con: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         con.cursor().executemany(_placeholders(sql), [_values(r) for r in rows])
 
     def register(self, con: Any, name: str, frame: pd.DataFrame | pa.Table) -> None:
         columns = _columns(frame)
+        for column, (kind, values) in columns.items():
+            if kind == _UNTYPED:  # no value to tell: the type of the store's column of that name
+                found = con.execute(
+                    "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+                    "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 "
+                    "AND a.attname = %s LIMIT 1",
+                    [column],
+                ).fetchone()
+                columns[column] = (found[0] if found else "TEXT", values)
         spec = ", ".join(f'"{c}" {t}' for c, (t, _) in columns.items())
         quoted = ", ".join(f'"{c}"' for c in columns)
         cur = con.cursor()
@@ -375,6 +415,9 @@ def _values(params: Sequence[Any] | None) -> list[Any]:
     return [v.item() if hasattr(v, "item") and not isinstance(v, bytes | str) else v for v in params or []]
 
 
+_UNTYPED = "untyped"  # a column of only NULLs: register() looks its type up
+
+
 def _pg_type(values: list[Any]) -> str:
     for v in values:
         if v is None:
@@ -392,7 +435,7 @@ def _pg_type(values: list[Any]) -> str:
         if isinstance(v, date):
             return "DATE"
         return "TEXT"
-    return "TEXT"
+    return _UNTYPED
 
 
 _ARROW_TYPES = {

@@ -34,6 +34,8 @@ __all__ = [
     "gold_items",
     "is_gold",
     "item_ids_by_ref",
+    "latest_labels",
+    "majority_label",
     "mark_gold",
     "unmark_gold",
 ]
@@ -132,9 +134,34 @@ def gold_answer_ids(db: Store | Tx, dataset_id: int | None = None) -> set[int]:
     return {int(r[0]) for r in rows}
 
 
+def latest_labels(db: Store | Tx, item_id: int) -> list[dict[str, Any]]:
+    """Each annotator's latest label on the item's current version (no rulings, no gold answers)."""
+    rows = db.fetchall(
+        "SELECT a.annotator_id, a.payload FROM annotations a JOIN items i ON i.id = a.item_id "
+        f"AND a.version_id = i.current_version_id WHERE a.item_id = ? AND a.task <> '{RULING}' "
+        "AND a.id NOT IN (SELECT a2.id FROM annotations a2 JOIN gold g ON g.item_id = a2.item_id "
+        "AND a2.id > g.after_annotation) ORDER BY a.id",
+        [item_id],
+    )
+    return list({who: json.loads(payload) for who, payload in rows}.values())
+
+
+def majority_label(labels: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each field's majority value over the labels; a tied field is left out (no accepted value)."""
+    label: dict[str, Any] = {}
+    for key in dict.fromkeys(k for payload in labels for k in payload):
+        votes = Counter(json.dumps(p[key], sort_keys=True) for p in labels if key in p)
+        (top, count), *rest = votes.most_common()
+        if rest and rest[0][1] == count:
+            continue
+        label[key] = json.loads(top)
+    return label
+
+
 def accepted_label(db: Store | Tx, item_id: int) -> tuple[dict[str, Any], str] | None:
-    """An item's accepted label and where it comes from: the latest ruling ("adjudicated"), else, once
-    the item is settled, each field's majority over its annotators' latest labels ("consensus")."""
+    """An item's accepted label and where it comes from: the latest ruling ("adjudicated": its payload,
+    which services.gold turns into label fields), else, once the item is settled, each field's
+    majority over its annotators' latest labels ("consensus")."""
     ruling = db.fetchone(
         "SELECT a.payload FROM annotations a JOIN items i ON i.id = a.item_id "
         f"AND a.version_id = i.current_version_id WHERE a.item_id = ? AND a.task = '{RULING}' "
@@ -146,21 +173,5 @@ def accepted_label(db: Store | Tx, item_id: int) -> tuple[dict[str, Any], str] |
     status = db.scalar("SELECT status FROM item_state WHERE item_id = ?", [item_id])
     if status is None or status == "open":
         return None
-    rows = db.fetchall(
-        "SELECT a.annotator_id, a.payload FROM annotations a JOIN items i ON i.id = a.item_id "
-        f"AND a.version_id = i.current_version_id WHERE a.item_id = ? AND a.task <> '{RULING}' "
-        "AND a.id NOT IN (SELECT a2.id FROM annotations a2 JOIN gold g ON g.item_id = a2.item_id "
-        "AND a2.id > g.after_annotation) ORDER BY a.id",
-        [item_id],
-    )
-    latest = {who: json.loads(payload) for who, payload in rows}
-    if not latest:
-        return None
-    label: dict[str, Any] = {}
-    for key in dict.fromkeys(k for payload in latest.values() for k in payload):
-        votes = Counter(json.dumps(p[key], sort_keys=True) for p in latest.values() if key in p)
-        (top, count), *rest = votes.most_common()
-        if rest and rest[0][1] == count:
-            continue  # a tie is no accepted value for this field
-        label[key] = json.loads(top)
+    label = majority_label(latest_labels(db, item_id))
     return (label, "consensus") if label else None

@@ -18,7 +18,7 @@ from store.records import ImageData
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
-__all__ = ["image_hash", "image_path", "save_image"]
+__all__ = ["image_files", "image_hash", "image_path", "save_image"]
 
 _EXT = {
     "image/png": ".png",
@@ -55,6 +55,12 @@ def save_image(tx: Tx, image: ImageData) -> str:
         [digest, image.mime, image.width, image.height, len(image.data)],
     )
     return digest
+
+
+def image_files(db: Store | Tx) -> dict[str, Path]:
+    """Every stored image's file by its hash, in one query (for reads of many items at once)."""
+    rows = db.fetchall("SELECT hash, mime FROM images")
+    return {digest: _file_for(db.store.data_dir, digest, mime) for digest, mime in rows}
 
 
 def image_path(db: Store | Tx, digest: str) -> Path | None:

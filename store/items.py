@@ -7,8 +7,9 @@ reimported, edited, regenerated); items.current_version_id points at the newest 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +20,13 @@ import pyarrow as pa
 from store.cache import MISS
 from store.datasets import Dataset, get_or_create_dataset, initial_target
 from store.errors import written
-from store.images import image_hash, image_path, save_image
+from store.fastjson import canonical_bytes
+from store.images import image_files, image_hash, image_path, save_image
 from store.records import ItemRecord
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
+    from store.engines import Engine
 
 __all__ = [
     "ItemView",
@@ -31,8 +34,10 @@ __all__ = [
     "add_version",
     "content_hash",
     "current_version_id",
+    "existing_versions",
     "get_item",
     "item_ids",
+    "items_frames",
     "position",
     "prefetch",
     "step_counts",
@@ -97,8 +102,17 @@ class ItemView:
 
 
 def content_hash(record: ItemRecord) -> str:
-    """What makes two imports of an item the same: its content, not where it was read from."""
-    body = {
+    """What makes two imports of an item the same: its content, not where it was read from.
+
+    sha256 of json.dumps(content_body(record), sort_keys=True, default=str, separators=(",", ":")),
+    byte for byte (every stored hash was made so), computed faster by store.fastjson.
+    """
+    return hashlib.sha256(canonical_bytes(content_body(record))).hexdigest()
+
+
+def content_body(record: ItemRecord) -> dict[str, Any]:
+    """The fields content_hash hashes: changing any of them makes a new version on re-import."""
+    return {
         "question": record.question,
         "steps": record.steps,
         "reference_answer": record.reference_answer,
@@ -114,34 +128,16 @@ def content_hash(record: ItemRecord) -> str:
         "images": [image_hash(i.data) for i in record.images],
         "meta": record.meta,
     }
-    return hashlib.sha256(
-        json.dumps(body, sort_keys=True, default=str, separators=(",", ":")).encode()
-    ).hexdigest()
 
 
-def _version_row(
-    record: ItemRecord, vid: int, item_id: int, version: int, parent: int | None, reason: str, digest: str
-) -> list[Any]:
-    return [
-        vid,
-        item_id,
-        version,
-        parent,
-        reason,
-        digest,
-        record.question,
-        record.reference_answer,
-        record.reference_solution,
-        record.error_type,
-        record.rationale,
-        record.source,
-        record.final_answer_correct,
-        record.earliest_error,
-        _json_list(record.error_steps),
-        _json_list(record.modified_steps),
-        _json_list(record.options),
-        json.dumps(record.meta, default=str) if record.meta else "{}",
-    ]
+def _meta_text(meta: dict[str, Any]) -> str:
+    """json.dumps(meta, default=str); the encoder json keeps for plain calls when nothing needs str()."""
+    if not meta:
+        return "{}"
+    try:
+        return json.dumps(meta)
+    except TypeError:
+        return json.dumps(meta, default=str)
 
 
 def _json_list(values: list[Any]) -> str:
@@ -154,10 +150,10 @@ def _ids(tx: Tx, sequence: str, n: int) -> list[int]:
     return [r[0] for r in tx.fetchall(f"SELECT nextval('{sequence}') FROM generate_series(1, ?)", [n])]
 
 
-def _insert_columns(tx: Tx, table: str, columns: dict[str, list[Any]], types: dict[str, pa.DataType]) -> None:
+def _insert_columns(tx: Tx, table: str, columns: dict[str, Any], types: dict[str, pa.DataType]) -> None:
     """Bulk insert through an Arrow table: no per-row Python work on the DuckDB side."""
     first = next(iter(columns.values()))
-    if not first:
+    if len(first) == 0:
         return
     arrow = pa.table({name: pa.array(values, type=types.get(name)) for name, values in columns.items()})
     name = f"_incoming_{table}"
@@ -184,35 +180,77 @@ _VERSION_TYPES = {
 }
 
 
+def _repeated_texts(values: list[str], counts: np.ndarray) -> pa.DictionaryArray:
+    """values[i] repeated counts[i] times, as Arrow keeps a column of few distinct texts (role names)."""
+    distinct = list(dict.fromkeys(values))
+    code = {v: i for i, v in enumerate(distinct)}
+    indices = np.repeat(np.fromiter((code[v] for v in values), np.int32, len(values)), counts)
+    return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(distinct, type=pa.string()))
+
+
 def _write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:
     """pending: (record, item_id, version, parent_id, reason, hash) -> the new version ids."""
     vids = _ids(tx, "version_ids", len(pending))
-    version_rows, image_rows = [], []
-    # Steps are the bulk of an import (8-12 per item): build them as columns, not rows.
-    step_vid: list[int] = []
-    step_role: list[str] = []
-    step_pos: list[int] = []
-    step_text: list[str] = []
-    for vid, (record, item_id, version, parent, reason, digest) in zip(vids, pending, strict=True):
-        version_rows.append(_version_row(record, vid, item_id, version, parent, reason, digest))
-        for role, texts in record.steps.items():
-            n = len(texts)
-            step_vid.extend([vid] * n)
-            step_role.extend([role] * n)
-            step_pos.extend(range(n))
-            step_text.extend(texts)
-        for pos, image in enumerate(record.images):
-            image_rows.append([vid, pos, save_image(tx, image)])
-    columns = {c: [row[i] for row in version_rows] for i, c in enumerate(_VERSION_COLUMNS)}
-    _insert_columns(tx, "item_versions", columns, _VERSION_TYPES)
+    records = [p[0] for p in pending]
+    # Built column by column (no per-row lists): an import writes tens of thousands of rows per chunk.
+    columns: dict[str, list[Any]] = {
+        "id": vids,
+        "item_id": [p[1] for p in pending],
+        "version": [p[2] for p in pending],
+        "parent_id": [p[3] for p in pending],
+        "reason": [p[4] for p in pending],
+        "content_hash": [p[5] for p in pending],
+        "question": [r.question for r in records],
+        "reference_answer": [r.reference_answer for r in records],
+        "reference_solution": [r.reference_solution for r in records],
+        "error_type": [r.error_type for r in records],
+        "rationale": [r.rationale for r in records],
+        "source": [r.source for r in records],
+        "final_answer_correct": [r.final_answer_correct for r in records],
+        "earliest_error": [r.earliest_error for r in records],
+        "error_steps": [_json_list(r.error_steps) for r in records],
+        "modified_steps": [_json_list(r.modified_steps) for r in records],
+        "options": [_json_list(r.options) for r in records],
+        "meta": [_meta_text(r.meta) for r in records],
+    }
+    _insert_columns(tx, "item_versions", {c: columns[c] for c in _VERSION_COLUMNS}, _VERSION_TYPES)
+    # Steps are the bulk of an import (8-12 per item): one list of texts, the rest computed in numpy.
+    lists = [
+        (vid, role, texts) for vid, r in zip(vids, records, strict=True) for role, texts in r.steps.items()
+    ]
+    counts = np.fromiter((len(t) for _, _, t in lists), dtype=np.int64, count=len(lists))
+    total = int(counts.sum())
+    starts = np.cumsum(counts) - counts
     _insert_columns(
         tx,
         "steps",
-        {"version_id": step_vid, "role": step_role, "position": step_pos, "text": step_text},
-        {"version_id": pa.int64(), "position": pa.int32()},
+        {
+            "version_id": np.repeat(np.fromiter((v for v, _, _ in lists), np.int64, len(lists)), counts),
+            "role": _repeated_texts([role for _, role, _ in lists], counts),
+            "position": (np.arange(total, dtype=np.int64) - np.repeat(starts, counts)).astype(np.int32),
+            "text": list(itertools.chain.from_iterable(t for _, _, t in lists)),
+        },
+        {"version_id": pa.int64(), "position": pa.int32(), "text": pa.string()},
     )
+    image_rows = [
+        [vid, pos, save_image(tx, image)]
+        for vid, r in zip(vids, records, strict=True)
+        for pos, image in enumerate(r.images)
+    ]
     _insert_frame(tx, "version_images", ["version_id", "position", "image_hash"], image_rows)
     return vids
+
+
+def existing_versions(tx: Tx, dataset_id: int) -> dict[str, tuple[int, int, int, str]]:
+    """external id -> (item id, current version id, version, content hash) for a dataset's items."""
+    return {
+        row[0]: (row[1], row[2], row[3], row[4])
+        for row in tx.fetchall(
+            "SELECT i.external_id, i.id, v.id, v.version, v.content_hash FROM items i "
+            "JOIN item_versions v ON v.id = i.current_version_id WHERE i.dataset_id = ?",
+            [dataset_id],
+        )
+    }
 
 
 def write_records(
@@ -221,17 +259,16 @@ def write_records(
     task: str,
     records: Sequence[ItemRecord],
     source_format: str | None = None,
+    existing: dict[str, tuple[int, int, int, str]] | None = None,
 ) -> WriteSummary:
-    """Store parsed records: new ids become items, changed content a new version, the rest nothing."""
+    """Store parsed records: new ids become items, changed content a new version, the rest nothing.
+
+    ``existing``: the dataset's items as existing_versions read them before the first of several
+    chunks of one file (ids are unique within a file); read here when not given.
+    """
     dataset = get_or_create_dataset(tx, dataset_name, task, source_format)
-    existing = {
-        row[0]: (row[1], row[2], row[3], row[4])
-        for row in tx.fetchall(
-            "SELECT i.external_id, i.id, v.id, v.version, v.content_hash FROM items i "
-            "JOIN item_versions v ON v.id = i.current_version_id WHERE i.dataset_id = ?",
-            [dataset.id],
-        )
-    }
+    if existing is None:
+        existing = existing_versions(tx, dataset.id)
     summary = WriteSummary(dataset=dataset.name)
     fresh: list[tuple[ItemRecord, str]] = []
     changed: list[tuple[ItemRecord, str, int, int, int]] = []
@@ -247,21 +284,25 @@ def write_records(
             changed.append((record, digest, known[0], known[1], known[2]))
 
     new_item_ids = _ids(tx, "item_ids", len(fresh))
-    _insert_frame(
-        tx,
-        "items",
-        ["id", "dataset_id", "external_id"],
-        [[iid, dataset.id, r.external_id] for iid, (r, _) in zip(new_item_ids, fresh, strict=True)],
-    )
     pending: list[tuple[ItemRecord, int, int, int | None, str, str]] = [
         (r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)
     ]
     pending += [(r, iid, ver + 1, vid, "reimported", h) for r, h, iid, vid, ver in changed]
     vids = _write_versions(tx, pending)
-
+    # A new item is written with its first version as current: no UPDATE over the items table,
+    # which a large import would otherwise join against once per chunk.
+    _insert_frame(
+        tx,
+        "items",
+        ["id", "dataset_id", "external_id", "current_version_id"],
+        [
+            [iid, dataset.id, r.external_id, vid]
+            for iid, (r, _), vid in zip(new_item_ids, fresh, vids[: len(fresh)], strict=True)
+        ],
+    )
     touched = [(p[1], vid) for p, vid in zip(pending, vids, strict=True)]
-    if touched:
-        frame = pd.DataFrame(touched, columns=["item_id", "version_id"])
+    if changed:
+        frame = pd.DataFrame(touched[len(fresh) :], columns=["item_id", "version_id"])
         tx.register("_touched", frame)
         try:
             tx.execute(
@@ -269,24 +310,30 @@ def write_records(
             )
         finally:
             tx.unregister("_touched")
-    _reset_state(tx, dataset, [iid for iid, _ in touched])
+    _reset_state(tx, dataset, [c[2] for c in changed], new_items=new_item_ids)
     summary.added = len(fresh)
     summary.new_versions = len(changed)
     summary.item_ids.extend(iid for iid, _ in touched)
     return summary
 
 
-def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int]) -> None:
-    """A new version starts its gating afresh; the old version's labels stay in the log."""
-    if not item_ids:
+def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int], new_items: Sequence[int] = ()) -> None:
+    """A new version starts its gating afresh; the old version's labels stay in the log.
+
+    ``new_items``: items made in this transaction, which have no state or leases to remove yet.
+    """
+    if not item_ids and not new_items:
         return
     tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
     tx.forget_after_commit()
-    frame = pd.DataFrame({"item_id": item_ids})
+    frame = pd.DataFrame(
+        {"item_id": [*new_items, *item_ids], "known": [False] * len(new_items) + [True] * len(item_ids)}
+    )
     tx.register("_reset", frame)
     try:
-        tx.execute("DELETE FROM item_state WHERE item_id IN (SELECT item_id FROM _reset)")
-        tx.execute("DELETE FROM assignments WHERE item_id IN (SELECT item_id FROM _reset)")
+        if item_ids:
+            tx.execute("DELETE FROM item_state WHERE item_id IN (SELECT item_id FROM _reset WHERE known)")
+            tx.execute("DELETE FROM assignments WHERE item_id IN (SELECT item_id FROM _reset WHERE known)")
         tx.execute(
             "INSERT INTO item_state (item_id, dataset_id, target, status) "
             "SELECT item_id, ?, ?, 'open' FROM _reset",
@@ -454,6 +501,29 @@ def items_frame(
     latest label on the current version (annotator, payload, seconds_spent, created_at), by arrival.
     With `item_ids`, those items only (an export of a Browse filter reads no more than it writes).
     """
+    sql, params = _items_query(db.engine, dataset_id, item_ids)
+    frame = db.df(sql, params)
+    return _with_files_and_labels(frame, _image_files(db, frame))
+
+
+def items_frames(
+    db: Store | Tx, dataset_id: int | None = None, *, rows: int = 50_000
+) -> Iterator[pd.DataFrame]:
+    """items_frame a frame of about ``rows`` items at a time, in item order, for a whole export.
+
+    The rows are fetched from DuckDB as the caller writes them out, so a million items never sit
+    in memory as Python objects at once. Between two frames the caller must not use this thread's
+    cursor (the result is read from it): nothing here queries while the frames are read.
+    """
+    files = _image_files(db, None)
+    sql, params = _items_query(db.engine, dataset_id, None)
+    for frame in db.df_chunks(sql, params, rows):
+        yield _with_files_and_labels(frame, files)
+
+
+def _items_query(
+    engine: Engine, dataset_id: int | None, item_ids: Sequence[int] | None
+) -> tuple[str, list[Any]]:
     conditions: list[str] = []
     params: list[Any] = []
     if dataset_id is not None:
@@ -463,7 +533,7 @@ def items_frame(
         conditions.append("i.id IN (SELECT unnest(CAST(? AS BIGINT[])))")
         params.append([int(i) for i in item_ids])
     where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
-    labels = db.engine.records_agg(
+    labels = engine.records_agg(
         {
             "annotator": "u.name",
             "payload": "a.payload",
@@ -472,10 +542,11 @@ def items_frame(
         },
         "a.id",
     )
-    frame = db.df(
+    return (
         "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
         "GROUP BY version_id, role), "
-        f"sj AS (SELECT version_id, {db.engine.map_agg('role', 'texts')} AS steps FROM s GROUP BY version_id), "
+        f"sj AS (SELECT version_id, {engine.map_agg('role', 'texts', 'role')} AS steps FROM s "
+        "GROUP BY version_id), "
         "im AS (SELECT version_id, array_agg(image_hash ORDER BY position) AS images FROM version_images "
         "GROUP BY version_id), "
         "latest AS (SELECT max(id) AS id FROM annotations GROUP BY item_id, version_id, annotator_id), "
@@ -492,22 +563,35 @@ def items_frame(
         f"{where} ORDER BY i.id",
         params,
     )
-    # DuckDB hands a missing list to pandas as NA: an item with no images or no labels has [].
-    frame["images"] = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"]]
-    frame["labels"] = [list(x) if isinstance(x, list | np.ndarray) else [] for x in frame["labels"]]
+
+
+def _image_files(db: Store | Tx, frame: pd.DataFrame | None) -> dict[str, str | None]:
+    """Image hash -> its file in the store, for the images of ``frame`` (None: every image)."""
+    if frame is None:
+        return {digest: str(path) for digest, path in image_files(db).items()}
     files: dict[str, str | None] = {}
-    for hashes in frame["images"]:
-        for digest in hashes:
+    for hashes in frame["images"].tolist():
+        for digest in hashes if isinstance(hashes, list | np.ndarray) else []:
             if digest not in files:
                 found = image_path(db, digest)
                 files[digest] = str(found) if found is not None else None
-    frame["image_files"] = [[files[h] for h in hashes if files[h]] for hashes in frame["images"]]
+    return files
+
+
+def _with_files_and_labels(frame: pd.DataFrame, files: dict[str, str | None]) -> pd.DataFrame:
+    """Image hashes become `image_files`, labels get their payloads read; no query (see items_frames)."""
+    # DuckDB hands a missing list to pandas as NA: an item with no images or no labels has [].
+    # One pass over plain lists per column (a Series walked cell by cell costs several times more).
+    images = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"].tolist()]
+    frame["image_files"] = [[files[h] for h in hashes if files.get(h)] if hashes else [] for hashes in images]
     frame["labels"] = [
         [
             {**entry, "payload": json.loads(entry["payload"]), "created_at": str(entry["created_at"])}
             for entry in labels
         ]
-        for labels in frame["labels"]
+        if isinstance(labels, list | np.ndarray)
+        else []
+        for labels in frame["labels"].tolist()
     ]
     return frame.drop(columns=["images"])
 

@@ -33,7 +33,10 @@ _FILLED = (
     " WHERE a.item_id = ? AND a.annotator_id <> ?), "
     "(SELECT count(*) FROM assignments l WHERE l.item_id = ? AND l.annotator_id <> ? "
     " AND l.status = 'leased' AND l.expires_at > ? AND NOT EXISTS ("
-    f"  SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = l.item_id AND a.annotator_id = l.annotator_id)), "
+    f"  SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = l.item_id AND a.annotator_id = l.annotator_id) "
+    # a study rater's lease takes no place of the gate's (store/assignments.py, taken_by_others)
+    " AND NOT EXISTS (SELECT 1 FROM study_assignments sa WHERE sa.item_id = l.item_id "
+    "  AND sa.annotator_id = l.annotator_id)), "
     f"EXISTS (SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = ? AND a.annotator_id = ?)"
 )
 _FULL = 1 << 30  # what taken_by_others says of an item it cannot give now
@@ -183,6 +186,8 @@ class SharedScheduler(Scheduler):
             "SELECT expires_at FROM assignments WHERE item_id = ? AND annotator_id = ? AND status = 'leased'",
             [item_id, annotator_id],
         )
+        if self.study_of(db, dataset_id, item_id, annotator_id) is not None:  # a study rater's own item
+            return super().may_label(db, dataset_id, item_id, annotator_id, now)
         if self.is_gold(db, dataset_id, item_id):  # no capacity to run out of
             verdict = super().may_label(db, dataset_id, item_id, annotator_id, now)
             return "leased" if verdict == "leased" or row is not None else verdict
@@ -228,7 +233,10 @@ def _fingerprint(db: Store | Tx, dataset_id: int) -> tuple[object, ...]:
         "(SELECT count(*) FROM items WHERE dataset_id = ?), "
         "(SELECT max(current_version_id) FROM items WHERE dataset_id = ?), "
         "(SELECT count(*) FROM gold WHERE dataset_id = ?), "
-        "(SELECT count(*) FROM study_items si JOIN studies st ON st.id = si.study_id WHERE st.dataset_id = ?)",
-        [dataset_id] * 5,
+        "(SELECT count(*) FROM study_items si JOIN studies st ON st.id = si.study_id WHERE st.dataset_id = ?), "
+        "(SELECT count(*) FROM study_assignments sa JOIN studies st ON st.id = sa.study_id "
+        " WHERE st.dataset_id = ?), "
+        "(SELECT count(*) FROM study_labels sl JOIN studies st ON st.id = sl.study_id WHERE st.dataset_id = ?)",
+        [dataset_id] * 7,
     )
     return tuple(row) if row else ()

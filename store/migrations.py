@@ -251,6 +251,72 @@ CREATE TABLE gold (
 CREATE INDEX gold_dataset ON gold (dataset_id)
 """
 
+# Agreement studies with labels of their own (issues 16 and 20): a study never reopens an item or
+# writes its gate decision. Its raters (study_raters) are assigned per item at draw time
+# (study_assignments, K raters who had not seen the item), and what they answer goes to study_labels,
+# an append-only log of its own (a correction is a new row; ids from the annotation log's sequence so
+# that an id names one label). Sequential studies draw batches (study_items.batch) under a stopping
+# rule (study_rules) until the interval is narrow enough or the cap. Studies drawn before this
+# migration keep reading the annotation log (studies.own_labels false).
+_V10_STUDY_LABELS = """
+ALTER TABLE studies ADD COLUMN kept_only BOOLEAN DEFAULT FALSE;
+ALTER TABLE studies ADD COLUMN own_labels BOOLEAN DEFAULT FALSE;
+ALTER TABLE study_items ADD COLUMN batch INTEGER DEFAULT 1;
+CREATE TABLE study_raters (
+    study_id INTEGER NOT NULL,
+    annotator_id INTEGER NOT NULL,
+    PRIMARY KEY (study_id, annotator_id)
+);
+CREATE TABLE study_assignments (
+    study_id INTEGER NOT NULL,
+    item_id BIGINT NOT NULL,
+    annotator_id INTEGER NOT NULL,
+    batch INTEGER NOT NULL,
+    assigned_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (study_id, item_id, annotator_id)
+);
+CREATE INDEX study_assignments_annotator ON study_assignments (annotator_id);
+CREATE TABLE study_labels (
+    id BIGINT PRIMARY KEY DEFAULT nextval('annotation_ids'),
+    request_id VARCHAR NOT NULL UNIQUE,
+    study_id INTEGER NOT NULL,
+    item_id BIGINT NOT NULL,
+    version_id BIGINT NOT NULL,
+    annotator_id INTEGER NOT NULL,
+    payload VARCHAR NOT NULL,
+    seconds_spent DOUBLE PRECISION,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE INDEX study_labels_study ON study_labels (study_id);
+CREATE TABLE study_rules (
+    study_id INTEGER PRIMARY KEY,
+    field VARCHAR NOT NULL,
+    target DOUBLE PRECISION NOT NULL,
+    batch INTEGER NOT NULL,
+    cap INTEGER NOT NULL,
+    confidence DOUBLE PRECISION NOT NULL,
+    adjust VARCHAR NOT NULL,
+    stopped_by VARCHAR,
+    stopped_at TIMESTAMP
+)
+"""
+
+# API tokens for scripts (migration 11, issue 17): only a SHA-256 of the token is kept (the token is
+# 32 random bytes, so a fast hash is enough); a token acts with its owner's current role until revoked.
+_V11_API_TOKENS = """
+CREATE SEQUENCE api_token_ids START 1;
+CREATE TABLE api_tokens (
+    id INTEGER PRIMARY KEY DEFAULT nextval('api_token_ids'),
+    annotator_id INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    token_hash VARCHAR NOT NULL UNIQUE,
+    prefix VARCHAR NOT NULL,
+    created_by VARCHAR,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    revoked_at TIMESTAMP
+)
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -265,6 +331,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (7, "job queue: attempts, backoff, claims, loops; generator settings", _V7_JOB_QUEUE),
     (8, "model predictions per model and item version", _V8_PREDICTIONS),
     (9, "gold items: accepted labels that calibrate annotators", _V9_GOLD),
+    (10, "agreement studies with their own raters, labels and stopping rules", _V10_STUDY_LABELS),
+    (11, "API tokens for scripts, stored hashed", _V11_API_TOKENS),
 ]
 
 

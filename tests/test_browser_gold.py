@@ -34,6 +34,13 @@ def _calibrated_db(tmp_path: Path) -> tuple[Path, list[str]]:
 
 def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path, page) -> None:
     db, more = _calibrated_db(tmp_path)
+    with Store(db) as store:  # two items nobody labelled yet, for a file's gold column
+        fresh = [r for (r,) in store.fetchall(
+            "SELECT i.external_id FROM items i JOIN item_state s ON s.item_id = i.id JOIN datasets d "
+            "ON d.id = i.dataset_id WHERE d.name = ? AND s.status = 'open' ORDER BY i.id LIMIT 2", [DATASET]
+        )]  # fmt: skip
+    column = tmp_path / "gold-column.csv"
+    column.write_text("item,gold\n" + "".join(f'{r},"{{""original"": ""correct""}}"\n' for r in fresh))
     with running(db, "--no-demo") as server:
         login(page, server.url, "lead", PASSWORD)
         alert = page.locator("#home-hello").get_by_text(
@@ -46,14 +53,23 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         page.locator("#gold-items textarea, #gold-items input").first.fill(", ".join(more))
         page.locator("#gold-mark").click()
         page.locator("#gold-mark-status").get_by_text("marked 4 item(s) gold").wait_for(timeout=30_000)
+        # and two more from a file's gold column
+        page.locator("#gold-file input[type=file]").set_input_files(column)
+        page.locator("#gold-id-column textarea, #gold-id-column input").first.fill("item")
+        page.locator("#gold-label-column textarea, #gold-label-column input").first.fill("gold")
+        page.locator("#gold-mark-file").click()
+        page.locator("#gold-mark-status").get_by_text("marked 2 item(s) gold").wait_for(timeout=30_000)
 
         page.locator("#gold-show").click()
         status = page.locator("#gold-status")
-        status.get_by_text("12 gold item(s)").wait_for(timeout=30_000)
+        status.get_by_text("14 gold item(s)").wait_for(timeout=30_000)
         assert "bad on prmbench-step-review" in status.inner_text() and "0% right" in status.inner_text()
+        assert "at least 5 of them" in status.inner_text()  # the rule says how many answers it takes
         table = page.locator("#gold-table").inner_text()
         assert "bad" in table and "below" in table
+        assert "median s/gold item" in table and "5.000" in table  # time per item (5 s a label)
         assert len(page.locator("#gold-list").inner_text().split("consensus")) > 12
+        assert all(r in page.locator("#gold-list").inner_text() for r in fresh)
 
         page.locator("#gold-annotator input").click()
         page.get_by_role("option", name="bad", exact=True).click()
@@ -63,3 +79,21 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         screenshot(page, "gold-calibration")
     out = cli("gold", "alerts", db=db).stdout
     assert out.startswith("bad on prmbench-step-review")
+
+
+def test_an_annotator_sees_their_own_gold_accuracy_only_where_the_dataset_allows_it(
+    tmp_path: Path, page
+) -> None:
+    db, _ = _calibrated_db(tmp_path)
+    with running(db, "--no-demo") as server:
+        login(page, server.url, "bad", PASSWORD)
+        hello = page.locator("#home-hello")
+        hello.get_by_text("Hello").first.wait_for(timeout=30_000)
+        assert "Checked items" not in hello.inner_text()  # gold_feedback is off by default
+        cli("datasets", "set", DATASET, "gold_feedback=1", db=db)
+        page.reload()
+        page.wait_for_selector("#logout-link", timeout=30_000)
+        hello.get_by_text("Checked items").wait_for(timeout=30_000)
+        text = hello.inner_text()
+        assert "right" in text and "95% interval" in text and "not counted yet" in text
+        assert "Gold check" not in text  # the admins' alert is not for annotators

@@ -20,6 +20,8 @@ def _pick(page, dropdown: str, option: str) -> None:
 def test_admin_opens_a_preset_plans_a_study_and_draws_it(tmp_path: Path, page) -> None:
     db = tmp_path / "plan.duckdb"
     cli("users", "add", "lead", "--role", "admin", "--password", PASSWORD, db=db)
+    for name in ("ann", "bea"):  # the study's raters (every annotator, by default)
+        cli("users", "add", name, "--role", "annotator", "--password", PASSWORD, db=db)
     with running(db) as server:
         login(page, server.url, "lead", PASSWORD)
         page.get_by_role("tab", name="QC dashboard").click()
@@ -49,6 +51,7 @@ def test_admin_opens_a_preset_plans_a_study_and_draws_it(tmp_path: Path, page) -
         # start the planned study: 95 items for 2 blind raters
         page.locator("#qc-study-name textarea, #qc-study-name input").first.fill("planned IAA")
         page.locator("#qc-study-n input").fill("95")
+        page.locator("#qc-study-kept input").uncheck()  # nothing is kept yet in a new database: a pilot
         page.locator("#qc-study-draw").click()
         page.locator("#qc-study-status").get_by_text("95 items").wait_for(timeout=60_000)
         assert "planned IAA" in page.locator("#qc-studies-table").inner_text()

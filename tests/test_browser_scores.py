@@ -102,3 +102,30 @@ def test_download_a_preset_table(tmp_path: Path, page) -> None:
         counts = [int(c.strip(" \\")) for c in samples.split("&")[1:]]
         assert sum(counts) == len(gold)  # every kept item in one column of Table 2
         screenshot(page, "scores-preset")
+
+
+def test_mpbench_table_with_its_averaging_in_the_scores_tab(tmp_path: Path, page) -> None:
+    from tests.test_mpbench_scores import DATASET as MPBENCH
+    from tests.test_mpbench_scores import SHARP, _jsonl, mpbench_store
+
+    db = tmp_path / "mpbench.duckdb"
+    cli("users", "add", "lead", "--role", "admin", "--password", PASSWORD, db=db)
+    with Store(db) as store:
+        admin = mpbench_store(store, tmp_path)
+        scores.import_predictions(
+            store, admin, _jsonl(tmp_path / "s.jsonl", SHARP), model="sharp", dataset=MPBENCH
+        )
+    with running(db) as server:
+        login(page, server.url, "lead", PASSWORD)
+        page.get_by_role("tab", name="Scores").click()
+        expect(page.locator("#sc-status")).to_contain_text("kept item(s)", timeout=30_000)
+        table = page.locator("#sc-mpbench")
+        # Overall = ((50.0 + 85.7)/2 + 50.0 + 100.0)/3 = 72.6; delta = 72.6 - 31.8 = +40.8 (by hand)
+        expect(table).to_contain_text("sharp", timeout=30_000)
+        expect(table).to_contain_text("72.6")
+        expect(table).to_contain_text("+40.8")
+        domains = page.locator("#sc-mpbench-domains")
+        expect(domains).to_contain_text("science")
+        expect(domains).to_contain_text("+59.1")  # AA on science: 100.0 - 40.9
+        expect(page.locator("#sc-prmbench-v")).to_contain_text("Overall")  # PRMBench-V's table beside it
+        screenshot(page, "scores-mpbench")

@@ -187,3 +187,103 @@ def test_the_share_decides_and_gold_never_outlasts_other_work(team) -> None:
         )
     assert len(set(handed) & gold_ids) < len(gold_ids)  # gold was left when the other work ran out...
     assert len(handed) == len(set(handed))  # ...and none was handed out after it
+
+
+def test_calibration_shows_agreement_with_consensus_and_time_per_item(team) -> None:
+    store, lead, gold_ids = team
+    update_settings(store, DATASET, {"annotators_per_item": 3, "gold_percent": 0})
+    people = {name: users.add_user(store, name, "annotator") for name in ("xa", "yb", "zc")}
+    payloads = {"xa": GOOD, "yb": GOOD, "zc": WRONG}
+    handed = {name: _work(store, who, 6, lambda _, n=name: payloads[n]) for name, who in people.items()}
+    assert handed["xa"] == handed["yb"] == handed["zc"] and not set(handed["xa"]) & gold_ids
+    rows = gold_service.calibration(store, lead, DATASET).table.set_index("annotator")
+    # two of three agree on every item: they match the consensus on every field, the third on none
+    assert rows.loc["xa", "consensus_agreement"] == rows.loc["yb", "consensus_agreement"] == 1.0
+    assert rows.loc["zc", "consensus_agreement"] == 0.0
+    assert rows.loc["xa", "median_seconds_all"] == 5.0  # every label took 5 s (tests.gold_support)
+    assert rows.loc["zc", "dawid_skene_accuracy"] < rows.loc["xa", "dawid_skene_accuracy"]
+
+
+def test_an_adjudicated_item_is_gold_with_the_label_of_the_side_the_ruling_took(demo_store: Store) -> None:
+    """A ruling stores the word (keep); the gold label is the label of those it sided with."""
+    from services import adjudicate
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    update_settings(demo_store, DATASET, {"annotators_per_item": 2})
+    first, second = (users.add_user(demo_store, n, "annotator") for n in ("ann", "bea"))
+    item = _work(demo_store, first, 1, lambda _: GOOD)[0]
+    assert _work(demo_store, second, 1, lambda _: WRONG) == [item]
+    assert get_item_state(demo_store, item).status == "disputed"
+    assert adjudicate.rule(demo_store, lead, item, "keep") == "complete"
+    ref = demo_store.scalar("SELECT external_id FROM items WHERE id = ?", [item])
+    assert gold_service.mark_items(demo_store, lead, DATASET, [ref]).marked == [ref]
+    (gold,) = gold_store.gold_items(demo_store, get_dataset(demo_store, DATASET).id)
+    # the ruling kept the item: its gold label is the keeping side's label, which an answer can match
+    assert gold.source == "adjudicated" and gold.label == GOOD
+    assert answer_correct(GOOD, gold.label) and not answer_correct(WRONG, gold.label)
+
+
+def test_a_finished_studys_items_its_raters_agreed_on_become_gold_and_say_so(demo_store: Store) -> None:
+    from services import studies
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    raters = [users.add_user(demo_store, name, "annotator") for name in ("ann", "bea")]
+    studies.draw_study(
+        demo_store,
+        lead,
+        dataset=DATASET,
+        name="pilot",
+        n_items=4,
+        raters=2,
+        stratify_by=None,
+        seed=1,
+        kept_only=False,
+        rater_names=["ann", "bea"],
+    )
+    before = gold_service.mark_study(demo_store, lead, "pilot")
+    assert before.marked == [] and all("0 of the study's 2 raters" in s for s in before.skipped)
+    for rater in raters:  # study items are handed out first
+        _work(demo_store, rater, 4, lambda _: GOOD)
+    outcome = gold_service.mark_study(demo_store, lead, "pilot")
+    assert len(outcome.marked) == 4 and outcome.skipped == []
+    marked = gold_store.gold_items(demo_store, get_dataset(demo_store, DATASET).id)
+    assert {g.source for g in marked} == {"study"} and all(g.label == GOOD for g in marked)
+
+
+def test_a_study_item_its_raters_disagreed_on_does_not_become_gold(demo_store: Store) -> None:
+    from services import studies
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    ann, bea = (users.add_user(demo_store, name, "annotator") for name in ("ann", "bea"))
+    studies.draw_study(
+        demo_store,
+        lead,
+        dataset=DATASET,
+        name="split",
+        n_items=3,
+        raters=2,
+        stratify_by=None,
+        seed=2,
+        kept_only=False,
+        rater_names=["ann", "bea"],
+    )
+    _work(demo_store, ann, 3, lambda _: GOOD)
+    _work(demo_store, bea, 3, lambda _: WRONG)
+    outcome = gold_service.mark_study(demo_store, lead, "split")
+    assert outcome.marked == [] and len(outcome.skipped) == 3
+    assert all("disagreed" in why for why in outcome.skipped)
+    assert gold_store.gold_items(demo_store, get_dataset(demo_store, DATASET).id) == []
+
+
+def test_the_dashboard_counts_no_answer_on_a_gold_item_unless_the_admin_includes_them(team) -> None:
+    from services.reports import build_dataset_report
+
+    store, _, gold_ids = team
+    bad = users.add_user(store, "bad", "annotator")
+    handed = _work(store, bad, 20, lambda _: WRONG)
+    answers = len(set(handed) & gold_ids)
+    assert answers > 0
+    total = len(annotations_frame(store, get_dataset(store, DATASET).id))
+    assert build_dataset_report(store, DATASET, n_boot=50).n_labels == total - answers
+    update_settings(store, DATASET, {"gold_in_agreement": 1})
+    assert build_dataset_report(store, DATASET, n_boot=50).n_labels == total

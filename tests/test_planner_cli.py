@@ -48,6 +48,7 @@ def test_plan_for_a_coefficient_states_the_simulation_error() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "(by simulation)" in done.stdout and "+/-" in done.stdout and "seed 0" in done.stdout
+    assert "spread over the simulated studies" in done.stdout  # which interval it is, beside it
 
 
 @pytest.mark.parametrize(

@@ -175,7 +175,8 @@ def test_error_steps_and_scalar_scores_give_prmbench_v_scores(demo_store: Store,
         "WHERE i.dataset_id = ? ORDER BY i.id LIMIT 3",
         [dataset.id],
     )
-    gold = {str(e): json.loads(s) for e, s in rows}
+    # The store's positions are 0-based; a predictions file names PRMBench-V's 1-based step numbers.
+    gold = {str(e): [p + 1 for p in json.loads(s)] for e, s in rows}
     assert all(gold.values())
     exact = [{"id": e, "error_steps": s} for e, s in gold.items()]
     scores.import_predictions(
@@ -185,6 +186,13 @@ def test_error_steps_and_scalar_scores_give_prmbench_v_scores(demo_store: Store,
     row = report.table.set_index("model").loc["exact"]
     assert (row["strict_accuracy"], row["precision"], row["recall"]) == (1.0, 1.0, 1.0)
     assert report.n_kept == 3 and math.isnan(row["css"])
+    # PRMBench-V's Tables 1 and 5: per error type, then Overall over the three items
+    by_type = report.prmbench_v.set_index(["model", "error_type"])
+    assert (
+        by_type.loc[("exact", "Overall"), "n_items"] == 3
+        and by_type.loc[("exact", "Overall"), "accuracy"] == 1.0
+    )
+    assert by_type.drop(("exact", "Overall"))["n_items"].sum() == 3
 
 
 def test_the_command_line_imports_predictions(tmp_path: Path, capsys) -> None:
@@ -227,9 +235,10 @@ def test_confidences_give_css_ccs_and_a_reliability_diagram(demo_store: Store, t
         "WHERE i.dataset_id = ? ORDER BY i.id LIMIT 4",
         [dataset.id],
     )
-    # A judge sure of every correct step (0.9) and half-sure of every wrong one (0.4).
+    # A judge sure of every correct step (0.9) and half-sure of every wrong one (0.4); the store's
+    # error positions are 0-based.
     judged = [
-        {"id": e, "step_confidences": [0.4 if n in json.loads(s) else 0.9 for n in range(1, k + 1)]}
+        {"id": e, "step_confidences": [0.4 if n in json.loads(s) else 0.9 for n in range(k)]}
         for e, s, k in rows
     ]
     path = write_jsonl(tmp_path / "conf.jsonl", judged)
@@ -295,3 +304,155 @@ def test_the_threshold_is_chosen_on_gsm8k_as_processbench_did() -> None:
         everywhere["threshold"].iloc[0] == pytest.approx(0.65)
         and everywhere["threshold_on"].iloc[0] == "all kept items"
     )
+
+
+def test_scores_by_human_difficulty_and_agreement_show_where_models_fail_what_humans_found_hard(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    # Earliest error: three annotators agree at once on every item but one, where a fourth settles it.
+    people = [_user(demo_store, n, "annotator") for n in ("ann", "bea", "cid", "dan")]
+    dataset = get_dataset(demo_store, DATASET)
+    hard: int | None = None
+    for who in people[:3]:
+        for _ in range(4):
+            got = work.next_item(demo_store, who, dataset, annotate.now_utc())
+            assert got is not None
+            hard = hard or got.item.item_id
+            label = 1 if (who.name == "bea" and got.item.item_id == hard) else 0
+            annotate.submit(demo_store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
+                            payload={"earliest_error": label}, request_id=str(uuid.uuid4()))  # fmt: skip
+    while (got := work.next_item(demo_store, people[3], dataset, annotate.now_utc())) is not None:
+        annotate.submit(demo_store, annotator=people[3], item_id=got.item.item_id, version_id=got.item.version_id,
+                        payload={"earliest_error": 0}, request_id=str(uuid.uuid4()))  # fmt: skip
+        if got.item.item_id == hard:
+            break
+    settled = dict(
+        demo_store.fetchall("SELECT item_id, settled_at FROM item_state WHERE status = 'consensus'")
+    )
+    assert settled[hard] == 4 and set(settled.values()) == {3, 4}
+    refs = dict(demo_store.fetchall("SELECT id, external_id FROM items WHERE id IN (SELECT item_id FROM item_state WHERE status = 'consensus')"))  # fmt: skip
+    admin = _user(demo_store, "lead", "admin")
+    # The model is right where the humans agreed at once, and wrong on the item that took four.
+    rows = [{"id": refs[i], "earliest_error": -1 if i == hard else 0} for i in refs]
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "m.jsonl", rows), model="m", dataset=DATASET
+    )
+    by = scores.score_report(demo_store, admin, DATASET).by_agreement.set_index(["model", "agreement"])
+    assert by.loc[("m", "3/3"), "accuracy"] == 1.0 and by.loc[("m", "3/3"), "items"] == len(refs) - 1
+    assert by.loc[("m", "3/4"), "accuracy"] == 0.0 and by.loc[("m", "3/4"), "items"] == 1
+
+
+def test_scores_by_the_reviewers_difficulty(demo_store: Store, tmp_path: Path) -> None:
+    from tests.gold_support import label_items
+
+    name = "prmbench-step-review"
+    _user(demo_store, "ann", "annotator")
+    easy = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
+    hard = {**easy, "difficulty": "hard"}
+    handed = label_items(demo_store, "ann", 6, lambda item_id: easy if item_id % 2 else hard)
+    admin = _user(demo_store, "lead", "admin")
+    earliest = dict(demo_store.fetchall(
+        "SELECT i.external_id, v.earliest_error FROM items i JOIN item_versions v ON v.id = i.current_version_id"
+    ))  # fmt: skip
+    # right (the stored earliest error) on easy items, a missed error on hard ones
+    rows = [{"id": ref, "earliest_error": earliest[ref] if item_id % 2 else -1} for item_id, ref in handed]
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "d.jsonl", rows), model="m", dataset=name
+    )
+    by = scores.score_report(demo_store, admin, name).by_difficulty.set_index(["model", "difficulty"])
+    n_easy = sum(1 for item_id, _ in handed if item_id % 2)
+    assert by.loc[("m", "easy"), "accuracy"] == 1.0 and by.loc[("m", "easy"), "items"] == n_easy
+    assert by.loc[("m", "hard"), "accuracy"] == 0.0 and by.loc[("m", "hard"), "items"] == 6 - n_easy
+
+
+def test_crs_counts_only_steps_whose_perturbed_variant_passed_its_check(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    import sys
+
+    from qc.confidence import confidence_scores
+    from services import jobs, perturbation
+    from tests.gold_support import label_items
+    from tests.test_perturbation_check import _check
+
+    name = "prmbench-step-review"
+    _user(demo_store, "ann", "annotator")
+    ((item_id, ref),) = label_items(
+        demo_store,
+        "ann",
+        1,
+        lambda _: {"original": "correct", "modification": "reasonable", "difficulty": "easy"},
+    )
+    admin = _user(demo_store, "lead", "admin")
+    n, wrong = demo_store.fetchone(
+        "SELECT (SELECT count(*) FROM steps st WHERE st.version_id = v.id AND st.role = 'modified'), v.error_steps "
+        "FROM items i JOIN item_versions v ON v.id = i.current_version_id WHERE i.id = ?",
+        [item_id],
+    )
+    # The check dataset's first units are the first steps of the first item (the one scored here).
+    fake = [sys.executable, str(Path(__file__).parent / "fake_generator.py")]
+    jobs.configure(demo_store, None, {"backend": "command", "command": fake})
+    perturbation.create_check_dataset(demo_store, None, name, "syn", "synonym", role="modified", limit=2)
+    jobs.run_pending(demo_store)
+    first = _check(demo_store, "cleo", "syn", "synonym", passes=True)
+    second = _check(demo_store, "cleo", "syn", "synonym", passes=False)  # re-queued: not passed
+    assert {first.meta["perturbation"]["step"], second.meta["perturbation"]["step"]} == {1, 2}
+    assert first.meta["perturbation"]["source_item"] == ref
+    passed = first.meta["perturbation"]["step"]
+
+    p = [0.9] * n
+    after = [0.1] * n  # the judge flips on every perturbed step but the passed one, which barely moves
+    after[passed - 1] = 0.88
+    row = {"id": ref, "step_confidences": p, "perturbed_confidences": after}
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "c.jsonl", [row]), model="judge", dataset=name
+    )
+    crs = scores.score_report(demo_store, admin, name).table.set_index("model").loc["judge", "crs"]
+    gold = [0 if k in json.loads(wrong) else 1 for k in range(n)]
+    expected = confidence_scores(
+        p, gold, [None] * n, p_perturbed=[after[k] if k + 1 == passed else None for k in range(n)]
+    )["crs"]
+    everything = confidence_scores(p, gold, [None] * n, p_perturbed=after)["crs"]
+    assert crs == pytest.approx(expected) and not math.isnan(crs)
+    assert not math.isclose(expected, everything)  # the failed variant would have changed it
+
+    no_pair = {"id": ref, "step_confidences": p, "perturbed_confidences": [0.5] * (n + 1)}
+    with pytest.raises(InvalidInput, match="one entry per step"):
+        scores.import_predictions(
+            demo_store, admin, write_jsonl(tmp_path / "x.jsonl", [no_pair]), model="x", dataset=name
+        )
+
+
+def test_scores_by_agreement_on_a_review_split_unanimous_or_adjudicated(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    from services import adjudicate
+    from store.datasets import update_settings
+    from tests.gold_support import label_items
+
+    name = "prmbench-step-review"
+    update_settings(demo_store, name, {"annotators_per_item": 2})
+    easy = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}
+    reject = {"original": "incorrect", "modification": "unreasonable"}
+    for who in ("ann", "bea"):
+        _user(demo_store, who, "annotator")
+    first = label_items(demo_store, "ann", 3, lambda _: easy)
+    # bea: the same on the first item, another difficulty on the second, a reject on the third
+    second = label_items(demo_store, "bea", 3, lambda i: {first[0][0]: easy, first[1][0]: {**easy, "difficulty": "hard"}}.get(i, reject))  # fmt: skip
+    assert [i for i, _ in second] == [i for i, _ in first]
+    admin = _user(demo_store, "lead", "admin")
+    adjudicate.rule(demo_store, admin, first[2][0], "keep")
+    earliest = dict(demo_store.fetchall(
+        "SELECT i.external_id, v.earliest_error FROM items i JOIN item_versions v ON v.id = i.current_version_id"
+    ))  # fmt: skip
+    # right on the unanimous item, wrong (a missed error) on the split and the adjudicated one
+    rows = [
+        {"id": ref, "earliest_error": earliest[ref] if k == 0 else -1} for k, (_, ref) in enumerate(first)
+    ]
+    scores.import_predictions(
+        demo_store, admin, write_jsonl(tmp_path / "a.jsonl", rows), model="m", dataset=name
+    )
+    by = scores.score_report(demo_store, admin, name).by_agreement.set_index(["model", "agreement"])[
+        "accuracy"
+    ]
+    assert by.to_dict() == {("m", "unanimous (2)"): 1.0, ("m", "split (2)"): 0.0, ("m", "adjudicated"): 0.0}

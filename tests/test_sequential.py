@@ -67,13 +67,17 @@ def test_a_drawn_study_is_judged_under_the_rule_from_its_labels(demo_store) -> N
     from services.errors import InvalidInput
     from services.studies import draw_study
     from store import users
-    from tests.gold_support import label_items
+    from tests.gold_support import GOOD, label, label_items
 
     lead = users.add_user(demo_store, "lead", "admin")
-    for name in ("ann", "bea"):
+    for name in ("ann", "bea", "cid"):
         users.add_user(demo_store, name, "annotator")
-    draw_study(demo_store, lead, dataset="prmbench-step-review", name="iaa", n_items=60, raters=2, seed=3)
-    for k, name in enumerate(("ann", "bea")):
+    label(demo_store, "ann", 70, GOOD)  # the gate keeps 70 items
+    draw_study(
+        demo_store, lead, dataset="prmbench-step-review", name="iaa", n_items=60, raters=2, seed=3,
+        rater_names=["bea", "cid"],
+    )  # fmt: skip
+    for k, name in enumerate(("bea", "cid")):
         # they disagree on the original chain of one item in ten
         label_items(
             demo_store,
@@ -94,3 +98,147 @@ def test_a_drawn_study_is_judged_under_the_rule_from_its_labels(demo_store) -> N
     assert running.stopped_by == "running" and running.n_items == 60
     with pytest.raises(InvalidInput, match="no labels"):
         planning.sequential_study(demo_store, lead, "iaa", target=0.05, batch=20, field="nope")
+
+
+def _rate_all_pending(store, names, payload_for) -> int:
+    """Each rater labels every study item the panel hands them, until none is pending: labels given."""
+    import uuid
+
+    from services import annotate
+    from store import studies, users, work
+    from store.datasets import get_dataset
+
+    dataset = get_dataset(store, "prmbench-step-review")
+    given = 0
+    while True:
+        before = given
+        for name in names:
+            who = users.get_user(store, name)
+            while True:
+                mine = {
+                    i
+                    for s in studies.list_studies(store)["study"]
+                    for i, raters in studies.assigned_raters(store, studies.get_study(store, s).id).items()
+                    if name in raters
+                }
+                labelled = {
+                    r[0]
+                    for r in store.fetchall(
+                        "SELECT item_id FROM study_labels WHERE annotator_id = ?", [who.id]
+                    )
+                }
+                if not mine - labelled:
+                    break
+                got = work.next_item(store, who, dataset, annotate.now_utc())
+                assert got is not None and got.item.item_id in mine - labelled  # study items come first
+                annotate.submit(
+                    store,
+                    annotator=who,
+                    item_id=got.item.item_id,
+                    version_id=got.item.version_id,
+                    payload=payload_for(name, got.item.item_id),
+                    request_id=uuid.uuid4().hex,
+                    seconds_spent=4.0,
+                )
+                given += 1
+        if given == before:
+            return given
+
+
+def _simulated_team(item_id: int, name: str, agreement: float) -> dict:
+    """bea always finds the modification reasonable; cid agrees with her on a seeded share of items."""
+    import hashlib
+
+    draw = int.from_bytes(hashlib.sha256(f"team:{item_id}".encode()).digest()[:8], "big") / 2**64
+    reasonable = name == "bea" or draw < agreement
+    return {
+        "original": "correct",
+        "modification": "reasonable" if reasonable else "unreasonable",
+        "difficulty": "easy",
+    }
+
+
+def test_a_sequential_study_draws_batches_and_stops_at_the_target_width(demo_store) -> None:
+    from services import studies as study_service
+    from services.reports import build_study_report
+    from store import studies, users
+    from store.state import states_frame
+    from tests.gold_support import GOOD, label
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    for name in ("ann", "bea", "cid"):
+        users.add_user(demo_store, name, "annotator")
+    label(demo_store, "ann", 220, GOOD)  # the gate keeps 220 items
+    gate = states_frame(demo_store).drop(columns=["settled_at"]).to_json()
+    rule = study_service.Sequential(target=0.08, batch=20)
+    study = study_service.draw_study(
+        demo_store, lead, dataset="prmbench-step-review", name="seq", n_items=200, raters=2,
+        rater_names=["bea", "cid"], sequential=rule, seed=5,
+    )  # fmt: skip
+    assert study.n_items == 20 and study.rule.field == "modification" and study.rule.cap == 200
+    _rate_all_pending(demo_store, ["bea", "cid"], lambda name, item: _simulated_team(item, name, 0.9))
+
+    done = studies.get_study(demo_store, "seq")
+    status = study_service.status(demo_store, done)
+    result = status.result
+    assert done.rule.stopped_by == "target" and result.stopped_by == "target"
+    assert done.batches > 1 and done.n_items == 20 * done.batches < 200
+    assert list(status.batches["n_items"]) == [20] * done.batches
+    assert list(status.batches["items_done"]) == [20] * done.batches
+    assert result.half_width <= 0.08 and result.n_items == done.n_items
+    # the look before did not reach the target: it stopped at the first batch that did
+    agreed = study_service.outcomes(demo_store, done, "modification")[: done.n_items - 20]
+    low, high = wilson_interval(sum(agreed) / len(agreed), len(agreed), result.rule.look_confidence)
+    assert (high - low) / 2 > 0.08
+    assert "stopped by rule: the interval reached the target half-width 0.08" in status.note
+    assert "valid under this stopping rule" in status.note and "Bonferroni" in status.note
+    assert f"batch {done.batches}: 20/20" in status.note
+    tables, progress = build_study_report(demo_store, "seq", n_boot=50)
+    assert progress["stopped_by"] == "target" and "stopped by rule" in progress["note"]
+    from exports.report import report_markdown
+
+    assert "stopped by rule: the interval reached the target" in report_markdown(
+        tables
+    )  # the downloaded report
+    assert states_frame(demo_store).drop(columns=["settled_at"]).to_json() == gate  # the gate never moved
+    assert study_service.advance(demo_store, done.id) is None  # stopped: nothing more is drawn
+
+
+def test_a_sequential_study_that_runs_out_of_items_says_so(demo_store) -> None:
+    from services import studies as study_service
+    from store import studies, users
+    from tests.gold_support import GOOD, label
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    for name in ("ann", "bea", "cid"):
+        users.add_user(demo_store, name, "annotator")
+    label(demo_store, "ann", 30, GOOD)
+    study_service.draw_study(
+        demo_store, lead, dataset="prmbench-step-review", name="short", n_items=100, raters=2,
+        sequential=study_service.Sequential(target=0.01, batch=20), rater_names=["bea", "cid"],
+    )  # fmt: skip
+    _rate_all_pending(demo_store, ["bea", "cid"], lambda name, item: _simulated_team(item, name, 0.8))
+    done = studies.get_study(demo_store, "short")
+    assert done.rule.stopped_by == "pool" and done.n_items == 20
+    assert "no more items to draw after 20" in study_service.status(demo_store, done).note
+
+
+def test_a_bad_stopping_rule_is_refused_before_anything_is_drawn(demo_store) -> None:
+    from services import studies as study_service
+    from services.errors import InvalidInput
+    from store import users
+
+    lead = users.add_user(demo_store, "lead", "admin")
+    for name in ("bea", "cid"):
+        users.add_user(demo_store, name, "annotator")
+    for rule, message in [
+        (study_service.Sequential(target=0.6, batch=20), "target half-width"),
+        (study_service.Sequential(target=0.05, batch=500), "batch"),
+        (study_service.Sequential(target=0.05, batch=20, field="nope"), "cannot stop on field 'nope'"),
+    ]:
+        with pytest.raises(InvalidInput, match=message):
+            study_service.draw_study(
+                demo_store, lead, dataset="prmbench-step-review", name="x", n_items=100, raters=2,
+                kept_only=False, sequential=rule,
+            )  # fmt: skip
+    assert demo_store.scalar("SELECT count(*) FROM studies") == 0

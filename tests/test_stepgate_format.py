@@ -15,7 +15,7 @@ from services import annotate
 from services.exports import export, manifest_path
 from store import Store
 from store.bundles import BundleConflict
-from store.datasets import get_dataset
+from store.datasets import get_dataset, update_settings
 from store.demo import DEMO_DIR
 from store.importers import ImportFormatError
 from store.imports import import_file
@@ -140,6 +140,19 @@ def test_without_the_log_and_into_a_database_that_has_the_dataset(full_store: St
     assert outcome.added == 394 and outcome.new_versions == 1
 
 
+def test_its_own_log_back_into_the_same_database_is_refused_with_why(
+    full_store: Store, tmp_path: Path
+) -> None:
+    out = tmp_path / "withlog.jsonl"
+    export(full_store, "stepgate-jsonl", out, dataset="prm")
+    before = full_store.scalar("SELECT count(*) FROM annotations")
+    datasets = full_store.scalar("SELECT count(*) FROM datasets")
+    with pytest.raises(BundleConflict, match=r"label\(s\) of the file's annotation log are in this database"):
+        import_file(full_store, out, dataset="prm-again")
+    assert full_store.scalar("SELECT count(*) FROM annotations") == before > 0
+    assert full_store.scalar("SELECT count(*) FROM datasets") == datasets
+
+
 def test_items_jsonl_says_to_use_the_stepgate_format(full_store: Store, tmp_path: Path) -> None:
     out = tmp_path / "items.jsonl"
     export(full_store, "items-jsonl", out)
@@ -160,3 +173,63 @@ def test_a_tampered_image_refuses_the_whole_file(full_store: Store, tmp_path: Pa
         with pytest.raises(ImportFormatError, match="do not match"):
             import_file(other, out)
         assert other.scalar("SELECT count(*) FROM items") == 0
+
+
+def test_gold_marks_travel_in_the_bundle_and_come_back(full_store: Store, tmp_path: Path) -> None:
+    from services import gold as gold_service
+    from store import gold as gold_store
+
+    lead = add_user(full_store, "lead", "admin")
+    settled = full_store.df(
+        "SELECT i.external_id FROM item_state s JOIN items i ON i.id = s.item_id "
+        "JOIN datasets d ON d.id = s.dataset_id WHERE d.name = 'prm' AND s.status <> 'open' ORDER BY i.id"
+    )["external_id"].tolist()
+    assert len(settled) >= 2
+    gold_service.mark_items(full_store, lead, "prm", settled[:2])
+    manual = {"original": "incorrect"}
+    gold_service.mark_items(full_store, lead, "prm", settled[2:3], label=manual)
+    update_settings(full_store, "prm", {"gold_percent": 100})
+    _label(full_store, "cy", "prm", 8, {"original": "incorrect", "modification": "reasonable"})
+    before = gold_store.gold_answers(full_store, get_dataset(full_store, "prm").id)
+    assert len(before) > 0  # cy answered gold items after they were marked
+
+    first = tmp_path / "one.jsonl"
+    export(full_store, "stepgate-jsonl", first)
+    lines = [json.loads(x) for x in first.read_text().splitlines()]
+    marked = {x["external_id"]: x["gold"] for x in lines if x["kind"] == "item" and "gold" in x}
+    assert set(marked) == set(settled[:3])
+    assert marked[settled[2]]["label"] == manual and marked[settled[2]]["source"] == "manual"
+    assert {g["marked_by"] for g in marked.values()} == {"lead"}
+    assert lines[0]["counts"]["gold"] == 3
+
+    with Store(tmp_path / "copy.duckdb") as copy:
+        import_file(copy, first)
+        ds = get_dataset(copy, "prm")
+        back = {g.external_id: g for g in gold_store.gold_items(copy, ds.id)}
+        assert set(back) == set(settled[:3])
+        assert back[settled[2]].label == manual and back[settled[0]].marked_by == "lead"
+        after = gold_store.gold_answers(copy, ds.id)
+        # the same labels are answers (not votes) in the copy
+        assert sorted(after["external_id"]) == sorted(before["external_id"])
+        assert len(gold_store.gold_answer_ids(copy, ds.id)) == len(before)
+        second = tmp_path / "two.jsonl"
+        export(copy, "stepgate-jsonl", second)
+    assert second.read_bytes() == first.read_bytes()
+
+
+def test_a_bundle_with_a_bad_gold_mark_is_refused_whole(full_store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    export(full_store, "stepgate-jsonl", path, dataset="prm")
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    item = next(x for x in lines if x["kind"] == "item")
+    item["gold"] = {
+        "label": {"original": "correct"},
+        "source": "rumour",
+        "version": 1,
+        "marked_at": "2026-01-01T00:00:00",
+    }
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with Store(tmp_path / "copy.duckdb") as copy:
+        with pytest.raises(ImportFormatError, match="gold source"):
+            import_file(copy, path)
+        assert copy.scalar("SELECT count(*) FROM items") == 0

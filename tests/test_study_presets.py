@@ -19,6 +19,7 @@ from services.errors import InvalidInput, NotAllowed
 from services.studies import draw_study
 from store import Store, users, work
 from store.datasets import get_dataset
+from tests.gold_support import GOOD, label
 from tests.test_predictions import settle
 
 Z = 1.959963984540054  # the 97.5% normal quantile
@@ -138,12 +139,15 @@ def _user(store: Store, name: str, role: str = "annotator") -> users.Annotator:
 
 def test_study_presets_and_table2_from_the_store(demo_store: Store, tmp_path) -> None:
     lead = _user(demo_store, "lead", "admin")
+    _user(demo_store, "kim")
+    label(demo_store, "kim", 10, GOOD)  # kim keeps 10 items in the gate: the study's pool
+    raters = [_user(demo_store, name) for name in ("una", "vic")]
     study = draw_study(
-        demo_store, lead, dataset="prmbench-step-review", name="pilot", n_items=6, raters=2, seed=1
-    )
+        demo_store, lead, dataset="prmbench-step-review", name="pilot", n_items=6, raters=2, seed=1,
+        rater_names=["una", "vic"],
+    )  # fmt: skip
     dataset = get_dataset(demo_store, "prmbench-step-review")
-    for name in ("una", "vic"):
-        who = _user(demo_store, name)
+    for who in raters:
         for _ in range(6):
             got = work.next_item(demo_store, who, dataset, annotate.now_utc())
             annotate.submit(
@@ -161,7 +165,8 @@ def test_study_presets_and_table2_from_the_store(demo_store: Store, tmp_path) ->
     assert m.table.loc["# Items", "Pooled"] == 6 and m.table.loc["% Unanimous valid", "Pooled"] == 100.0
     strata = [c for c in m.table.columns if c != "Pooled"]
     assert sum(m.table.loc["# Items", c] for c in strata) == 6
-    assert m.table.loc["# Pool", "Pooled"] == 394  # every item of the dataset could be drawn
+    assert m.table.loc["# Pool", "Pooled"] == 10  # drawn from the kept items only
+    assert v.table.loc["# Items", "this study"] == 6  # the raters' own labels, never kim's gate labels
     path = presets.write_preset(m, tmp_path, "latex")
     assert path.name == "mpbench_study-pilot.tex" and r"\begin{tabular}" in path.read_text(encoding="utf-8")
 

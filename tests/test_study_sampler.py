@@ -45,12 +45,14 @@ def _user(store: Store, name: str, role: str = "annotator") -> users.Annotator:
     return found
 
 
-def test_a_kept_only_study_draws_from_kept_items_and_plans_unseen_raters(demo_store: Store) -> None:
+def test_a_kept_only_study_draws_from_kept_items_and_assigns_unseen_raters(demo_store: Store) -> None:
     lead = _user(demo_store, "lead", "admin")
-    with pytest.raises(InvalidInput, match="has 0 kept items, not 4"):
-        draw_study(demo_store, lead, dataset=DATASET, name="iaa", n_items=4, raters=2, kept_only=True)
+    for name in ("ann", "bea", "cid"):
+        _user(demo_store, name)
+    with pytest.raises(InvalidInput, match="has 0 kept items left to draw, not 4"):
+        draw_study(demo_store, lead, dataset=DATASET, name="iaa", n_items=4, raters=2)  # kept only by default
     dataset = get_dataset(demo_store, DATASET)
-    ann = _user(demo_store, "ann")
+    ann = users.get_user(demo_store, "ann")
     done = []
     for _ in range(5):  # ann's labels: one annotator per item keeps it (the dataset's default)
         got = work.next_item(demo_store, ann, dataset, annotate.now_utc())
@@ -63,13 +65,20 @@ def test_a_kept_only_study_draws_from_kept_items_and_plans_unseen_raters(demo_st
     kept = set(demo_store.fetchall("SELECT item_id FROM item_state WHERE status = 'complete'"))
     assert {(i,) for i in done} == kept
     study = draw_study(
-        demo_store, lead, dataset=DATASET, name="iaa", n_items=4, raters=2, kept_only=True, seed=2
-    )
+        demo_store, lead, dataset=DATASET, name="iaa", n_items=4, raters=2, seed=2,
+        rater_names=["ann", "bea", "cid"],
+    )  # fmt: skip
+    assert study.kept_only
     drawn = set(studies.study_items(demo_store, study.id)["item_id"])
     assert drawn <= set(done)
-    for name in ("bea", "cid"):
-        _user(demo_store, name)
+    assigned = studies.assigned_raters(demo_store, study.id)
+    assert set(map(tuple, assigned.values())) == {("bea", "cid")}  # ann labelled every drawn item
     plan = plan_raters(demo_store, lead, "iaa", ["ann", "bea", "cid"])
-    assert set(plan["raters"]) == {"bea, cid"}  # ann labelled every drawn item: never its rater
+    assert set(plan["raters"]) == {"bea, cid"} and set(plan["assigned"]) == {"bea, cid"}
     with pytest.raises(InvalidInput, match="only 1 rater"):
         plan_raters(demo_store, lead, "iaa", ["ann", "bea"])
+
+
+def test_fresh_raters_start_from_the_load_of_earlier_batches() -> None:
+    plan = fresh_raters([1, 2], ["ann", "bea", "cid"], {}, k=2, load={"ann": 5})
+    assert all("ann" not in raters for raters in plan.values())

@@ -17,7 +17,7 @@ from store.importers import crystal, prmbench, processbench, qwq, stepgate, step
 from store.importers.common import (
     ImportFormatError,
     Row,
-    collect,
+    collect_chunks,
     decode_json_line,
     iter_csv,
     iter_jsonl,
@@ -26,9 +26,9 @@ from store.importers.common import (
     table_columns,
 )
 from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
-from store.records import ParseResult
+from store.records import ItemRecord, ParseResult
 
-__all__ = ["BUNDLE", "FORMATS", "ImportFormatError", "detect_format", "parse_file"]
+__all__ = ["BUNDLE", "FORMATS", "ImportFormatError", "detect_format", "parse_file", "stream_file"]
 
 _SCHEMAS: dict[str, ModuleType] = {
     "prmbench": prmbench,
@@ -74,6 +74,36 @@ def parse_file(
     With a mapping and no format, the file is read as a plain table. Raises ImportFormatError
     for a missing or unreadable file, an unknown format, an empty file or an unusable mapping.
     """
+    result, chunks = stream_file(
+        path,
+        format,
+        mapping,
+        max_image_pixels=max_image_pixels,
+        max_image_bytes=max_image_bytes,
+        base_dir=base_dir,
+    )
+    for chunk in chunks:
+        result.records.extend(chunk)
+    return result
+
+
+def stream_file(
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    mapping: dict[str, str] | None = None,
+    *,
+    size: int = 5000,
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
+    max_image_bytes: int = MAX_IMAGE_BYTES,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> tuple[ParseResult, Iterator[list[ItemRecord]]]:
+    """parse_file ``size`` records at a time, so that a large file is written while it is read.
+
+    What cannot be read at all is refused here, as parse_file refuses it; the records come from
+    the iterator, and the result gathers the problems, warnings and lines read as it is consumed
+    (its records stay empty). A file that stops being readable part way raises ImportFormatError
+    from the iterator: a caller writing chunks in one transaction then stores nothing.
+    """
     path = _readable(Path(path))
     name = path.name
     if format is None:
@@ -108,16 +138,26 @@ def parse_file(
                 )
             checked = tabular.check_mapping(name, mapping, columns)
             parse_row, id_field = tabular.make_row_parser(checked), tabular.id_label(checked)
-        return collect(
-            format,
-            name,
-            rows,
-            parse_row,
-            id_field=id_field,
-            base_dir=Path(base_dir) if base_dir is not None else path.parent,
-            max_image_pixels=max_image_pixels,
-            max_image_bytes=max_image_bytes,
-        )
+    except OSError as exc:
+        raise ImportFormatError(name, f"cannot be read ({exc.strerror or exc})") from None
+    result = ParseResult(format=format, records=[], problems=[])
+    chunks = collect_chunks(
+        result,
+        name,
+        rows,
+        parse_row,
+        id_field=id_field,
+        base_dir=Path(base_dir) if base_dir is not None else path.parent,
+        max_image_pixels=max_image_pixels,
+        max_image_bytes=max_image_bytes,
+        size=size,
+    )
+    return result, _reading(name, chunks)
+
+
+def _reading(name: str, chunks: Iterator[list[ItemRecord]]) -> Iterator[list[ItemRecord]]:
+    try:
+        yield from chunks
     except OSError as exc:
         raise ImportFormatError(name, f"cannot be read ({exc.strerror or exc})") from None
 

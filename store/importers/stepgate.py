@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from store.bundles import BundleItem, BundleVersion, ParsedBundle
+from store.gold import SOURCES
 from store.images import image_hash
 from store.importers.common import ImportFormatError
 from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, ImageError, load_image
@@ -72,6 +73,7 @@ def _read_line(
                 created_at=obj.get("created_at"),
                 versions=[_version(obj["external_id"], v, images) for v in obj["versions"]],
                 state=obj.get("state"),
+                gold=_gold(obj),
             )
         )
         if not obj["versions"]:
@@ -80,8 +82,66 @@ def _read_line(
         bundle.annotators.append(obj)
     elif kind == "annotation":
         bundle.annotations.append(obj)
+    elif kind == "study":
+        bundle.studies.append({**_study(obj), "_line": number})
+    elif kind == "study_label":
+        bundle.study_labels.append({**_study_label(obj), "_line": number})
     else:
         raise ValueError(f"unknown line kind {kind!r}")
+
+
+def _study(obj: dict[str, Any]) -> dict[str, Any]:
+    """A study line, checked for shape (what it names is resolved when it is written)."""
+    name = obj["name"]
+    if not isinstance(name, str) or not name.strip() or len(name) > 100:
+        raise ValueError("a study needs a name of 1-100 characters")
+    if not isinstance(obj["dataset"], str) or not isinstance(obj["raters"], int) or obj["raters"] < 1:
+        raise ValueError(f"study {name!r}: needs a dataset name and a number of raters per item")
+    items, assignments = obj["items"], obj.get("assignments") or []
+    if (
+        not isinstance(items, list)
+        or not items
+        or not all(isinstance(i, dict) and "external_id" in i for i in items)
+    ):
+        raise ValueError(f"study {name!r}: items must be a non-empty list of {{external_id, stratum, batch}}")
+    if not isinstance(assignments, list) or not all(
+        isinstance(a, dict) and {"external_id", "rater", "batch", "assigned_at"} <= set(a)
+        for a in assignments
+    ):
+        raise ValueError(
+            f"study {name!r}: assignments must be {{external_id, rater, batch, assigned_at}} each"
+        )
+    rule = obj.get("rule")
+    if rule is not None and not (isinstance(rule, dict) and {"field", "target", "batch", "cap"} <= set(rule)):
+        raise ValueError(f"study {name!r}: its rule needs field, target, batch and cap")
+    if not isinstance(obj.get("rater_names") or [], list):
+        raise ValueError(f"study {name!r}: rater_names must be a list of annotator names")
+    return {k: v for k, v in obj.items() if k != "kind"}
+
+
+def _study_label(obj: dict[str, Any]) -> dict[str, Any]:
+    """A study label line, checked for shape."""
+    for key in ("study", "dataset", "external_id", "annotator", "request_id", "created_at"):
+        if not isinstance(obj[key], str) or not obj[key]:
+            raise ValueError(f"a study label needs {key} (a text)")
+    if not isinstance(obj["payload"], dict) or not isinstance(obj["version"], int):
+        raise ValueError("a study label needs a payload (a JSON object) and a version number")
+    return {k: v for k, v in obj.items() if k != "kind"}
+
+
+def _gold(item: dict[str, Any]) -> dict[str, Any] | None:
+    """An item line's gold mark, checked (label an object, a known source, a version of the item)."""
+    gold = item.get("gold")
+    if gold is None:
+        return None
+    versions = {int(v["version"]) for v in item["versions"]}
+    if not isinstance(gold, dict) or not isinstance(gold.get("label"), dict) or not gold["label"]:
+        raise ValueError(f"item {item['external_id']!r}: its gold needs a label (a JSON object)")
+    if gold.get("source") not in SOURCES:
+        raise ValueError(f"item {item['external_id']!r}: gold source must be one of {', '.join(SOURCES)}")
+    if int(gold.get("version", 0)) not in versions or not gold.get("marked_at"):
+        raise ValueError(f"item {item['external_id']!r}: its gold names no version of the item or no time")
+    return dict(gold)
 
 
 def _version(external_id: str, v: dict[str, Any], images: dict[str, ImageData]) -> BundleVersion:

@@ -19,36 +19,25 @@ import pandas as pd
 from gradio.context import Context
 
 from services import reports
-from services import studies as study_service
 from services.errors import ServiceError
 from services.records import Annotator
-from ui.auth import require_admin, require_reviewer, require_user
+from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.outputs import Outputs
 from ui.panels import gold as gold_section
 from ui.panels import planner
+from ui.panels import studies as studies_section
 from ui.render import escape_text
 
-__all__ = ["build", "on_draw_study", "on_open", "on_show", "on_study_report"]
+__all__ = ["build", "on_open", "on_show"]
 
 REVIEWERS_ONLY = (
     "The QC dashboard is only for adjudicators and admins: it shows other annotators' labels, and "
     "annotators work blind. Ask an admin if you need a different role."
 )
 BOOT_CHOICES = [200, 1000, 2000]
-STRATA = [
-    ("error type", "error_type"),
-    ("source", "source"),
-    ("final answer correct", "final_answer_correct"),
-    ("no strata (simple random sample)", "none"),
-]
-STUDY_HELP = (
-    "An admin draws N items, stratified by a field, each for K blind raters: the items' target becomes K, "
-    "so the app hands each one to K different annotators, before other work. PRMBench-V: 100 items, "
-    "2 raters, observed agreement; MPBench: 300 items, 3 raters."
-)
 TABLE2_LABEL = (
     "ProcessBench Table 2 (this dataset): each subset split by the consensus label; shares of the "
     "retained items; 3/n = settled with exactly n annotators"
@@ -78,19 +67,6 @@ _POSITION = {
     "observed_agreement": "exact agreement",
     "within_1_step": "within ±1 step",
 }
-_STUDIES = {
-    "study": "study",
-    "dataset": "dataset",
-    "n_items": "items",
-    "raters": "raters",
-    "items_done": "done",
-    "progress": "progress",
-    "stratify_by": "stratified by",
-    "seed": "seed",
-    "created_by": "drawn by",
-}
-
-
 # ----- mapping results to what the components show (formatting only)
 
 
@@ -103,21 +79,12 @@ def _table(frame: pd.DataFrame, columns: dict[str, str] | None = None) -> pd.Dat
     return out.astype(str)
 
 
-def _studies_view(frame: pd.DataFrame) -> pd.DataFrame:
-    shown = frame.assign(
-        progress=[f"{p:.0%}" for p in frame["progress"]],
-        stratify_by=frame["stratify_by"].fillna("-"),
-        created_by=frame["created_by"].fillna("-"),
-    )
-    return _table(shown, _STUDIES) if len(frame) else pd.DataFrame(columns=list(_STUDIES.values()))
-
-
 def _status_line(report: reports.Report) -> str:
     tables = report.tables
     return (
         f"**{escape_text(tables.scope)}** ({tables.task}): {tables.n_labels} labels by "
         f"{len(tables.annotators)} annotators · {tables.n_boot} bootstrap replicates, {tables.ci_label} intervals "
-        f"(Wilson for agreement shares) · "
+        f"(Wilson for agreement shares; {escape_text(tables.interval_coverage)}) · "
         f"computed in {tables.seconds_to_compute:.2f} s"
     )
 
@@ -285,103 +252,12 @@ def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: g
 
 
 def on_open(ctx: AppContext, request: gr.Request) -> tuple:
-    """Page load: reviewers get the dataset list and the studies; admins the study form; annotators one line."""
+    """Page load: reviewers get the dataset list (the studies section loads its own); annotators one line."""
     user = require_user(ctx, request)
     if not user.can_see_labels:
-        return (
-            gr.update(visible=True),
-            gr.update(visible=False),
-            gr.skip(),
-            gr.update(visible=False),
-            None,
-            gr.skip(),
-        )
+        return gr.update(visible=True), gr.update(visible=False), gr.skip()
     picker, _ = _choices(ctx, None)
-    listed = study_service.list_studies(ctx.store, user)
-    names = listed["study"].tolist()
-    return (
-        gr.update(visible=False),
-        gr.update(visible=True),
-        picker,
-        gr.update(visible=user.is_admin),
-        _studies_view(listed),
-        gr.update(choices=names, value=names[-1] if names else None),
-    )
-
-
-def on_draw_study(
-    ctx: AppContext,
-    dataset: str | None,
-    name: str,
-    n_items: float | None,
-    stratify: str,
-    raters: float | None,
-    seed: float | None,
-    request: gr.Request,
-) -> tuple:
-    """Admins only: draw the sample, raise its items' targets to K; a bad request stores nothing."""
-    admin = require_admin(ctx, request)
-    try:
-        study = study_service.draw_study(
-            ctx.store,
-            admin,
-            dataset=dataset,
-            name=name,
-            n_items=None if n_items is None else int(n_items),
-            raters=None if raters is None else int(raters),
-            stratify_by=None if stratify == "none" else stratify,
-            seed=int(seed or 0),
-        )
-    except ServiceError as exc:
-        gr.Warning(f"Study not drawn: {exc}")
-        return (
-            f"Study not drawn: {escape_text(str(exc))}",
-            gr.skip(),
-            gr.skip(),
-            gr.skip(),
-            gr.skip(),
-            gr.skip(),
-        )
-    listed = study_service.list_studies(ctx.store, admin)
-    message = (
-        f"Drew **{escape_text(study.name)}**: {study.n_items} items of {escape_text(study.dataset)}, "
-        f"{study.raters} raters each. Its items now go to annotators before other work."
-    )
-    picker = gr.update(choices=listed["study"].tolist(), value=study.name)
-    return message, _studies_view(listed), picker, "", "", gr.update(visible=False)
-
-
-def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, request: gr.Request) -> tuple:
-    """The study's agreement over its own items; provisional until every item has its K labels."""
-    user = require_reviewer(ctx, request)
-    if not study:
-        return "Pick a study first.", "", gr.skip(), gr.update(visible=False), None, None, None
-    try:
-        report = reports.study_report(ctx.store, user, study, n_boot=int(n_boot or 1000))
-        links = _offer_report(ctx, user, report)
-    except ServiceError as exc:
-        return escape_text(str(exc)), "", gr.skip(), gr.update(visible=False), None, None, None
-    progress = report.progress or {}
-    done, total = int(progress["items_done"]), int(progress["n_items"])
-    state = (
-        "**complete**"
-        if done == total
-        else f"**in progress**: figures are provisional until all {total} items have {progress['raters']} labels"
-    )
-    summary = (
-        f"Study **{escape_text(study)}** on {escape_text(report.tables.dataset)}: {done} of {total} items have "
-        f"{progress['raters']} labels, {state}. Agreement over the study's items only."
-    )
-    if report.warning:
-        summary += f"\n\n⚠ {html.escape(report.warning, quote=False)}"
-    listed = study_service.list_studies(ctx.store, user)
-    return (
-        summary,
-        _agreement_view(report),
-        _studies_view(listed),
-        gr.update(visible=True),
-        *links,
-    )
+    return gr.update(visible=False), gr.update(visible=True), picker
 
 
 # ----- layout
@@ -442,40 +318,7 @@ def build(ctx: AppContext) -> None:
             dl_md = gr.HTML("", elem_id="qc-download-md")
             dl_csv = gr.HTML("", elem_id="qc-download-csv")
             dl_json = gr.HTML("", elem_id="qc-download-json")
-        with gr.Accordion("Agreement studies", open=True, elem_id="qc-studies"):
-            with gr.Column(visible=False, elem_id="qc-study-admin") as study_admin:
-                gr.Markdown(STUDY_HELP, elem_classes=["qc-note"])
-                with gr.Row(equal_height=True):
-                    study_name = gr.Textbox(
-                        label="Study name",
-                        placeholder="e.g. PRMBench-V IAA",
-                        scale=2,
-                        elem_id="qc-study-name",
-                    )
-                    study_n = gr.Number(100, label="Items (N)", precision=0, minimum=1, elem_id="qc-study-n")
-                    study_by = gr.Dropdown(
-                        STRATA, value="error_type", label="Stratify by", elem_id="qc-study-by"
-                    )
-                    study_k = gr.Number(
-                        2, label="Raters (K)", precision=0, minimum=2, maximum=10, elem_id="qc-study-k"
-                    )
-                    study_seed = gr.Number(0, label="Seed", precision=0, elem_id="qc-study-seed")
-                    draw = gr.Button(
-                        "Draw study", variant="primary", elem_id="qc-study-draw", elem_classes=["qc-action"]
-                    )
-            study_status = gr.Markdown("", elem_id="qc-study-status")
-            studies_table = _frame("qc-studies-table", show_label=False)
-            with gr.Row(equal_height=True):
-                study_pick = gr.Dropdown([], label="Study", scale=3, elem_id="qc-study-pick")
-                study_show = gr.Button(
-                    "Show study report", scale=1, elem_id="qc-study-show", elem_classes=["qc-action"]
-                )
-            study_summary = gr.Markdown("", elem_id="qc-study-summary")
-            study_agreement = gr.HTML("", elem_id="qc-study-agreement")
-            with gr.Row(visible=False, elem_id="qc-study-downloads") as study_downloads:
-                study_md = gr.HTML("", elem_id="qc-study-download-md")
-                study_csv = gr.HTML("", elem_id="qc-study-download-csv")
-                study_json = gr.HTML("", elem_id="qc-study-download-json")
+        studies_section.build(ctx, dataset, n_boot)
         planner.build(ctx)
         gold_section.build(ctx, dataset)
 
@@ -501,30 +344,12 @@ def build(ctx: AppContext) -> None:
         dl_csv=dl_csv,
         dl_json=dl_json,
     )
-    gr.on(
-        None,
-        bind(on_open, ctx),
-        None,
-        [refusal, content, dataset, study_admin, studies_table, study_pick],
-        **private,
-    )
+    gr.on(None, bind(on_open, ctx), None, [refusal, content, dataset], **private)
     gr.on(
         [opened, refresh.click, dataset.input, n_boot.input],
         shown.bind(on_show, ctx),
         [dataset, n_boot],
         list(shown),
         show_progress="minimal",
-        **private,
-    )
-    draw.click(
-        bind(on_draw_study, ctx),
-        [dataset, study_name, study_n, study_by, study_k, study_seed],
-        [study_status, studies_table, study_pick, study_summary, study_agreement, study_downloads],
-        **private,
-    )
-    study_show.click(
-        bind(on_study_report, ctx),
-        [study_pick, n_boot],
-        [study_summary, study_agreement, studies_table, study_downloads, study_md, study_csv, study_json],
         **private,
     )

@@ -6,6 +6,7 @@ consensus and time per item, with the accuracy-over-time plot. Everything comes 
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -17,7 +18,7 @@ from ui.auth import require_admin, require_reviewer
 from ui.binding import bind
 from ui.context import AppContext
 
-__all__ = ["build", "on_calibration", "on_mark", "on_mark_study"]
+__all__ = ["build", "on_calibration", "on_import", "on_mark", "on_mark_study"]
 
 HELP = (
     "Gold items carry an accepted label. With the dataset setting gold_percent above 0, that share of "
@@ -36,6 +37,7 @@ _COLUMNS = {
     "flagged": "alert",
     "consensus_agreement": "agreement with consensus",
     "dawid_skene_accuracy": "Dawid-Skene accuracy",
+    "median_seconds": "median s/gold item",
     "median_seconds_all": "median s/item",
 }
 
@@ -103,6 +105,32 @@ def on_calibration(
     )
 
 
+def on_import(
+    ctx: AppContext,
+    dataset: str | None,
+    file: str | None,
+    id_column: str,
+    label_column: str,
+    request: gr.Request,
+) -> str:
+    """Admins: gold labels from a column of a JSONL or CSV file (the dataset's own file too)."""
+    admin = require_admin(ctx, request)
+    if not file:
+        return "Not marked: choose a JSONL or CSV file first."
+    try:
+        outcome = gold.import_gold(
+            ctx.store,
+            admin,
+            dataset or "",
+            Path(file),
+            id_column=id_column.strip() or "id",
+            label_column=label_column.strip() or "label",
+        )
+    except ServiceError as exc:
+        return f"Not marked: {_text(str(exc))}"
+    return _text(outcome.summary())
+
+
 def build(ctx: AppContext, dataset: gr.Dropdown) -> None:
     with gr.Accordion("Gold items and calibration", open=False, elem_id="qc-gold"):
         gr.Markdown(HELP, elem_classes=["qc-note"])
@@ -119,6 +147,21 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> None:
         with gr.Row(equal_height=True):
             study = gr.Textbox(label="Study whose settled items become gold", scale=3, elem_id="gold-study")
             mark_study = gr.Button("Mark the study's items gold", scale=1, elem_id="gold-mark-study")
+        with gr.Row(equal_height=True):
+            column_file = gr.File(
+                label="Or a file with a gold column (JSONL or CSV)",
+                file_types=[".jsonl", ".json", ".csv"],
+                height=110,
+                scale=2,
+                elem_id="gold-file",
+            )
+            id_column = gr.Textbox(
+                value="id",
+                label="Id column (joined as imported, e.g. idx:classification)",
+                elem_id="gold-id-column",
+            )
+            label_column = gr.Textbox(value="label", label="Gold column", elem_id="gold-label-column")
+            mark_file = gr.Button("Mark from the column", scale=1, elem_id="gold-mark-file")
         mark_status = gr.Markdown("", elem_id="gold-mark-status")
         with gr.Row(equal_height=True):
             annotator = gr.Dropdown(
@@ -136,6 +179,9 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> None:
     private = {"api_visibility": "private"}
     mark.click(bind(on_mark, ctx), [dataset, refs, label], [mark_status], **private)
     mark_study.click(bind(on_mark_study, ctx), [study], [mark_status], **private)
+    mark_file.click(
+        bind(on_import, ctx), [dataset, column_file, id_column, label_column], [mark_status], **private
+    )
     gr.on(
         [show.click, annotator.input],
         bind(on_calibration, ctx),

@@ -37,7 +37,9 @@ REVIEWERS_ONLY = (
 )
 HELP = (
     "Import a model's predictions (JSONL, one object per item): `id` and `earliest_error` (0-based, -1 = "
-    "no error), `error_steps` (1-based), `step_scores` with `threshold`, or `step_confidences`. Only kept "
+    "no error), `error_steps` (1-based), `step_scores` with `threshold` (on an MPBench answer-aggregation or "
+    "process-search item: one score or list of step scores per candidate), or `step_confidences` (with "
+    "`perturbed_confidences` for CRS, which counts only steps whose variant passed its check). Only kept "
     "items are scored. Shares in percent; F1 is ProcessBench's harmonic mean of the accuracies on "
     "erroneous and on correct items, Average F1 the mean over subsets (its Table 3)."
 )
@@ -52,6 +54,7 @@ _MODELS = {
     "strict_accuracy": "PRMBench-V acc.",
     "precision": "precision",
     "recall": "recall",
+    "crs": "CRS",
     "css": "CSS",
     "ccs": "CCS",
     "threshold": "threshold",
@@ -66,6 +69,54 @@ _SUBSETS = {
     "correct_acc": "correct acc.",
     "f1": "F1",
 }
+_PRMBENCH_V = {
+    "model": "model",
+    "error_type": "error type",
+    "n_items": "items",
+    "accuracy": "accuracy (strict)",
+    "precision": "precision",
+    "recall": "recall",
+}
+_MPBENCH = {
+    "model": "model",
+    "overall": "Overall",
+    "delta": "Δ vs random",
+    "fei": "FEI",
+    "aei": "AEI (RMScore)",
+    "sc_avg": "SC Avg",
+    "bon": "BoN",
+    "mv": "MV",
+    "aa_avg": "AA Avg",
+    "f1": "RPS F1",
+    "mcc": "MCC",
+    "rps_avg": "RPS Avg",
+    "sc_items": "SC items",
+    "aa_items": "AA items",
+    "rps_items": "RPS items",
+    "unscored": "unscored",
+    "tie_rate": "ties",
+}
+_MPBENCH_DOMAINS = {
+    "model": "model",
+    "domain": "domain",
+    "sc_avg": "SC Avg",
+    "sc_vs_random": "SC − R",
+    "aa_avg": "AA Avg",
+    "aa_vs_random": "AA − R",
+    "rps_avg": "RPS Avg",
+    "rps_vs_random": "RPS − R",
+}
+MPBENCH_NOTE = (
+    "MPBench's Table 2 from this dataset: items shaped like MPBench's (`meta.paradigm`; answer "
+    "aggregation with `meta.candidates`, process search with `meta.correct_candidate`), predictions "
+    "`step_scores` on its [-1, 1] scale (per candidate for AA and RPS). A step is predicted correct iff "
+    "its score > 0 (or the file's `threshold`); a candidate's score is its lowest step score; RPS by "
+    "pairwise argmax; ties broken with a fixed seed. SC Avg = (FEI + AEI)/2, AA Avg = (BoN + MV)/2, "
+    "RPS Avg = (F1 + MCC)/2, Overall their mean from the six components, Δ = Overall − 31.8 (the "
+    "paper's random row). A missing prediction counts as wrong (unscored). Table 3: each domain's Avg "
+    "and its value minus the random value (29.6 / 40.9 / 25.0)."
+)
+_SIGNED = {"delta", "sc_vs_random", "aa_vs_random", "rps_vs_random"}
 _PERCENT = {
     "error_acc",
     "correct_acc",
@@ -75,6 +126,16 @@ _PERCENT = {
     "precision",
     "recall",
     "accuracy",
+    "fei",
+    "aei",
+    "sc_avg",
+    "bon",
+    "mv",
+    "aa_avg",
+    "mcc",
+    "rps_avg",
+    "overall",
+    "tie_rate",
 }
 PRESET_FORMATS = [("Markdown", "markdown"), ("CSV", "csv"), ("LaTeX", "latex")]
 
@@ -84,9 +145,11 @@ def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataF
     names = names or {c: c for c in frame.columns}
     out = frame[[c for c in names if c in frame.columns]].copy()
     for column in out.columns:
-        if column == "threshold":
+        if column in _SIGNED:
+            out[column] = ["n/a" if pd.isna(v) else f"{100 * float(v):+.1f}" for v in out[column]]
+        elif column == "threshold":
             out[column] = ["" if pd.isna(v) else f"{float(v):.4g}" for v in out[column]]
-        elif column in _PERCENT or column in ("css", "ccs"):
+        elif column in _PERCENT or column in ("crs", "css", "ccs"):
             out[column] = ["n/a" if pd.isna(v) else f"{100 * float(v):.1f}" for v in out[column]]
     return out.rename(columns=names).astype(str)
 
@@ -129,6 +192,9 @@ def _refused() -> dict[str, Any]:
         "failures": "",
         "difficulty": empty,
         "agreement": empty,
+        "mpbench": empty,
+        "mpbench_domains": empty,
+        "prmbench_v": empty,
     }
 
 
@@ -177,6 +243,9 @@ def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr
         "failures": _failures_html(scores.failure_cases(report, model), dataset) if model else "",
         "difficulty": _table(report.by_difficulty),
         "agreement": _table(report.by_agreement),
+        "mpbench": _table(report.mpbench, _MPBENCH),
+        "mpbench_domains": _table(report.mpbench_domains, _MPBENCH_DOMAINS),
+        "prmbench_v": _table(report.prmbench_v, _PRMBENCH_V),
     }
 
 
@@ -249,13 +318,26 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
             plot = gr.Plot(format="png", show_label=False, elem_id="sc-plot")
             reliability = gr.Plot(format="png", show_label=False, elem_id="sc-reliability")
         subsets = _frame("sc-subsets", "ProcessBench per subset, then Average (percent)")
+        prmbench_v = _frame(
+            "sc-prmbench-v",
+            "PRMBench-V per error type, then Overall (percent; a scalar PRM flags its k lowest steps, k = the gold's count)",
+        )
+        gr.Markdown(
+            "### MPBench: step correctness, answer aggregation, process search", elem_classes=["qc-heading"]
+        )
+        gr.Markdown(MPBENCH_NOTE, elem_classes=["qc-note"])
+        mpbench = _frame("sc-mpbench", "MPBench Table 2 (percent; MCC x100)")
+        mpbench_domains = _frame("sc-mpbench-domains", "MPBench Table 3: by domain, minus random")
         gr.Markdown("### Failure cases", elem_classes=["qc-heading"])
         model = gr.Dropdown([], label="Model", elem_id="sc-model")
         failures = gr.HTML("", elem_id="sc-failures")
         gr.Markdown("### Where models fail that humans found hard", elem_classes=["qc-heading"])
         with gr.Row():
             difficulty = _frame("sc-difficulty", "By the annotators' difficulty")
-            agreement = _frame("sc-agreement", "By annotator agreement (3/n: settled with n annotators)")
+            agreement = _frame(
+                "sc-agreement",
+                "By annotator agreement (3/n: settled with n annotators; else unanimous, split or adjudicated)",
+            )
         gr.Markdown("### Paper presets: a seed's table from this log", elem_classes=["qc-heading"])
         with gr.Row(equal_height=True):
             preset = gr.Dropdown(
@@ -296,6 +378,9 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         difficulty=difficulty,
         agreement=agreement,
         preset_study=preset_study,
+        mpbench=mpbench,
+        mpbench_domains=mpbench_domains,
+        prmbench_v=prmbench_v,
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
     gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], **private)

@@ -27,6 +27,8 @@ __all__ = ["USER_KEY", "Guard"]
 USER_KEY = "stepgate.user"  # where the guard leaves the session user in the ASGI scope
 # The control route checks its own token (ui/web/control.py): the command line has no session.
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("HEAD", "/login"), ("POST", "/stepgate/control")}
+# The health check, the metrics and the script endpoints (ui/web/ops.py) check their own caller.
+SCRIPT_ROUTES = {("GET", "/healthz"), ("HEAD", "/healthz"), ("GET", "/metrics"), ("POST", "/api/predictions")}
 API = "/gradio_api"
 _LOGIN_BODY = 16 * 1024
 _SAFE = {"GET", "HEAD", "OPTIONS"}
@@ -79,6 +81,13 @@ class Guard:
         headers = _headers(scope)
         if method not in _SAFE and same_origin(headers) is False:
             await _reply(send, 403, {"error": "This request came from another site; it was refused."})
+            return
+        if (method, path) in SCRIPT_ROUTES:  # they find their caller themselves: a session or an API token
+            if method == "POST":
+                receive = await self._bounded(scope, receive, send, self.ctx.web.max_file_size)
+                if receive is None:
+                    return
+            await self.app(scope, receive, send)
             return
         if (method, path) in PUBLIC:
             if method == "POST":

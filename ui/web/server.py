@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+from functools import partial
 from typing import Any
 
 import fastapi
@@ -9,12 +11,15 @@ import gradio as gr
 import uvicorn
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 
+from services import users as user_service
 from services.access import may_fetch_file
 from ui.context import AppContext
 from ui.kit.downloads import ROUTE, find_download
 from ui.web.control import add_control_route
 from ui.web.guard import USER_KEY, Guard, same_origin
 from ui.web.login import LoginOutcome, Logins, login_page
+from ui.web.observe import Observe, Observer
+from ui.web.ops import HEALTH, METRICS, PREDICTIONS, add_ops_routes
 from ui.web.sessions import COOKIE, Sessions
 
 __all__ = ["build_server", "serve"]
@@ -95,6 +100,13 @@ def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwar
 
     if ctx.control_token and ctx.run_command is not None:
         add_control_route(app, ctx.control_token, ctx.run_command)
+    observer = Observer(
+        exact_routes=[route.path for route in app.routes if isinstance(getattr(route, "path", None), str)],
+        prefixes=[ROUTE],
+        find_user=partial(user_service.find, ctx.store),
+    )
+    add_ops_routes(app, ctx, sessions, observer)
+    observer.exact |= {HEALTH, METRICS, PREDICTIONS}
 
     def auth_dependency(request: fastapi.Request) -> str | None:
         user = request.scope.get(USER_KEY) or sessions.user(request.cookies.get(COOKIE))
@@ -112,6 +124,8 @@ def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwar
         **gradio_kwargs,
     )
     app.add_middleware(Guard, ctx=ctx, sessions=sessions, blocks=blocks)
+    app.add_middleware(Observe, observer=observer)  # outermost: the guard's refusals are counted too
+    observer.instrument(blocks)
     return app
 
 
@@ -134,5 +148,13 @@ def serve(
         proxy_headers=proxy_ips is not None,
         forwarded_allow_ips=proxy_ips or "",
         timeout_graceful_shutdown=5,
+        # Longer than a load balancer's idle timeout (60 s for nginx and the cloud ones): a connection
+        # the server closes just as the balancer or a script reuses it is a failed request (uvicorn's
+        # default 5 s matched an annotator's pace exactly, and the benchmark saw resets).
+        timeout_keep_alive=75,
     )
+    # Everything built so far (Gradio, the panels, pandas, the store's caches) lives as long as the
+    # process: frozen out of the collector, a full collection no longer walks it. Unfrozen, each one
+    # took 150-800 ms with 100 annotators labelling (bench/human_pace.py), a stall for every request.
+    gc.freeze()
     uvicorn.Server(config).run()

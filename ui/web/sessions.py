@@ -84,3 +84,14 @@ class Sessions:
                 horizon = now - self._ctx.web.session_idle_seconds
                 self._owners = {h: o for h, o in self._owners.items() if o[1] > horizon}
         return True
+
+    def active(self) -> int:
+        """Sessions open now (neither idle too long nor past their age), for the metrics."""
+        now, web = time.time(), self._ctx.web
+        with self._lock:
+            return sum(
+                1
+                for s in self._by_token.values()
+                if now - s.last_seen <= web.session_idle_seconds
+                and now - s.issued_at <= web.session_max_seconds
+            )

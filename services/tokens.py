@@ -1,0 +1,74 @@
+"""API tokens for scripts: an admin creates, lists and revokes them; a request bearing one acts as its
+owner, with the owner's current role, through the same checks (services.access) as a session user.
+
+`acting` is the session user when the request comes from the app; the command line, run by whoever
+owns the database file, passes None. A token is shown once, at creation; only its hash is kept.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from services.access import require_admin
+from services.errors import InvalidInput, NotFound, ServiceError
+from store import tokens, users
+from store.tokens import ApiToken, TokenError
+from store.users import Annotator
+
+if TYPE_CHECKING:
+    from store import Store
+
+__all__ = ["ApiToken", "TokenRefused", "create", "list_all", "revoke", "user_for_token"]
+
+MAX_NAME = 80
+
+
+class TokenRefused(ServiceError):
+    """No usable token came with the request (HTTP 401); nothing was done."""
+
+
+def _check(acting: Annotator | None) -> None:
+    if acting is not None:
+        require_admin(acting)
+
+
+def create(store: Store, acting: Annotator | None, owner: str, name: str) -> tuple[ApiToken, str]:
+    """A token acting as `owner`; returns its record and the token, which is never shown again."""
+    _check(acting)
+    name = (name or "").strip()
+    if not name or len(name) > MAX_NAME:
+        raise InvalidInput(f"Give the token a name of 1 to {MAX_NAME} characters (what the script is for).")
+    user = users.get_user(store, (owner or "").strip())
+    if user is None:
+        raise NotFound(f"There is no annotator named {owner!r}: a token acts as an existing annotator.")
+    return tokens.create_token(store, user, name, acting.name if acting is not None else None)
+
+
+def list_all(store: Store, acting: Annotator | None) -> list[ApiToken]:
+    _check(acting)
+    return tokens.list_tokens(store)
+
+
+def revoke(store: Store, acting: Annotator | None, token_id: int) -> ApiToken:
+    _check(acting)
+    try:
+        return tokens.revoke_token(store, token_id)
+    except TokenError as exc:
+        raise NotFound(str(exc)) from exc
+
+
+def user_for_token(store: Store, authorization: str | None) -> Annotator:
+    """The annotator an `Authorization: Bearer TOKEN` header acts for; TokenRefused otherwise."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise TokenRefused(
+            "Send an API token as 'Authorization: Bearer TOKEN' (an admin makes one with "
+            "`python app.py tokens create`), or log in."
+        )
+    user = tokens.token_owner(store, token.strip())
+    if user is None:
+        raise TokenRefused(
+            "This API token is unknown or revoked (or its annotator was removed); nothing "
+            "was done. Ask an admin for a new one."
+        )
+    return user
