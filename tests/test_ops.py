@@ -246,3 +246,20 @@ def test_a_job_step_is_one_log_line_with_its_outcome_and_no_error_text(tmp_path:
     assert line["kind"] == "job" and line["job_id"] == 1 and line["job_kind"] == "no-such-kind"
     # Retried after a backoff; the error's class only (a generator's message may quote the item).
     assert line["outcome"] == "queued" and line["error"] == "GenerationError" and line["duration_ms"] >= 0
+
+
+def test_text_log_lines_carry_the_same_fields_as_key_value() -> None:
+    import io
+
+    from services import logs
+
+    out = io.StringIO()
+    logs.configure("text", stream=out)
+    try:
+        logs.emit("http", route="/healthz", status=200, user=None, duration_ms=1.5)
+    finally:
+        logging.getLogger(logs.LOGGER).handlers.clear()
+    line = out.getvalue().strip()
+    assert line.split()[1:] == ["info", "http", "route=/healthz", "status=200", "duration_ms=1.5"]
+    with pytest.raises(ValueError, match="json"):
+        logs.configure("xml")
