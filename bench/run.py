@@ -440,7 +440,7 @@ def main() -> int:
     rows += perturbation_rows()
     from bench.human_pace import human_pace_rows  # a team at human pace, beside a trivial Gradio handler
 
-    rows += human_pace_rows(window=10.0 if args.quick else 20.0)
+    rows += human_pace_rows((50, 100, 200, 300), window=5.0) if args.quick else human_pace_rows(window=20.0)
     print("| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")

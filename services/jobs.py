@@ -103,7 +103,7 @@ def run_one(store: Store, worker: str, backoff_seconds: float = BACKOFF_SECONDS)
     logs.emit(
         "job",
         job_id=job.id,
-        kind=job.kind,
+        job_kind=job.kind,
         worker=worker,
         outcome=ended.status if ended is not None else "gone",
         error=error,

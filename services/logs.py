@@ -41,7 +41,8 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "kind": record.getMessage(),
         }
-        line.update(getattr(record, _FIELDS, {}))
+        for key, value in getattr(record, _FIELDS, {}).items():
+            line.setdefault(key, value)  # a field never hides the time, level or kind
         if record.exc_info and record.exc_info[0] is not None:
             line["error"] = record.exc_info[0].__name__
         return json.dumps(line, default=str, separators=(",", ":"))

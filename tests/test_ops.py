@@ -4,6 +4,7 @@ JSON logs and API tokens (create, use, revoke) for the predictions upload."""
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -221,3 +222,44 @@ def test_tokens_are_stored_hashed_and_end_with_revoke_or_their_annotator(tmp_pat
         _, second = tokens.create_token(store, owner, "again", None)
         users.remove_user(store, "lead")
         assert tokens.token_owner(store, second) is None
+
+
+def test_a_job_step_is_one_log_line_with_its_outcome_and_no_error_text(tmp_path: Path) -> None:
+    import io
+
+    from services import jobs, logs
+    from services.annotate import now_utc
+    from store import jobs as queue
+
+    out = io.StringIO()
+    logs.configure("json", stream=out)
+    try:
+        with Store(tmp_path / "jobs.duckdb") as store:
+            with store.writing() as tx:
+                queue.enqueue(
+                    tx, kind="no-such-kind", item_id=1, version_id=1, reason="test", payload={}, now=now_utc()
+                )
+            jobs.run_one(store, "tester")
+    finally:
+        logging.getLogger(logs.LOGGER).handlers.clear()
+    (line,) = [json.loads(text) for text in out.getvalue().splitlines()]
+    assert line["kind"] == "job" and line["job_id"] == 1 and line["job_kind"] == "no-such-kind"
+    # Retried after a backoff; the error's class only (a generator's message may quote the item).
+    assert line["outcome"] == "queued" and line["error"] == "GenerationError" and line["duration_ms"] >= 0
+
+
+def test_text_log_lines_carry_the_same_fields_as_key_value() -> None:
+    import io
+
+    from services import logs
+
+    out = io.StringIO()
+    logs.configure("text", stream=out)
+    try:
+        logs.emit("http", route="/healthz", status=200, user=None, duration_ms=1.5)
+    finally:
+        logging.getLogger(logs.LOGGER).handlers.clear()
+    line = out.getvalue().strip()
+    assert line.split()[1:] == ["info", "http", "route=/healthz", "status=200", "duration_ms=1.5"]
+    with pytest.raises(ValueError, match="json"):
+        logs.configure("xml")

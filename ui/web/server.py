@@ -153,8 +153,24 @@ def serve(
         # default 5 s matched an annotator's pace exactly, and the benchmark saw resets).
         timeout_keep_alive=75,
     )
-    # Everything built so far (Gradio, the panels, pandas, the store's caches) lives as long as the
-    # process: frozen out of the collector, a full collection no longer walks it. Unfrozen, each one
-    # took 150-800 ms with 100 annotators labelling (bench/human_pace.py), a stall for every request.
-    gc.freeze()
+    _freeze_survivors()
     uvicorn.Server(config).run()
+
+
+def _freeze_survivors() -> None:
+    """Keep full garbage collections short: they stop every request while they run.
+
+    What is built at start (Gradio, the panels, pandas) and what survives a full collection (above
+    all Gradio's per-session copy of every component's config, ~4,000 objects per browser tab or API
+    client) lives long; left in the collector, each full collection walks all of it again: 0.25-1.5 s
+    with 100 annotators on the shared development machine (bench/human_pace.py), every few seconds.
+    Frozen, those objects are still freed when their last reference goes; only a reference cycle
+    among them would outlive its use, which the app's own objects do not make.
+    """
+    gc.freeze()
+
+    def after(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            gc.freeze()
+
+    gc.callbacks.append(after)
