@@ -263,3 +263,35 @@ def test_text_log_lines_carry_the_same_fields_as_key_value() -> None:
     assert line.split()[1:] == ["info", "http", "route=/healthz", "status=200", "duration_ms=1.5"]
     with pytest.raises(ValueError, match="json"):
         logs.configure("xml")
+
+
+def test_frozen_survivors_free_a_closed_cycle_at_the_next_thaw() -> None:
+    """Frozen objects skip full collections (short pauses), but a cycle among them must not live for
+    ever: after the thaw period one full collection sees them again and frees it."""
+    import gc
+    import weakref
+
+    from ui.web.server import FrozenSurvivors
+
+    class Node:
+        pass
+
+    now = [0.0]
+    survivors = FrozenSurvivors(thaw_seconds=10, clock=lambda: now[0])
+    node = Node()
+    node.me = node  # a cycle, as a closed session's components make
+    alive = weakref.ref(node)
+    survivors.start()
+    try:
+        assert gc.get_freeze_count() > 0
+        del node
+        gc.collect()
+        assert alive() is not None  # frozen: the full collection did not look at it
+        now[0] = 11.0
+        gc.collect()  # this collection's end thaws
+        gc.collect()  # the next one sees everything
+        assert alive() is None
+        assert gc.get_freeze_count() > 0  # and what survived is frozen again
+    finally:
+        survivors.stop()
+    assert gc.get_freeze_count() == 0 and survivors not in gc.callbacks

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import time
+from collections.abc import Callable
+from contextlib import suppress
 from functools import partial
 from typing import Any
 
@@ -153,24 +156,50 @@ def serve(
         # default 5 s matched an annotator's pace exactly, and the benchmark saw resets).
         timeout_keep_alive=75,
     )
-    _freeze_survivors()
+    FrozenSurvivors().start()
     uvicorn.Server(config).run()
 
 
-def _freeze_survivors() -> None:
+THAW_SECONDS = 600.0  # how often a full collection looks at the frozen objects again
+
+
+class FrozenSurvivors:
     """Keep full garbage collections short: they stop every request while they run.
 
     What is built at start (Gradio, the panels, pandas) and what survives a full collection (above
     all Gradio's per-session copy of every component's config, ~4,000 objects per browser tab or API
     client) lives long; left in the collector, each full collection walks all of it again: 0.25-1.5 s
     with 100 annotators on the shared development machine (bench/human_pace.py), every few seconds.
-    Frozen, those objects are still freed when their last reference goes; only a reference cycle
-    among them would outlive its use, which the app's own objects do not make.
+    Frozen, those objects are still freed when their last reference goes, but a reference cycle
+    among them (a closed session's components refer to each other) would never be. So every
+    ``thaw_seconds`` the frozen objects go back to the collector for one full collection, which
+    frees such cycles, and what survives it is frozen again: one long pause in ten minutes instead
+    of one every few seconds, and no memory kept for ever.
     """
-    gc.freeze()
 
-    def after(phase: str, info: dict[str, int]) -> None:
-        if phase == "stop" and info["generation"] == 2:
+    def __init__(
+        self, thaw_seconds: float = THAW_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.thaw_seconds, self.clock = thaw_seconds, clock
+        self.frozen_at = clock()
+
+    def start(self) -> None:
+        gc.freeze()
+        self.frozen_at = self.clock()
+        gc.callbacks.append(self)
+
+    def stop(self) -> None:
+        with suppress(ValueError):
+            gc.callbacks.remove(self)
+        gc.unfreeze()
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase != "stop" or info["generation"] != 2:
+            return
+        if self.clock() - self.frozen_at >= self.thaw_seconds:
+            gc.unfreeze()  # the next full collection walks everything once and frees closed cycles
+            self.frozen_at = float("inf")  # frozen again after that collection
+        else:
+            if self.frozen_at == float("inf"):
+                self.frozen_at = self.clock()
             gc.freeze()
-
-    gc.callbacks.append(after)
