@@ -15,13 +15,12 @@ import bisect
 import hashlib
 import threading
 import time
-from array import array
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from store.cache import MISS
-from store.compact import load_open_targets
+from store.compact import load_open_targets, seeded_order
 from store.datasets import get_dataset
 
 if TYPE_CHECKING:
@@ -392,9 +391,7 @@ def _load_gold(db: Store | Tx, dataset_id: int, pool: _Pool) -> None:
     ):
         pool.gold_seen.setdefault(annotator_id, set()).add(item_id)
     if pool.gold_share > 0 and pool.gold:
-        pool.fresh_order = array(  # type: ignore[assignment]
-            "q", sorted(pool.order, key=lambda i: hashlib.sha256(f"order:{dataset_id}:{i}".encode()).digest())
-        )
+        pool.fresh_order = seeded_order(pool.order, dataset_id)  # type: ignore[arg-type,assignment]
 
 
 def _scheduler(db: Store | Tx) -> Scheduler:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
+from array import array
 from datetime import datetime, timedelta
 
 from services import annotate
 from services.annotate import submit
 from store import Store, assignments, datasets, users
-from store.compact import OpenTargets, load_open_targets
+from store.compact import OpenTargets, load_open_targets, seeded_order
 from store.items import get_item, position, write_records
 from store.records import ItemRecord
 
@@ -102,3 +104,11 @@ def test_items_held_by_others_are_counted_from_the_leases_alone(store: Store) ->
     late = T0 + timedelta(days=1)  # every lease ran out: nothing is held
     assert store.scheduler.held_by_others(store, dataset.id, dan.id, late) == (0, None)
     assert annotate.next_item(store, dan, dataset, late) is not None
+
+
+def test_the_seeded_gold_order_is_the_order_of_the_sorted_digests() -> None:
+    ids = array("q", sorted(random.Random(3).sample(range(1, 10**9), 4000)))
+    expected = sorted(ids, key=lambda i: hashlib.sha256(f"order:7:{i}".encode()).digest())
+    shuffled = seeded_order(ids, 7)
+    assert list(shuffled) == expected and all(type(i) is int for i in shuffled)
+    assert list(seeded_order(array("q"), 7)) == []
