@@ -358,6 +358,16 @@ def qc_floor(items: int, n_boot: int = 1000) -> tuple[str, str]:
     )
 
 
+def first_next_item(url: str, label: str) -> tuple[str, str]:
+    """The first annotator after a start: their first next-item loads the dataset's pool from the log."""
+    client = StepgateClient(url, "seq", "seq-password")
+    started = time.perf_counter()
+    client.run("next_item", DATASET)
+    seconds = time.perf_counter() - started
+    client.close()
+    return (f"first next-item after start, pool loaded ({label})", f"{seconds * 1000:.0f} ms")
+
+
 def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], label: str) -> None:
     source = workdir / f"items-{n}.jsonl"
     make_items(source, n)
@@ -370,6 +380,7 @@ def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], la
     try:
         rows.append((f"cold start over {label} items", f"{server.started_in:.1f} s"))
         rows.append((f"memory after start ({label})", f"{rss_mb(server.process.pid):.0f} MB"))
+        rows.append(first_next_item(server.url, label))
         calls = [("run", "unqueued")] if quick else [("run", "unqueued"), ("call", "queued")]
         for call, path in calls:
             seq = sequential(server.url, call, 300 if not quick else 150)

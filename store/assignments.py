@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from store.cache import MISS
+from store.compact import load_open_targets, seeded_order
 from store.datasets import get_dataset
 
 if TYPE_CHECKING:
@@ -252,8 +253,10 @@ class Scheduler:
         with self.lock:
             pool = self.pool(db, dataset_id)
             count, first = 0, None
-            for item_id, target in pool.target.items():
-                if annotator_id in pool.done.get(item_id, ()):
+            # only items under a lease can be held by others: not a walk over every open item
+            for item_id in list(pool.leases):
+                target = pool.target.get(item_id)
+                if target is None or annotator_id in pool.done.get(item_id, ()):
                     continue
                 live = pool.live_leases(item_id, now)
                 others = {w: t for w, t in live.items() if w != annotator_id}
@@ -335,6 +338,7 @@ def _done_annotators(db: Store | Tx, item_id: int) -> set[int]:
 
 
 def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
+<<<<<<< HEAD
     pool = _scheduler(db).new_pool()
     for item_id, target in db.fetchall(
         "SELECT item_id, target FROM item_state WHERE dataset_id = ? AND status = 'open' ORDER BY item_id",
@@ -342,6 +346,12 @@ def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
     ):
         pool.target[item_id] = target
         pool.order.append(item_id)
+=======
+    pool = _Pool()
+    # flat arrays, not a dict and a list of Python ints: ~12 bytes an open item instead of ~140
+    pool.target = load_open_targets(db, dataset_id)  # type: ignore[assignment]
+    pool.order = pool.target.ids  # type: ignore[assignment,attr-defined]
+>>>>>>> scale
     # Items a study drawn before migration 10 reopened go out before fresh ones, as they did then.
     for (item_id,) in db.fetchall(
         "SELECT si.item_id FROM study_items si JOIN studies st ON st.id = si.study_id "
@@ -395,9 +405,7 @@ def _load_gold(db: Store | Tx, dataset_id: int, pool: _Pool) -> None:
     ):
         pool.gold_seen.setdefault(annotator_id, set()).add(item_id)
     if pool.gold_share > 0 and pool.gold:
-        pool.fresh_order = sorted(
-            pool.order, key=lambda i: hashlib.sha256(f"order:{dataset_id}:{i}".encode()).digest()
-        )
+        pool.fresh_order = seeded_order(pool.order, dataset_id)  # type: ignore[arg-type,assignment]
 
 
 def _scheduler(db: Store | Tx) -> Scheduler:

@@ -385,10 +385,11 @@ def position(db: Store | Tx, dataset_id: int, item_id: int) -> int:
     key = ("order", dataset_id)
     order = db.cache.get(key)
     if order is MISS:
-        ids = [
-            r[0] for r in db.fetchall("SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id])
-        ]
-        order = np.array(ids, dtype=np.int64)
+        # as a NumPy column: a list of a million row tuples first peaked at ~100 MB more
+        column = db.execute(
+            "SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id]
+        ).fetchnumpy()["id"]
+        order = np.ascontiguousarray(column, dtype=np.int64)
         db.cache.put(key, order)
     return int(np.searchsorted(order, item_id, side="right"))
 
