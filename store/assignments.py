@@ -338,20 +338,10 @@ def _done_annotators(db: Store | Tx, item_id: int) -> set[int]:
 
 
 def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
-<<<<<<< HEAD
     pool = _scheduler(db).new_pool()
-    for item_id, target in db.fetchall(
-        "SELECT item_id, target FROM item_state WHERE dataset_id = ? AND status = 'open' ORDER BY item_id",
-        [dataset_id],
-    ):
-        pool.target[item_id] = target
-        pool.order.append(item_id)
-=======
-    pool = _Pool()
     # flat arrays, not a dict and a list of Python ints: ~12 bytes an open item instead of ~140
     pool.target = load_open_targets(db, dataset_id)  # type: ignore[assignment]
     pool.order = pool.target.ids  # type: ignore[assignment,attr-defined]
->>>>>>> scale
     # Items a study drawn before migration 10 reopened go out before fresh ones, as they did then.
     for (item_id,) in db.fetchall(
         "SELECT si.item_id FROM study_items si JOIN studies st ON st.id = si.study_id "

@@ -99,10 +99,10 @@ class OpenTargets(MutableMapping[int, int]):
 
 def load_open_targets(db: Store | Tx, dataset_id: int) -> OpenTargets:
     """The dataset's open items (ascending id) with their targets, straight from NumPy columns."""
-    columns = db.execute(
+    columns = db.columns(
         "SELECT item_id, target FROM item_state WHERE dataset_id = ? AND status = 'open' ORDER BY item_id",
         [dataset_id],
-    ).fetchnumpy()
+    )
     ids, targets = array("q"), array("i")
     ids.frombytes(np.ascontiguousarray(columns["item_id"], dtype=np.int64).tobytes())
     targets.frombytes(np.ascontiguousarray(columns["target"], dtype=np.int32).tobytes())

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from store.assignments import Scheduler
@@ -87,6 +88,11 @@ class _Reader(ABC):
     def df(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
         with _engine_errors(self.engine):
             return self.engine.df(self._cursor(), sql, params)
+
+    def columns(self, sql: str, params: Sequence[Any] | None = None) -> dict[str, np.ndarray]:
+        """The result as one NumPy array per column (large id lists: no row tuples)."""
+        with _engine_errors(self.engine):
+            return self.engine.columns(self._cursor(), sql, params)
 
     def df_chunks(self, sql: str, params: Sequence[Any] | None, rows: int) -> Iterator[pd.DataFrame]:
         """The result in frames of about `rows` rows, read as they are asked for (a whole export).

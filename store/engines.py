@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -61,6 +62,10 @@ class Engine(ABC):
         self, con: Any, sql: str, params: Sequence[Any] | None, rows: int
     ) -> Iterator[pd.DataFrame]:
         """The result in frames of about `rows` rows, read from the database as they are asked for."""
+
+    @abstractmethod
+    def columns(self, con: Any, sql: str, params: Sequence[Any] | None) -> dict[str, np.ndarray]:
+        """The result as one NumPy array per column: a million ids without a million row tuples."""
 
     @abstractmethod
     def executemany(self, con: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
@@ -164,6 +169,11 @@ class DuckDBEngine(Engine):
             if frame.empty:
                 return
             yield frame
+
+    def columns(
+        self, con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None
+    ) -> dict[str, np.ndarray]:
+        return con.execute(sql, params or []).fetchnumpy()
 
     def executemany(self, con: duckdb.DuckDBPyConnection, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         con.executemany(sql, rows)
@@ -283,6 +293,10 @@ class PostgresEngine(Engine):
                     return
                 names = [d.name for d in cursor.description]
                 yield pd.DataFrame.from_records(batch, columns=names, coerce_float=True)
+
+    def columns(self, con: Any, sql: str, params: Sequence[Any] | None) -> dict[str, np.ndarray]:
+        frame = self.df(con, sql, params)
+        return {name: frame[name].to_numpy() for name in frame.columns}
 
     def executemany(self, con: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         con.cursor().executemany(_placeholders(sql), [_values(r) for r in rows])

@@ -386,9 +386,7 @@ def position(db: Store | Tx, dataset_id: int, item_id: int) -> int:
     order = db.cache.get(key)
     if order is MISS:
         # as a NumPy column: a list of a million row tuples first peaked at ~100 MB more
-        column = db.execute(
-            "SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id]
-        ).fetchnumpy()["id"]
+        column = db.columns("SELECT id FROM items WHERE dataset_id = ? ORDER BY id", [dataset_id])["id"]
         order = np.ascontiguousarray(column, dtype=np.int64)
         db.cache.put(key, order)
     return int(np.searchsorted(order, item_id, side="right"))
