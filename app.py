@@ -244,7 +244,9 @@ def _add_gold(verbs: argparse._SubParsersAction) -> None:
     mark.add_argument("dataset")
     mark.add_argument("items", nargs="+", metavar="ID", help="item ids from the source file")
     mark.add_argument("--label", help='a label for all of them instead, as JSON: \'{"original": "correct"}\'')
-    study = actions.add_parser("study", help="mark every settled item of a study gold")
+    study = actions.add_parser(
+        "study", help="mark gold every item of a study that all its raters labelled alike"
+    )
     study.add_argument("study")
     imp = actions.add_parser("import", help="gold labels from a column of a JSONL or CSV file")
     imp.add_argument("path")

@@ -145,7 +145,7 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> None:
                 "Mark gold", variant="primary", scale=1, elem_id="gold-mark", elem_classes=["qc-action"]
             )
         with gr.Row(equal_height=True):
-            study = gr.Textbox(label="Study whose settled items become gold", scale=3, elem_id="gold-study")
+            study = gr.Textbox(label="Study whose agreed items become gold", scale=3, elem_id="gold-study")
             mark_study = gr.Button("Mark the study's items gold", scale=1, elem_id="gold-mark-study")
         with gr.Row(equal_height=True):
             column_file = gr.File(
