@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 
 from exports.gated import _rows
 from services.exports import _data, export
@@ -16,6 +17,8 @@ from store import Store
 from store.imports import import_file
 from store.items import items_frame, items_frames
 from tests.test_stepgate_format import _label
+
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
 
 
 def _strict(text: str) -> Any:

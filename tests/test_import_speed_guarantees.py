@@ -206,7 +206,7 @@ def test_chunked_import_stores_every_step_in_order(store: Store, tmp_path: Path)
     outcome = import_file(store, path, format="processbench", dataset="many")
     assert outcome.added == len(rows)
     got = store.fetchall(
-        "SELECT i.external_id, list(s.text ORDER BY s.position), list(s.position ORDER BY s.position) "
+        "SELECT i.external_id, array_agg(s.text ORDER BY s.position), array_agg(s.position ORDER BY s.position) "
         "FROM items i JOIN steps s ON s.version_id = i.current_version_id GROUP BY i.external_id"
     )
     assert {e: (t, p) for e, t, p in got} == {
@@ -238,6 +238,6 @@ def test_a_changed_item_gets_a_new_current_version_and_fresh_state(store: Store,
     assert len(states) == _CHUNK + 30
     assert {e for e, status in states.items() if status == "open"} == {"p-3", f"p-{_CHUNK + 7}"}
     assert store.fetchall(
-        "SELECT list(text ORDER BY position) FROM steps s JOIN items i ON s.version_id = i.current_version_id "
+        "SELECT array_agg(text ORDER BY position) FROM steps s JOIN items i ON s.version_id = i.current_version_id "
         "WHERE i.external_id = 'p-3'"
     ) == [(["a", "b", "c"],)]

@@ -48,7 +48,7 @@ def test_table_2_counts_the_settled_items_by_their_consensus_label(demo_store: S
     assert table.xs("correct", axis=1, level="column").loc["# Samples"].sum() == 0
     assert report.table2.columns[0] == "" and "# Samples" in report.table2[""].tolist()
     assert "## ProcessBench Table 2" in (
-        reports.write_files(report, demo_store.path.parent / "qc").markdown.read_text(encoding="utf-8")
+        reports.write_files(report, demo_store.data_dir / "qc").markdown.read_text(encoding="utf-8")
     )
 
 

@@ -22,6 +22,8 @@ from store.imports import import_file
 from tests.gold_support import GOOD, WRONG, label
 from tests.test_studies import DATASET, _annotator
 
+pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
+
 
 def _rate(store: Store, who: users.Annotator, n: int, payloads: list[dict]) -> list[int]:
     """``who`` takes ``n`` study items (the panel's call) and labels them; the item ids."""
