@@ -296,10 +296,7 @@ def _submit(
             previous = annotation_log.annotation_by_request(tx, request_id)
             if previous is not None and previous.annotator_id == annotator.id and previous.item_id == item_id:
                 return Receipt(previous.id, True), None
-            raise Conflict(
-                f"item {item.external_id} changed (now version {item.version}) since you opened it; "
-                "your label was not saved: reload the item"
-            )
+            raise _changed_since_opened(item)
         if first_label and any(
             r.annotator_id == annotator.id and r.task != annotation_log.RULING for r in rows
         ):
@@ -336,6 +333,14 @@ def _submit(
     return Receipt(stored.id, False), None
 
 
+def _changed_since_opened(item: ItemView) -> Conflict:
+    """A label on a version that is no longer the item's current one (gate and study submits alike)."""
+    return Conflict(
+        f"item {item.external_id} changed (now version {item.version}) since you opened it; "
+        "your label was not saved: reload the item"
+    )
+
+
 def _submit_study(
     tx: Tx,
     study_id: int,
@@ -356,10 +361,7 @@ def _submit_study(
             raise Conflict("this request id was already used for another submit; nothing was stored")
         return Receipt(previous.id, True)
     if item.version_id != version_id:
-        raise Conflict(
-            f"item {item.external_id} changed (now version {item.version}) since you opened it; "
-            "your label was not saved: reload the item"
-        )
+        raise _changed_since_opened(item)
     dataset = datasets.get_dataset(tx, item.dataset_id)
     if dataset is None:
         raise NotFound(f"item {item.item_id} belongs to no dataset")
