@@ -52,6 +52,8 @@ __all__ = [
     "outcomes",
     "plan_raters",
     "rater_choices",
+    "reassign",
+    "removed_raters",
     "status",
     "study_status",
 ]
@@ -505,6 +507,12 @@ class Reassigned:
                 f"({', '.join(self.kept)}), reassign them to someone else"
             )
         return text
+
+
+def removed_raters(store: Store, user: Annotator, name: str) -> list[str]:
+    """Admins: the study's removed raters with pending items, for the reassignment form."""
+    require_admin(user)
+    return studies.removed_raters_pending(store, _study(store, name).id)
 
 
 def reassign(

@@ -47,6 +47,7 @@ __all__ = [
     "rater_load",
     "reassign_pending",
     "removed_annotator_id",
+    "removed_raters_pending",
     "seen_by",
     "set_stopped",
     "study_annotations",
@@ -507,6 +508,18 @@ def removed_annotator_id(db: Store | Tx, name: str) -> int | None:
     """The id of a removed annotator of this name (store.users.get_user finds active ones only)."""
     found = db.scalar("SELECT id FROM annotators WHERE name = ? AND removed_at IS NOT NULL", [name])
     return None if found is None else int(found)
+
+
+def removed_raters_pending(db: Store | Tx, study_id: int) -> list[str]:
+    """Removed annotators who still hold pending items of this study: whom a reassignment can help."""
+    rows = db.fetchall(
+        "SELECT DISTINCT u.name FROM study_assignments a JOIN annotators u ON u.id = a.annotator_id "
+        "WHERE a.study_id = ? AND u.removed_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM study_labels l "
+        "WHERE l.study_id = a.study_id AND l.item_id = a.item_id AND l.annotator_id = a.annotator_id) "
+        "ORDER BY u.name",
+        [study_id],
+    )
+    return [str(r[0]) for r in rows]
 
 
 def reassign_pending(

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from store import Store
+from services.studies import draw_study
+from store import Store, studies, users
 from store.demo import populate_demo
 from tests.browser_support import cli, login, running, screenshot
 from tests.gold_support import GOOD, label
@@ -115,3 +116,32 @@ def test_a_rater_labels_a_study_item_in_the_panel_and_the_gate_does_not_move(
         expect(annotations).to_contain_text("ann")
         assert "bea" not in annotations.inner_text() and "unreasonable" not in annotations.inner_text()
         screenshot(lead, "study-browse-unchanged")
+
+
+def test_an_admin_gives_a_removed_raters_study_items_to_another_annotator(
+    tmp_path: Path, browser: Browser
+) -> None:
+    db = _team(tmp_path)
+    cli("users", "add", "dan", "--role", "annotator", "--password", PASSWORD, db=db)
+    with Store(db) as store:
+        lead = users.get_user(store, "lead")
+        draw_study(store, lead, dataset=DATASET, name="s", n_items=3, raters=2, stratify_by=None,
+                   rater_names=["bea", "cid"])  # fmt: skip
+        users.remove_user(store, "bea")  # she left the team before labelling any of her three items
+    with running(db, "--no-demo") as server:
+        page = _page(browser)
+        login(page, server.url, "lead", PASSWORD)
+        page.get_by_role("tab", name="QC dashboard").click()
+        expect(page.locator("#qc-study-pick input")).to_have_value("s")
+        expect(page.locator("#qc-study-reassign-from input")).to_have_value("bea")
+        page.locator("#qc-study-reassign-to input").click()
+        page.get_by_role("option", name="dan", exact=True).click()
+        page.keyboard.press("Escape")
+        page.locator("#qc-study-reassign-go").click()
+        expect(page.locator("#qc-study-status")).to_contain_text("gave 3 pending item(s) of bea to dan")
+        expect(page.locator("#qc-study-reassign-from input")).to_have_value("")  # bea holds nothing now
+        screenshot(page, "study-reassigned")
+    with Store(db) as store:
+        study = studies.get_study(store, "s")
+        raters = studies.assigned_raters(store, study.id)
+        assert len(raters) == 3 and all(sorted(names) == ["cid", "dan"] for names in raters.values())

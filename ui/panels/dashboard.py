@@ -10,8 +10,6 @@ shows comes from services.reports and services.studies.
 from __future__ import annotations
 
 import html
-import secrets
-import shutil
 from typing import Any
 
 import gradio as gr
@@ -20,12 +18,11 @@ from gradio.context import Context
 
 from services import reports
 from services.errors import ServiceError
-from services.records import Annotator
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
-from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.outputs import Outputs
+from ui.kit.qc_views import agreement_view, offer_report, qc_frame
 from ui.panels import gold as gold_section
 from ui.panels import planner
 from ui.panels import studies as studies_section
@@ -94,43 +91,6 @@ def _warning(report: reports.Report) -> dict:
     return gr.update(value=f"⚠ {html.escape(text, quote=False)}" if text else "", visible=bool(text))
 
 
-def _figure_cell(text: str, lead: bool) -> str:
-    """'0.933 [0.833, 1.000]' as the value over its interval; the lead figure in bold."""
-    value, _, interval = str(text).partition(" [")
-    ci = f'<span class="qc-ci">[{html.escape(interval)}</span>' if interval else ""
-    return f'<td class="qc-num{" qc-lead" if lead else ""}">{html.escape(value)}{ci}</td>'
-
-
-def _agreement_html(display: pd.DataFrame, paradox: list[str]) -> str:
-    """The agreement table, every cell escaped: field and level, items, lead, then each coefficient."""
-    if display.empty:
-        return '<p class="qc-note">No field has two labels on the same item yet.</p>'
-    skip = {"Field", "Level", "Items", "Annotators", "Lead coefficient"}
-    figures = [c for c in display.columns if c not in skip and not c.startswith("Lead value")]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["Field", "Items", "Annotators", "Lead", *figures])
-    rows = []
-    for row in display.to_dict("records"):
-        mark = (
-            ' <span class="qc-flag" title="kappa misleads here">⚠</span>' if row["Field"] in paradox else ""
-        )
-        cells = [
-            f'<td><b>{html.escape(str(row["Field"]))}</b>{mark}<span class="qc-ci">'
-            f"{html.escape(str(row['Level']))}</span></td>",
-            f'<td class="qc-num">{row["Items"]}</td>',
-            f'<td class="qc-num">{row["Annotators"]}</td>',
-            f"<td>{html.escape(str(row['Lead coefficient']))}</td>",
-        ]
-        cells += [
-            _figure_cell(row[c], c == row["Lead coefficient"]) if row[c] else "<td></td>" for c in figures
-        ]
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    return f'<table class="qc-agreement"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-
-
-def _agreement_view(report: reports.Report) -> str:
-    return _agreement_html(report.agreement, report.tables.paradox_fields)
-
-
 def _choices(ctx: AppContext, picked: str | None) -> tuple[dict, str | None]:
     names = reports.dataset_names(ctx.store)
     value = picked if picked in names else (names[0] if names else None)
@@ -161,19 +121,6 @@ SHOW = (
     "dl_csv",
     "dl_json",
 )
-
-
-def _offer_report(ctx: AppContext, user: Annotator, report: reports.Report) -> tuple[str, ...]:
-    """The report as three links for this reviewer only (ui.kit.downloads), never in a served folder."""
-    folder = private_dir(ctx) / secrets.token_hex(16)
-    try:
-        files = reports.write_files(report, folder)
-        return tuple(
-            download_link_html(offer_download(ctx, user, path, path.name))
-            for path in (files.markdown, files.csv, files.json)
-        )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _refused() -> dict[str, Any]:
@@ -223,7 +170,7 @@ def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: g
     n_boot = int(n_boot) if n_boot in BOOT_CHOICES else 1000
     try:
         report = reports.dataset_report(ctx.store, user, dataset, n_boot=n_boot)
-        links = _offer_report(ctx, user, report)
+        links = offer_report(ctx, user, report)
     except ServiceError as exc:
         return _empty_with(picker, escape_text(str(exc)))
     figures, tables = reports.figures(report), report.tables
@@ -234,7 +181,7 @@ def on_show(ctx: AppContext, dataset: str | None, n_boot: int | None, request: g
         "dataset": picker,
         "status": _status_line(report),
         "warning": _warning(report),
-        "agreement": _agreement_view(report),
+        "agreement": agreement_view(report),
         "position_box": gr.update(visible=len(tables.by_position) > 0),
         "position": _table(tables.by_position, _POSITION) if len(tables.by_position) else pd.DataFrame(),
         "by_type_plot": figures.by_error_type,
@@ -269,10 +216,6 @@ def _opening_event() -> Any:
     return block.select if isinstance(block, gr.Tab) else Context.root_block.load  # type: ignore[union-attr]
 
 
-def _frame(elem_id: str, **kwargs: Any) -> gr.Dataframe:
-    return gr.Dataframe(interactive=False, wrap=True, elem_id=elem_id, elem_classes=["qc-table"], **kwargs)
-
-
 def build(ctx: AppContext) -> None:
     opened = _opening_event()
     refusal = gr.Markdown(REVIEWERS_ONLY, visible=False, elem_id="qc-refusal")
@@ -291,11 +234,11 @@ def build(ctx: AppContext) -> None:
             gr.Markdown(
                 "#### Earliest error: agreement by step position (items grouped by their most-chosen step)"
             )
-            position = _frame("qc-position", show_label=False)
+            position = qc_frame("qc-position", show_label=False)
         gr.Markdown("### Agreement by error type", elem_classes=["qc-heading"])
         with gr.Row():
             by_type_plot = gr.Plot(format="png", show_label=False, elem_id="qc-by-type-plot", scale=1)
-            by_type = _frame(
+            by_type = qc_frame(
                 "qc-by-type",
                 show_label=False,
                 max_height=430,
@@ -306,13 +249,13 @@ def build(ctx: AppContext) -> None:
         with gr.Row():
             heatmap = gr.Plot(format="png", show_label=False, elem_id="qc-heatmap")
             time_plot = gr.Plot(format="png", show_label=False, elem_id="qc-time-plot")
-        quality = _frame("qc-quality", show_label=False, max_height=360)
+        quality = qc_frame("qc-quality", show_label=False, max_height=360)
         gr.Markdown(f"Outlier rules: {reports.OUTLIER_RULES}", elem_classes=["qc-note"])
         gr.Markdown("### Consensus states, rejections and regeneration", elem_classes=["qc-heading"])
         with gr.Row():
-            states_dataset = _frame("qc-states-dataset", label="Items per state, by dataset", scale=3)
-            gating = _frame("qc-gating", label="Sent back", scale=2)
-        table2 = _frame("qc-table2", label=TABLE2_LABEL, visible=False)
+            states_dataset = qc_frame("qc-states-dataset", label="Items per state, by dataset", scale=3)
+            gating = qc_frame("qc-gating", label="Sent back", scale=2)
+        table2 = qc_frame("qc-table2", label=TABLE2_LABEL, visible=False)
         gr.Markdown("### Download the report", elem_classes=["qc-heading"])
         with gr.Row(elem_id="qc-downloads"):
             dl_md = gr.HTML("", elem_id="qc-download-md")

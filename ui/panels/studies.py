@@ -26,10 +26,10 @@ from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
-from ui.panels import dashboard as qc  # its table and download helpers (a section of that panel)
+from ui.kit.qc_views import agreement_view, offer_report, qc_frame
 from ui.render import escape_text
 
-__all__ = ["build", "on_draw_study", "on_open", "on_study_report"]
+__all__ = ["build", "on_draw_study", "on_open", "on_pick_study", "on_reassign", "on_study_report"]
 
 STRATA = [
     ("error type", "error_type"),
@@ -92,7 +92,7 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple:
     """Page load: reviewers get the studies; admins also the form and the list of possible raters."""
     user = require_user(ctx, request)
     if not user.can_see_labels:
-        return gr.update(visible=False), None, gr.skip(), gr.skip()
+        return gr.update(visible=False), None, gr.skip(), gr.skip(), gr.update(visible=False), gr.skip()
     listed = study_service.list_studies(ctx.store, user)
     names = listed["study"].tolist()
     raters = study_service.rater_choices(ctx.store, user) if user.is_admin else []
@@ -101,6 +101,8 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple:
         studies_view(listed),
         gr.update(choices=names, value=names[-1] if names else None),
         gr.update(choices=raters),
+        gr.update(visible=user.is_admin),
+        gr.update(choices=raters, value=None),
     )
 
 
@@ -169,7 +171,7 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
         return "Pick a study first.", "", gr.skip(), gr.update(visible=False), None, None, None, None
     try:
         report = reports.study_report(ctx.store, user, study, n_boot=int(n_boot or 1000))
-        links = (*qc._offer_report(ctx, user, report), _offer_labels(ctx, user, study))
+        links = (*offer_report(ctx, user, report), _offer_labels(ctx, user, study))
     except ServiceError as exc:
         return escape_text(str(exc)), "", gr.skip(), gr.update(visible=False), None, None, None, None
     progress = report.progress or {}
@@ -180,7 +182,40 @@ def on_study_report(ctx: AppContext, study: str | None, n_boot: int | None, requ
     if report.warning:
         summary += f"\n\n⚠ {html.escape(report.warning, quote=False)}"
     listed = study_service.list_studies(ctx.store, user)
-    return summary, qc._agreement_view(report), studies_view(listed), gr.update(visible=True), *links
+    return summary, agreement_view(report), studies_view(listed), gr.update(visible=True), *links
+
+
+def on_pick_study(ctx: AppContext, study: str | None, request: gr.Request) -> dict:
+    """Admins: the picked study's removed raters who still hold pending items (whom to replace)."""
+    user = require_user(ctx, request)
+    if not user.is_admin or not study:
+        return gr.update(choices=[], value=None)
+    try:
+        removed = study_service.removed_raters(ctx.store, user, study)
+    except ServiceError:
+        return gr.update(choices=[], value=None)
+    return gr.update(choices=removed, value=removed[0] if removed else None)
+
+
+def on_reassign(
+    ctx: AppContext, study: str | None, from_rater: str | None, to_rater: str | None, request: gr.Request
+) -> tuple:
+    """Admins only: a removed rater's pending study items go to an annotator who has not seen them."""
+    admin = require_admin(ctx, request)
+    try:
+        if not study or not from_rater or not to_rater:
+            raise InvalidInput("pick the study, the removed rater and the annotator who takes their items")
+        done = study_service.reassign(ctx.store, admin, study, from_rater, to_rater)
+    except ServiceError as exc:
+        gr.Warning(f"Nothing reassigned: {exc}")
+        return f"Nothing reassigned: {escape_text(str(exc))}", gr.skip(), gr.skip()
+    listed = study_service.list_studies(ctx.store, admin)
+    removed = study_service.removed_raters(ctx.store, admin, study)
+    return (
+        escape_text(done.summary()),
+        studies_view(listed),
+        gr.update(choices=removed, value=removed[0] if removed else None),
+    )
 
 
 def _offer_labels(ctx: AppContext, user: Annotator, study: str) -> str:
@@ -230,11 +265,19 @@ def build(ctx: AppContext, dataset: gr.Dropdown, n_boot: gr.Radio) -> None:
                     "Draw study", variant="primary", elem_id="qc-study-draw", elem_classes=["qc-action"]
                 )
         status = gr.Markdown("", elem_id="qc-study-status")
-        table = qc._frame("qc-studies-table", show_label=False)
+        table = qc_frame("qc-studies-table", show_label=False)
         with gr.Row(equal_height=True):
             pick = gr.Dropdown([], label="Study", scale=3, elem_id="qc-study-pick")
             show = gr.Button(
                 "Show study report", scale=1, elem_id="qc-study-show", elem_classes=["qc-action"]
+            )
+        with gr.Row(equal_height=True, visible=False, elem_id="qc-study-reassign") as reassign_row:
+            removed = gr.Dropdown(
+                [], label="Removed rater with pending items", scale=2, elem_id="qc-study-reassign-from"
+            )
+            successor = gr.Dropdown([], label="Give their items to", scale=2, elem_id="qc-study-reassign-to")
+            reassign = gr.Button(
+                "Reassign pending items", scale=1, elem_id="qc-study-reassign-go", elem_classes=["qc-action"]
             )
         summary = gr.Markdown("", elem_id="qc-study-summary")
         agreement = gr.HTML("", elem_id="qc-study-agreement")
@@ -244,7 +287,9 @@ def build(ctx: AppContext, dataset: gr.Dropdown, n_boot: gr.Radio) -> None:
             json_link = gr.HTML("", elem_id="qc-study-download-json")
             labels = gr.HTML("", elem_id="qc-study-download-labels")
     private: dict[str, Any] = {"api_visibility": "private"}
-    gr.on(None, bind(on_open, ctx), None, [admin, table, pick, raters], **private)
+    gr.on(None, bind(on_open, ctx), None, [admin, table, pick, raters, reassign_row, successor], **private)
+    pick.change(bind(on_pick_study, ctx), [pick], [removed], **private)
+    reassign.click(bind(on_reassign, ctx), [pick, removed, successor], [status, table, removed], **private)
     draw.click(
         bind(on_draw_study, ctx),
         [dataset, name, n_items, by, k, seed, raters, kept, sequential, target, batch],
