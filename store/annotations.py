@@ -30,6 +30,7 @@ __all__ = [
     "labels_for_item",
     "latest_per_annotator",
     "my_history",
+    "my_history_times",
     "my_label",
 ]
 
@@ -162,13 +163,18 @@ def annotations_frame(
 
 def my_history(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[int]:
     """Items this annotator labelled in a dataset (current versions), in the order first labelled."""
+    return [item_id for item_id, _ in my_history_times(db, annotator_id, dataset_id)]
+
+
+def my_history_times(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[tuple[int, datetime]]:
+    """my_history, with when each item was first labelled (to merge with a study's labels)."""
     rows = db.fetchall(
-        "SELECT a.item_id FROM annotations a JOIN items i ON i.id = a.item_id "
+        "SELECT a.item_id, min(a.created_at) FROM annotations a JOIN items i ON i.id = a.item_id "
         "AND a.version_id = i.current_version_id WHERE a.annotator_id = ? AND a.dataset_id = ? "
         f"AND a.task <> '{RULING}' GROUP BY a.item_id ORDER BY min(a.id)",
         [annotator_id, dataset_id],
     )
-    return [r[0] for r in rows]
+    return [(int(r[0]), r[1]) for r in rows]
 
 
 def my_label(db: Store | Tx, annotator_id: int, item_id: int, version_id: int) -> dict[str, Any] | None:

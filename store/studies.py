@@ -43,6 +43,8 @@ __all__ = [
     "insert_study_label",
     "label_by_request",
     "list_studies",
+    "my_label_on",
+    "my_study_history",
     "my_study_label",
     "rater_load",
     "reassign_pending",
@@ -311,6 +313,27 @@ def my_study_label(db: Store | Tx, study_id: int, item_id: int, annotator_id: in
         [study_id, item_id, annotator_id],
     )
     return None if row is None else dict(json.loads(row[0]))
+
+
+def my_label_on(db: Store | Tx, annotator_id: int, item_id: int, version_id: int) -> dict[str, Any] | None:
+    """This rater's latest study label on one item version, whichever study it is in (their own only)."""
+    row = db.fetchone(
+        "SELECT payload FROM study_labels WHERE annotator_id = ? AND item_id = ? AND version_id = ? "
+        "ORDER BY id DESC LIMIT 1",
+        [annotator_id, item_id, version_id],
+    )
+    return None if row is None else dict(json.loads(row[0]))
+
+
+def my_study_history(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[tuple[int, datetime]]:
+    """The items this rater labelled for studies of a dataset (current versions), with when first."""
+    rows = db.fetchall(
+        "SELECT l.item_id, min(l.created_at) FROM study_labels l JOIN items i ON i.id = l.item_id "
+        "AND l.version_id = i.current_version_id WHERE l.annotator_id = ? AND i.dataset_id = ? "
+        "GROUP BY l.item_id",
+        [annotator_id, dataset_id],
+    )
+    return [(int(r[0]), r[1]) for r in rows]
 
 
 def insert_study_label(

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from store import annotations as annotation_log
-from store import assignments
+from store import assignments, studies
 from store.datasets import Dataset, get_dataset
 from store.errors import StoreRequestError
 from store.items import ItemView, current_version_id, get_item, position, prefetch
@@ -66,9 +66,11 @@ def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, st
     item = get_item(store, item_id)
     if item is None:
         raise WorkError(f"item {item_id} no longer exists")
-    label = (
-        annotation_log.my_label(store, annotator.id, item_id, item.version_id) if state == "done" else None
-    )
+    label = None
+    if state == "done":  # theirs: from the gate's log, else from the study they rate the item in
+        label = annotation_log.my_label(store, annotator.id, item_id, item.version_id) or studies.my_label_on(
+            store, annotator.id, item_id, item.version_id
+        )
     return WorkItem(
         item,
         dataset,
@@ -116,11 +118,24 @@ def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now:
     return _work(store, annotator, dataset, item_id, "done" if outcome == "done" else "new")
 
 
+def _my_way(store: Store, annotator: Annotator, dataset: Dataset) -> list[int]:
+    """The items this annotator labelled, for the gate or for a study, in the order first labelled:
+    Previous and Next walk both (a study rater corrects a study label as any other)."""
+    gate = annotation_log.my_history_times(store, annotator.id, dataset.id)
+    rated = studies.my_study_history(store, annotator.id, dataset.id)
+    if not rated:
+        return [item_id for item_id, _ in gate]
+    first: dict[int, datetime] = {}
+    for item_id, at in [*gate, *rated]:
+        first[item_id] = min(at, first.get(item_id, at))
+    return sorted(first, key=lambda item_id: (first[item_id], item_id))
+
+
 def previous_item(
     store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int | None
 ) -> WorkItem | None:
     """The item this annotator labelled before the current one (their own history only)."""
-    history = annotation_log.my_history(store, annotator.id, dataset.id)
+    history = _my_way(store, annotator, dataset)
     if not history:
         return None
     if current_item_id in history:
@@ -135,7 +150,7 @@ def next_in_history(
     store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int, now: datetime
 ) -> WorkItem | None:
     """Forward through the annotator's own history, then on to new work."""
-    history = annotation_log.my_history(store, annotator.id, dataset.id)
+    history = _my_way(store, annotator, dataset)
     if current_item_id in history and history.index(current_item_id) < len(history) - 1:
         return _work(store, annotator, dataset, history[history.index(current_item_id) + 1], "done")
     return next_item(store, annotator, dataset, now)

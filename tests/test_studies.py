@@ -496,3 +496,31 @@ def test_a_database_with_a_study_of_schema_9_upgrades_and_keeps_it(tmp_path: Pat
         old = studies.get_study(store, "old")
         assert old.n_items == 2 and not old.own_labels and not old.kept_only and old.batches == 1
         assert old.rule is None and store.fetchall("SELECT DISTINCT batch FROM study_items") == [(1,)]
+
+
+def test_previous_walks_back_through_study_items_and_a_correction_stays_in_the_study(
+    demo_store: Store,
+) -> None:
+    _kept(demo_store, 6)
+    bea, _cid = (_annotator(demo_store, n) for n in ("bea", "cid"))
+    _draw(demo_store, name="s", n_items=2, raters=2, rater_names=["bea", "cid"])
+    dataset = get_dataset(demo_store, DATASET)
+    study_items = _take_and_label(demo_store, bea, 2, LABEL)  # her study items come first
+    gate_item = _take_and_label(demo_store, bea, 1, GOOD)[0]
+    back = work.previous_item(demo_store, bea, dataset, None)  # from a fresh item: her last one
+    assert back is not None and back.item.item_id == gate_item and back.my_label == GOOD
+    back = work.previous_item(demo_store, bea, dataset, gate_item)
+    assert back is not None and back.item.item_id == study_items[1] and back.state == "done"
+    assert back.my_label == LABEL  # her own study label, shown to correct
+    back = work.previous_item(demo_store, bea, dataset, study_items[1])
+    assert back is not None and back.item.item_id == study_items[0]
+    assert work.previous_item(demo_store, bea, dataset, study_items[0]) is None
+    forward = work.next_in_history(demo_store, bea, dataset, study_items[0], annotate.now_utc())
+    assert forward is not None and forward.item.item_id == study_items[1]
+    gate = _gate(demo_store)
+    corrected = {**LABEL, "difficulty": "hard"}
+    annotate.submit(demo_store, annotator=bea, item_id=study_items[0], version_id=back.item.version_id,
+                    payload=corrected, request_id="fix-1", seconds_spent=4.0)  # fmt: skip
+    assert _gate(demo_store) == gate  # the correction went to the study, not the gate
+    again = work.previous_item(demo_store, bea, dataset, study_items[1])
+    assert again is not None and again.my_label == corrected
