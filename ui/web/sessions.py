@@ -10,14 +10,18 @@ one PostgreSQL database sees the same sessions. The guard checks a session on ev
 replica keeps a session row it read for RECHECK_SECONDS (2 s, the age of PostgreSQL's read caches,
 which hold the user and its role): a logout, a password or role change takes effect on the next
 request on the replica that made it, and within those 2 s on the others.
-A session's last use is written at most every `_touch_seconds` (a minute at most), not per request.
+A session's last use is written at most every `_touch_seconds` (a minute at most), not per request,
+and by a thread of its own: a commit (a WAL sync on DuckDB, ~8 ms) never holds up the event loop.
+A Gradio session_hash seen for the first time is bound off the event loop too (owner()).
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from services import sessions as rows
@@ -50,6 +54,7 @@ class Sessions:
         idle = ctx.web.session_idle_seconds
         self._touch_seconds = min(60.0, idle / 10)
         self._pruned = 0.0
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stepgate-sessions")
 
     def open(self, name: str) -> str:
         token = secrets.token_urlsafe(32)
@@ -115,12 +120,14 @@ class Sessions:
             or (user.sessions_valid_after is not None and session.issued_at < user.sessions_valid_after)
         )
         if ended:
-            self.close(token)
+            with self._lock:
+                self._known.pop(hashed, None)
+            self._writer.submit(rows.end, self._ctx.store, hashed)
             return None
         session.last_seen = now
         if now - session.written > self._touch_seconds:
             session.written = now
-            rows.touch(self._ctx.store, hashed, now)
+            self._writer.submit(rows.touch, self._ctx.store, hashed, now)
         return user
 
     def claim(self, session_hash: str, name: str) -> bool:
@@ -134,6 +141,15 @@ class Sessions:
                     self._owners.clear()  # the database still knows them
                 self._owners[session_hash] = owner
         return owner == name
+
+    async def owns(self, session_hash: str, name: str) -> bool:
+        """claim() for the event loop: from memory when this replica has seen the hash, else bound
+        in the database by a worker thread."""
+        with self._lock:
+            owner = self._owners.get(session_hash)
+        if owner is not None:
+            return owner == name
+        return await asyncio.to_thread(self.claim, session_hash, name)
 
     def active(self) -> int:
         """Sessions open now (neither idle too long nor past their age), for the metrics."""
