@@ -18,15 +18,18 @@ from pathlib import Path
 import pytest
 import requests
 
+from bench.client import StepgateClient
 from bench.server import Server, start_server
 from services import annotate
 from services import jobs as job_service
 from store import Store, items, users
 from store import jobs as queue
 from store.demo import populate_demo
+from store.items import write_records
 from tests.browser_support import ROOT
 from tests.security.support import call_event, config, login, open_page
 from tests.test_regeneration import FAKE, GATE, REJECT
+from tests.test_replicas import _record
 
 PASSWORD = "secret-password-1"
 
@@ -35,7 +38,9 @@ PASSWORD = "secret-password-1"
 def replicas(postgres_url: str, tmp_path: Path) -> Iterator[tuple[Server, Server]]:
     files = str(tmp_path / "files")
     with Store(postgres_url, data_dir=files) as db:
-        for name in ("ann", "bob"):
+        with db.writing() as tx:
+            write_records(tx, "shared", "step_review", [_record(i) for i in range(10)], "test")
+        for name in ("ann", "bob", "cat", "dan"):
             users.add_user(db, name, "annotator", f"{name}-{PASSWORD}")
     # start_server's own --db only names the log file: the later --db is the one the app takes.
     servers = [
@@ -70,6 +75,16 @@ def test_sessions_throttling_and_session_hashes_hold_across_two_app_replicas(
     replicas: tuple[Server, Server],
 ) -> None:
     a, b = replicas
+    # a lease handed out by A is handed back by B (after B has handed out work of its own)
+    dan_on_b = StepgateClient(b.url, "dan", f"dan-{PASSWORD}")
+    assert dan_on_b.run("next_item", "shared")["item_id"] is not None
+    cat_on_a = StepgateClient(a.url, "cat", f"cat-{PASSWORD}")
+    held = cat_on_a.run("next_item", "shared")["item_id"]
+    cat_on_b = StepgateClient(b.url, "cat", f"cat-{PASSWORD}")
+    assert held is not None and cat_on_b.run("next_item", "shared")["item_id"] == held
+    for client in (dan_on_b, cat_on_a, cat_on_b):
+        client.close()
+
     ann = login(a.url, "ann")
     assert _works(ann, a.url) and _works(ann, b.url)  # A's cookie works on B
 
