@@ -24,6 +24,7 @@ __all__ = [
     "login_succeeded",
     "open_session",
     "prune",
+    "shared",
     "token_hash",
     "touch",
 ]
@@ -65,3 +66,9 @@ def admit_login(
 
 def login_succeeded(store: Store, name: str, attempt: int) -> None:
     rows.login_succeeded(store, name, attempt)
+
+
+def shared(store: Store) -> bool:
+    """Other processes may open, end or touch sessions in this database (replicas over PostgreSQL);
+    False when this process owns it (a DuckDB file), where its own memory of a session stays true."""
+    return not store.engine.exclusive

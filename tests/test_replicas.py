@@ -42,10 +42,16 @@ def two(store: Store, request: pytest.FixtureRequest, tmp_path: Path) -> Iterato
         other.close()
 
 
+def _sessions(a_store: Store, b_store: Store) -> tuple[Sessions, Sessions]:
+    """Each replica's Sessions; on DuckDB the one process has one (its memory is the truth there)."""
+    a = Sessions(AppContext(store=a_store))
+    return a, (a if b_store is a_store else Sessions(AppContext(store=b_store)))
+
+
 def test_a_session_opened_on_one_replica_works_and_ends_on_the_other(two: tuple[Store, Store]) -> None:
     a_store, b_store = two
     users.add_user(a_store, "ann", "annotator", "ann-password")
-    a, b = Sessions(AppContext(store=a_store)), Sessions(AppContext(store=b_store))
+    a, b = _sessions(a_store, b_store)
     token = a.open("ann")
     stored = a_store.fetchall("SELECT token_hash FROM login_sessions")
     assert stored == [(hashlib.sha256(token.encode()).hexdigest(),)]  # the hash, never the token
@@ -62,7 +68,7 @@ def test_a_session_opened_on_one_replica_works_and_ends_on_the_other(two: tuple[
 
 
 def test_a_session_hash_belongs_to_one_login_on_every_replica(two: tuple[Store, Store]) -> None:
-    a, b = (Sessions(AppContext(store=s)) for s in two)
+    a, b = _sessions(*two)
     session_hash = uuid.uuid4().hex
     assert a.claim(session_hash, "ann") and a.claim(session_hash, "ann")
     assert not b.claim(session_hash, "bob")  # another replica refuses the hijack
@@ -73,7 +79,7 @@ def test_a_session_hash_belongs_to_one_login_on_every_replica(two: tuple[Store, 
 def test_a_password_change_on_one_replica_ends_sessions_on_the_other(two: tuple[Store, Store]) -> None:
     a_store, b_store = two
     users.add_user(a_store, "ann", "annotator", "ann-password")
-    a, b = Sessions(AppContext(store=a_store)), Sessions(AppContext(store=b_store))
+    a, b = _sessions(a_store, b_store)
     token = a.open("ann")
     assert b.user(token) is not None
     time.sleep(0.01)  # sessions_valid_after is later than the login
