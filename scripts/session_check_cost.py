@@ -64,7 +64,9 @@ def measure(store: Store, label: str) -> None:
 
 
 def main() -> None:
-    print("| engine | check (mean / p95 us) | check, row read again | new session_hash | known session_hash |")
+    print(
+        "| engine | check (mean / p95 us) | check, row read again | new session_hash | known session_hash |"
+    )
     print("| --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as folder:
         with Store(Path(folder) / "cost.duckdb") as db:
