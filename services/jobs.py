@@ -4,14 +4,22 @@ admins do with jobs (see them, retry the failed ones, configure the generators).
 A job's handler generates outside any transaction (a model may take a minute), then stores its
 result and marks the job done in one transaction, and only while the job is still this worker's: a
 restart in the middle loses the attempt, never a result, and never stores one twice.
+
+Several app replicas over one PostgreSQL database may each run a worker. Each worker is named by its
+host and process id, writes a heartbeat every HEARTBEAT_SECONDS while a job runs, and now and then
+queues again the jobs whose worker has given no sign of life for STALE_SECONDS (a replica killed
+mid-job): never a job another live replica is running.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +72,35 @@ SETTINGS = {
     "job_max_attempts": "attempts of one job (generator errors, timeouts) before it stays failed (default 3)",
 }
 BACKOFF_SECONDS = 30.0
+HEARTBEAT_SECONDS = 15.0  # a running job's worker says it is alive this often
+STALE_SECONDS = 60.0  # a running job without a heartbeat this long was left by a worker that stopped
+
+
+def worker_name(role: str = "app") -> str:
+    """Unique per process, across replicas: the role, the host and the process id."""
+    return f"{role}@{socket.gethostname()}:{os.getpid()}"
+
+
+@contextmanager
+def _heartbeat(store: Store, job: Job, worker: str, every: float) -> Iterator[None]:
+    """While the job runs, a thread writes its heartbeat every `every` seconds."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            try:
+                if not queue.beat(store, job.id, worker, now_utc()):
+                    return  # queued again or retried meanwhile: no longer this worker's
+            except Exception:  # a failed write (the server is restarting): the next beat tries again
+                continue
+
+    thread = threading.Thread(target=beat, name=f"stepgate-heartbeat-{job.id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=every + 5)
 
 
 def _handlers() -> dict[str, Callable[[Store, Job, str, GeneratorConfig], None]]:
@@ -80,7 +117,12 @@ def generator_config(store: Store) -> GeneratorConfig:
     return config_from(queue.generator_settings(store))
 
 
-def run_one(store: Store, worker: str, backoff_seconds: float = BACKOFF_SECONDS) -> Job | None:
+def run_one(
+    store: Store,
+    worker: str,
+    backoff_seconds: float = BACKOFF_SECONDS,
+    heartbeat_seconds: float = HEARTBEAT_SECONDS,
+) -> Job | None:
     """Claim the next due job and run it; returns it as it ended (None when nothing is due)."""
     job = queue.claim(store, worker, now_utc())
     if job is None:
@@ -90,7 +132,8 @@ def run_one(store: Store, worker: str, backoff_seconds: float = BACKOFF_SECONDS)
     try:
         if handler is None:
             raise GenerationError(f"no handler for jobs of kind {job.kind!r}")
-        handler(store, job, worker, generator_config(store))
+        with _heartbeat(store, job, worker, heartbeat_seconds):
+            handler(store, job, worker, generator_config(store))
     except (GenerationError, AnswerError, ServiceError, StoreRequestError, OSError, ValueError) as exc:
         error = type(exc).__name__
         queue.fail(store, job.id, worker, str(exc), now_utc(), backoff_seconds)
@@ -133,9 +176,11 @@ def run_pending(
     limit: int | None = None,
 ) -> RunSummary:
     """Work through the jobs that are due now. A job left running by a stopped process is queued
-    again first, unless this process's app worker is the one running it."""
+    again first, unless this process's app worker is the one running it. `worker` names the role
+    (command, jobs-tab): the claim's worker is that role with this host and process id."""
+    worker = worker_name(worker)
     if id(store) not in _RUNNING:
-        queue.release_abandoned(store, now_utc())
+        queue.release_abandoned(store, now_utc(), STALE_SECONDS, at_start=True)
     summary = RunSummary()
     while limit is None or summary.done + summary.failed + summary.retrying < limit:
         job = run_one(store, worker, backoff_seconds)
@@ -153,16 +198,27 @@ def run_pending(
 
 
 class Worker:
-    """The app's worker thread: runs due jobs, then waits poll_seconds (or until woken)."""
+    """The app's worker thread: runs due jobs, then waits poll_seconds (or until woken); now and then
+    queues again the jobs of workers that stopped (no heartbeat for stale_seconds)."""
 
-    def __init__(self, store: Store, name: str = "app", poll_seconds: float = 2.0) -> None:
-        self.store, self.name, self.poll_seconds = store, name, poll_seconds
+    def __init__(
+        self,
+        store: Store,
+        name: str | None = None,
+        poll_seconds: float = 2.0,
+        stale_seconds: float = STALE_SECONDS,
+    ) -> None:
+        self.store, self.name, self.poll_seconds = store, name or worker_name(), poll_seconds
+        self.stale_seconds = stale_seconds
+        self.heartbeat_seconds = stale_seconds / 4
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._swept = 0.0
 
     def start(self) -> Worker:
-        queue.release_abandoned(self.store, now_utc())
+        queue.release_abandoned(self.store, now_utc(), self.stale_seconds, at_start=True)
+        self._swept = time.monotonic()
         _RUNNING[id(self.store)] = self
         self._thread = threading.Thread(target=self._loop, name=f"stepgate-jobs-{self.name}", daemon=True)
         self._thread.start()
@@ -178,10 +234,17 @@ class Worker:
             self._thread.join(timeout)
         _RUNNING.pop(id(self.store), None)
 
+    def _sweep(self) -> None:
+        """Queue again the jobs of stopped workers, at most every half stale timeout."""
+        if time.monotonic() - self._swept >= self.stale_seconds / 2:
+            self._swept = time.monotonic()
+            queue.release_abandoned(self.store, now_utc(), self.stale_seconds)
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                job = run_one(self.store, self.name)
+                self._sweep()
+                job = run_one(self.store, self.name, heartbeat_seconds=self.heartbeat_seconds)
             except ServiceError:
                 job = None
             except Exception:  # the store closed under us, a full disk: wait and look again

@@ -104,6 +104,10 @@ class _Pool:
         if item_id not in self.gold and (annotator_id, item_id) not in self.study_assigned:
             self.started.setdefault(item_id, None)
 
+    def held_item(self, dataset_id: int, annotator_id: int, now: datetime) -> int | None:
+        """The item this annotator holds a lease on, if any (store/leases.py: on any replica)."""
+        return self.held.get(annotator_id)
+
     def end_lease(self, item_id: int, annotator_id: int, first_label: bool) -> None:
         """After a committed label: the lease is used up (and a first label counts as theirs)."""
         if first_label and annotator_id in self.mine:
@@ -414,7 +418,7 @@ def claim_next(
     scheduler = _scheduler(db)
     with scheduler.lock:
         pool = scheduler.pool(db, dataset_id)
-        held = pool.held.get(annotator_id)
+        held = pool.held_item(dataset_id, annotator_id, now)
         if held is not None and annotator_id in pool.live_leases(held, now):
             return Claim(held, resumed=True)
         study_item = pool.study_turn(annotator_id)

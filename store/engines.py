@@ -45,6 +45,7 @@ class Engine(ABC):
     name: str
     location: str  # what messages call the database (a path, or a URL without its password)
     cache_seconds: float | None = None  # how long the read caches may keep rows (None: until a write)
+    exclusive = False  # one process holds the whole database (no other replica can be running)
 
     @abstractmethod
     def connection(self) -> Any:
@@ -135,6 +136,7 @@ class DuckDBEngine(Engine):
     """A DuckDB file: one process holds it (the file lock), so its write lock is the whole truth."""
 
     name = "duckdb"
+    exclusive = True
 
     def __init__(self, path: Path) -> None:
         self.location = str(path)

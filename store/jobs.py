@@ -3,8 +3,11 @@
 A job is queued, claimed by one worker (attempts + 1), then done (in the same transaction that writes
 its result, so a finished job is never run again) or failed: queued again after a backoff that doubles
 with each attempt, until its attempt limit, where it stays failed with its errors for an admin to see
-and retry. One process owns a DuckDB file, so a job found running when a worker starts was left by a
-process that stopped: it is queued again (release_abandoned).
+and retry. A running job's worker writes a heartbeat while it works (beat): a job whose heartbeat is
+older than the stale timeout was left by a worker that stopped, and any worker queues it again
+(release_abandoned). Several app replicas over PostgreSQL may each run a worker; a claim is a write
+transaction (serialised across replicas), so one job never goes to two workers. One process owns a
+DuckDB file, so there a job found running when a worker starts is queued again at once.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Job",
     "JobError",
+    "beat",
     "claim",
     "enqueue",
     "fail",
@@ -42,7 +46,7 @@ __all__ = [
 
 _COLUMNS = (
     "id, kind, item_id, version_id, status, reason, payload, result_version_id, error, attempts, "
-    "max_attempts, run_after, claimed_by, claimed_at, loop, errors, created_at, updated_at"
+    "max_attempts, run_after, claimed_by, claimed_at, loop, errors, created_at, updated_at, heartbeat_at"
 )
 
 
@@ -70,6 +74,7 @@ class Job:
     errors: list[str] = field(default_factory=list)
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    heartbeat_at: datetime | None = None  # the last sign of life of the worker running it
 
     def waiting(self, now: datetime) -> bool:
         """Queued but held back by its backoff."""
@@ -151,11 +156,20 @@ def claim(store: Store, worker: str, now: datetime, kinds: tuple[str, ...] = ())
         if row is None:
             return None
         tx.execute(
-            "UPDATE jobs SET status = 'running', claimed_by = ?, claimed_at = ?, attempts = attempts + 1, "
-            "updated_at = ? WHERE id = ?",
-            [worker, now, now, row[0]],
+            "UPDATE jobs SET status = 'running', claimed_by = ?, claimed_at = ?, heartbeat_at = ?, "
+            "attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'queued'",
+            [worker, now, now, now, row[0]],
         )
         return get_job(tx, int(row[0]))
+
+
+def beat(store: Store, job_id: int, worker: str, now: datetime) -> bool:
+    """The worker running the job is alive; False when the job is no longer its own."""
+    with store.writing() as tx:
+        if not holds(tx, job_id, worker):
+            return False
+        tx.execute("UPDATE jobs SET heartbeat_at = ? WHERE id = ?", [now, job_id])
+        return True
 
 
 def holds(tx: Tx, job_id: int, worker: str) -> bool:
@@ -198,15 +212,25 @@ def fail(
         return written(get_job(tx, job_id), f"job {job_id}")
 
 
-def release_abandoned(store: Store, now: datetime) -> int:
-    """Queue again the jobs left running by a process that stopped; returns how many."""
+def release_abandoned(store: Store, now: datetime, stale_seconds: float, *, at_start: bool = False) -> int:
+    """Queue again the jobs whose worker stopped: no heartbeat for stale_seconds (a replica that was
+    killed, on any engine). At a worker's start on a database one process owns (DuckDB), every job
+    found running was left by a process that stopped. Returns how many."""
+    if at_start and store.engine.exclusive:
+        rule, params, why = "status = 'running'", [], "interrupted by a restart; queued again"
+    else:
+        rule = "status = 'running' AND coalesce(heartbeat_at, claimed_at, updated_at) < ?"
+        params = [now - timedelta(seconds=stale_seconds)]
+        why = f"its worker stopped (no heartbeat for {stale_seconds:g} s); queued again"
+    if not store.scalar(f"SELECT count(*) FROM jobs WHERE {rule}", params):  # no write lock when none
+        return 0
     with store.writing() as tx:
-        count = int(tx.scalar("SELECT count(*) FROM jobs WHERE status = 'running'") or 0)
+        count = int(tx.scalar(f"SELECT count(*) FROM jobs WHERE {rule}", params) or 0)
         if count:
             tx.execute(
                 "UPDATE jobs SET status = 'queued', claimed_by = NULL, run_after = NULL, updated_at = ?, "
-                "error = 'interrupted by a restart; queued again' WHERE status = 'running'",
-                [now],
+                f"error = ? WHERE {rule}",
+                [now, why, *params],
             )
         return count
 

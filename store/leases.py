@@ -6,8 +6,9 @@ first, gold turns, skips), but before an item is leased the database decides whe
 The item's state row is locked with `FOR UPDATE SKIP LOCKED` (a replica claiming the same item at
 that moment makes this one move on), the labels and live leases of others are counted in the same
 transaction, and the lease is a row of `assignments` (status 'leased') that every replica sees. So
-two replicas never hand an item to more annotators than its target, and a label submitted to a
-replica other than the one that handed out the item finds its lease.
+two replicas never hand an item to more annotators than its target, a label submitted to a
+replica other than the one that handed out the item finds its lease, and an annotator who comes
+back through another replica is handed the item they hold (held_item), as the same replica would.
 """
 
 from __future__ import annotations
@@ -112,6 +113,29 @@ class _SharedPool(_Pool):
                 del self.held[who]
         self.leases[item_id] = dict(live)
         return self.leases[item_id]
+
+    def held_item(self, dataset_id: int, annotator_id: int, now: datetime) -> int | None:
+        """The annotator's live lease in the dataset from the database: one handed out by another
+        replica is resumed here as it would be there, and one that ended there is gone here."""
+        row = self.store.fetchone(
+            "SELECT l.item_id, l.expires_at FROM assignments l WHERE l.annotator_id = ? AND l.dataset_id = ? "
+            "AND l.status = 'leased' AND l.expires_at > ? AND NOT EXISTS ("
+            f"SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = l.item_id "
+            "AND a.annotator_id = l.annotator_id) ORDER BY l.leased_at DESC LIMIT 1",
+            [annotator_id, dataset_id, now],
+        )
+        remembered = self.held.get(annotator_id)
+        if row is None:
+            if remembered is not None:
+                self.leases.get(remembered, {}).pop(annotator_id, None)
+                del self.held[annotator_id]
+            return None
+        item_id = int(row[0])
+        if remembered is not None and remembered != item_id:
+            self.leases.get(remembered, {}).pop(annotator_id, None)
+        self.leases.setdefault(item_id, {})[annotator_id] = row[1]
+        self.held[annotator_id] = item_id
+        return item_id
 
     def lease(self, item_id: int, annotator_id: int, now: datetime, seconds: int) -> None:
         super().lease(item_id, annotator_id, now, seconds)

@@ -317,6 +317,32 @@ CREATE TABLE api_tokens (
 )
 """
 
+# Shared by replicas (migration 12, issue 17): login sessions (a SHA-256 of the token, never the
+# token), which login owns each Gradio session_hash, failed logins counted for every replica, and a
+# running job's heartbeat so that only a stopped worker's jobs are queued again.
+_V12_REPLICAS = """
+CREATE TABLE login_sessions (
+    token_hash VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    issued_at DOUBLE PRECISION NOT NULL,
+    last_seen DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE gradio_sessions (
+    session_hash VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    claimed_at DOUBLE PRECISION NOT NULL
+);
+CREATE SEQUENCE login_attempt_ids START 1;
+CREATE TABLE login_failures (
+    attempt_id BIGINT NOT NULL,
+    kind VARCHAR NOT NULL,
+    value VARCHAR NOT NULL,
+    failed_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX login_failures_key ON login_failures (kind, value);
+ALTER TABLE jobs ADD COLUMN heartbeat_at TIMESTAMP
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -333,6 +359,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (9, "gold items: accepted labels that calibrate annotators", _V9_GOLD),
     (10, "agreement studies with their own raters, labels and stopping rules", _V10_STUDY_LABELS),
     (11, "API tokens for scripts, stored hashed", _V11_API_TOKENS),
+    (12, "sessions, login failures and job heartbeats shared by replicas", _V12_REPLICAS),
 ]
 
 

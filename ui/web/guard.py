@@ -144,7 +144,7 @@ class Guard:
             if found:
                 hashes.append(found)
         for session_hash in hashes:
-            if not self.sessions.claim(session_hash, user.name):
+            if not await self.sessions.owns(session_hash, user.name):
                 await _reply(send, 403, {"error": "This Gradio session belongs to another login."})
                 return None
         return receive

@@ -58,7 +58,7 @@ class Logins:
         web = ctx.web
         self._ctx = ctx
         self.throttle = LoginThrottle(
-            web.login_failures_per_name, web.login_failures_per_address, web.login_window_seconds
+            ctx.store, web.login_failures_per_name, web.login_failures_per_address, web.login_window_seconds
         )
         self._hashing = ThreadPoolExecutor(
             max_workers=max(1, web.login_hash_workers),
@@ -69,8 +69,10 @@ class Logins:
     async def attempt(self, name: str, password: str, address: str) -> tuple[str, str]:
         """(outcome, message for the page)."""
         name = (name or "").strip()
-        wait = self.throttle.blocked_for(name, address)
-        if wait > 0:
+        # The count is in the database (shared by replicas): a write, off the event loop. The same
+        # rows are written for any name, known or not, so the timing tells nothing either.
+        wait, attempt = await asyncio.to_thread(self.throttle.admit, name, address)
+        if attempt is None:
             minutes = max(1, round(wait / 60))
             return LoginOutcome.THROTTLED, (
                 "Too many failed logins for this name or from this address: "
@@ -78,10 +80,9 @@ class Logins:
             )
         loop = asyncio.get_running_loop()
         ok = await loop.run_in_executor(self._hashing, partial(check_login, self._ctx, name, password))
-        if not ok:
-            self.throttle.failed(name, address)
+        if not ok:  # the attempt stays counted
             return LoginOutcome.WRONG, "Wrong name or password."
-        self.throttle.succeeded(name)
+        await asyncio.to_thread(self.throttle.succeeded, name, attempt)
         return LoginOutcome.OK, ""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 from collections.abc import Callable
@@ -52,11 +53,13 @@ def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwar
         if outcome != LoginOutcome.OK:
             status = 429 if outcome == LoginOutcome.THROTTLED else 401
             return HTMLResponse(login_page(message, text), status_code=status, headers=_NO_STORE)
-        sessions.close(request.cookies.get(COOKIE))  # a fresh token at each login (no fixation)
+        # a fresh token at each login (no fixation); the sessions are rows of the database
+        await asyncio.to_thread(sessions.close, request.cookies.get(COOKIE))
+        token = await asyncio.to_thread(sessions.open, name.strip())
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
             COOKIE,
-            sessions.open(name.strip()),
+            token,
             max_age=ctx.web.session_max_seconds,
             httponly=True,
             samesite="lax",
