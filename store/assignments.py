@@ -108,6 +108,12 @@ class _Pool:
         """The item this annotator holds a lease on, if any (store/leases.py: on any replica)."""
         return self.held.get(annotator_id)
 
+    def give_back(self, item_id: int, annotator_id: int) -> None:
+        """A lease ended without a label (a study item skipped: it stays theirs, for later)."""
+        self.leases.get(item_id, {}).pop(annotator_id, None)
+        if self.held.get(annotator_id) == item_id:
+            del self.held[annotator_id]
+
     def end_lease(self, item_id: int, annotator_id: int, first_label: bool) -> None:
         """After a committed label: the lease is used up (and a first label counts as theirs)."""
         if first_label and annotator_id in self.mine:
@@ -493,9 +499,7 @@ def release(db: Store, annotator_id: int, item_id: int, dataset_id: int, now: da
         pool = scheduler.pool(db, dataset_id)
         if item_id in pool.study_pending.get(annotator_id, {}):
             # a skipped study item stays theirs: it comes back after their other work
-            pool.leases.get(item_id, {}).pop(annotator_id, None)
-            if pool.held.get(annotator_id) == item_id:
-                del pool.held[annotator_id]
+            pool.give_back(item_id, annotator_id)
             pool.study_skipped.setdefault(annotator_id, set()).add(item_id)
             return
     with db.writing() as tx:

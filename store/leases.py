@@ -121,6 +121,9 @@ class _SharedPool(_Pool):
             "SELECT l.item_id, l.expires_at FROM assignments l WHERE l.annotator_id = ? AND l.dataset_id = ? "
             "AND l.status = 'leased' AND l.expires_at > ? AND NOT EXISTS ("
             f"SELECT 1 FROM annotations a {_CURRENT} WHERE a.item_id = l.item_id "
+            "AND a.annotator_id = l.annotator_id) "
+            # a study rater's label uses up the lease as a gate label does
+            f"AND NOT EXISTS (SELECT 1 FROM study_labels a {_CURRENT} WHERE a.item_id = l.item_id "
             "AND a.annotator_id = l.annotator_id) ORDER BY l.leased_at DESC LIMIT 1",
             [annotator_id, dataset_id, now],
         )
@@ -136,6 +139,13 @@ class _SharedPool(_Pool):
         self.leases.setdefault(item_id, {})[annotator_id] = row[1]
         self.held[annotator_id] = item_id
         return item_id
+
+    def give_back(self, item_id: int, annotator_id: int) -> None:
+        super().give_back(item_id, annotator_id)
+        self.store.execute(  # in the claim lock's transaction: no replica resumes it (held_item)
+            "DELETE FROM assignments WHERE item_id = ? AND annotator_id = ? AND status = 'leased'",
+            [item_id, annotator_id],
+        )
 
     def lease(self, item_id: int, annotator_id: int, now: datetime, seconds: int) -> None:
         super().lease(item_id, annotator_id, now, seconds)
