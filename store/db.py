@@ -22,6 +22,7 @@ from store.cache import Bypass, LruCache, ReadCache, ReadOnly
 from store.engines import Engine, engine_for, is_server_url
 from store.errors import StoreClosedError, StoreError, StoreLockedError, StoreOpenError, StoreUnavailableError
 from store.migrations import migrate
+from store.objects import ImageStore, image_store
 
 __all__ = [
     "Store",
@@ -165,7 +166,9 @@ class Tx(_Reader):
 class Store(_Reader):
     """A database (a DuckDB file, or PostgreSQL at a postgresql:// URL), its image folder, serialised writes."""
 
-    def __init__(self, path: str | Path, *, data_dir: str | Path | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, data_dir: str | Path | None = None, images: str | None = None
+    ) -> None:
         server = is_server_url(path)
         self.path: Path | None = None if server else Path(path)
         # Images live beside a DuckDB file, named by content hash (see store/images.py for why); replicas
@@ -192,6 +195,12 @@ class Store(_Reader):
         except OSError as exc:
             self._engine.close()
             raise StoreOpenError(f"cannot create the image folder {self.data_dir}: {exc.strerror}") from exc
+        # Where image bytes go: the folder data_dir/images, or object storage (`images`: s3://...).
+        try:
+            self.images: ImageStore = image_store(images, self.data_dir)
+        except StoreError:
+            self._engine.close()
+            raise
         with self.writing() as tx:
             self._engine.prepare(tx._cursor())
             migrate(tx)
