@@ -4,7 +4,9 @@ same route as images in the folder; nothing names the bucket to the browser."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import requests
 from playwright.sync_api import Browser, expect
 
 from tests.browser_support import Server, cli, login, running
+from tests.conftest import MATHVISTA_DIR
 from tests.s3_support import S3Server, s3_server
 from tests.test_image_store import BUCKET, STORAGE, gate_file
 
@@ -63,3 +66,38 @@ def test_an_annotator_sees_an_image_from_the_bucket_and_only_logged_in_users_fet
     for copy in copies:
         assert requests.get(f"{app.url}/gradio_api/file={copy}", timeout=30).status_code == 401
     page.context.close()
+
+
+def test_a_script_upload_the_bucket_refuses_gets_503_and_stores_nothing(
+    setup: tuple[Server, S3Server, dict[str, bytes], Path],
+) -> None:
+    app, s3, _, _ = setup
+    token = cli("tokens", "create", "generator", "--user", "lead", db=app.db).stdout.strip().splitlines()[-1]
+    picture = next(p for p in sorted(MATHVISTA_DIR.glob("*.png")) if p.name.startswith("9_"))
+    record = {"id": "new-1", "question": "Which piece is missing?", "answer": "A", "steps": ["Look.", "A."]}
+    body = json.dumps({**record, "image": base64.b64encode(picture.read_bytes()).decode("ascii")})
+    s3.enforce_credentials(True)
+    try:
+        sent = requests.post(
+            f"{app.url}/api/items",
+            params={"dataset": "uploaded", "format": "crystal"},
+            data=body.encode(),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+    finally:
+        s3.enforce_credentials(False)
+    assert sent.status_code == 503, sent.text
+    error = sent.json()["error"]
+    assert "credentials were refused" in error and STORAGE in error and "nothing was stored" in error
+    assert "uploaded" not in cli("datasets", "list", db=app.db).stdout
+    again = requests.post(
+        f"{app.url}/api/items",
+        params={"dataset": "uploaded", "format": "crystal"},
+        data=body.encode(),
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    assert again.status_code == 200 and again.json()["added"] == 1
+    digest = hashlib.sha256(picture.read_bytes()).hexdigest()
+    assert f"team-a/{digest[:2]}/{digest}.png" in s3.objects(BUCKET, "team-a/")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from store import Store
 from store.datasets import get_dataset
 from store.items import get_item, item_ids
 from store.objects import ImageStorageError
-from tests.conftest import MATHVISTA_DIR
+from tests.conftest import MATHVISTA_DIR, ROOT
 from tests.s3_support import S3Server, s3_server
 
 BUCKET = "stepgate-images"
@@ -154,3 +156,51 @@ def test_refused_credentials_are_said_and_nothing_is_stored(s3: S3Server, tmp_pa
 def test_an_address_that_is_not_s3_is_refused_with_what_to_give(tmp_path: Path) -> None:
     with pytest.raises(ImageStorageError, match="s3://BUCKET/PREFIX"):
         Store(tmp_path / "a.duckdb", images="gs://bucket")
+
+
+def test_the_command_line_says_which_bucket_is_missing_and_stores_nothing(
+    s3: S3Server, tmp_path: Path
+) -> None:
+    source, _ = gate_file(tmp_path / "src")
+    db = tmp_path / "cli.duckdb"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "app.py",
+            "import",
+            str(source),
+            "--db",
+            str(db),
+            "--image-store",
+            "s3://missing-bucket/p",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert (
+        "missing-bucket" in result.stderr
+        and s3.endpoint in result.stderr
+        and "does not exist" in result.stderr
+    )
+    with Store(db) as store:
+        assert store.scalar("SELECT count(*) FROM items") == 0
+
+
+def test_two_replicas_over_postgresql_share_the_bucket_at_once(
+    s3: S3Server, postgres_url: str, tmp_path: Path
+) -> None:
+    """Both open together, each with its own image folder: what one imports, the other shows."""
+    source, by_hash = gate_file(tmp_path / "src")
+    with (
+        Store(postgres_url, data_dir=tmp_path / "r1", images=STORAGE) as one,
+        Store(postgres_url, data_dir=tmp_path / "r2", images=STORAGE) as two,
+    ):
+        data.import_file(one, None, source, format="crystal", dataset="figures")
+        found = get_dataset(two, "figures")
+        assert found is not None
+        shown = [Path(p) for i in item_ids(two, found.id) for p in get_item(two, i).image_paths]
+    assert {hashlib.sha256(p.read_bytes()).hexdigest() for p in shown} == set(by_hash)
+    assert all(p.is_relative_to(tmp_path / "r2" / "images") for p in shown)
