@@ -76,28 +76,26 @@ def test_a_script_upload_the_bucket_refuses_gets_503_and_stores_nothing(
     picture = next(p for p in sorted(MATHVISTA_DIR.glob("*.png")) if p.name.startswith("9_"))
     record = {"id": "new-1", "question": "Which piece is missing?", "answer": "A", "steps": ["Look.", "A."]}
     body = json.dumps({**record, "image": base64.b64encode(picture.read_bytes()).decode("ascii")})
-    s3.enforce_credentials(True)
-    try:
-        sent = requests.post(
+
+    def send() -> requests.Response:
+        return requests.post(
             f"{app.url}/api/items",
             params={"dataset": "uploaded", "format": "crystal"},
             data=body.encode(),
             headers={"Authorization": f"Bearer {token}"},
             timeout=60,
         )
+
+    s3.enforce_credentials(True)
+    try:
+        sent = send()
     finally:
         s3.enforce_credentials(False)
     assert sent.status_code == 503, sent.text
     error = sent.json()["error"]
     assert "credentials were refused" in error and STORAGE in error and "nothing was stored" in error
     assert "uploaded" not in cli("datasets", "list", db=app.db).stdout
-    again = requests.post(
-        f"{app.url}/api/items",
-        params={"dataset": "uploaded", "format": "crystal"},
-        data=body.encode(),
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=60,
-    )
+    again = send()
     assert again.status_code == 200 and again.json()["added"] == 1
     digest = hashlib.sha256(picture.read_bytes()).hexdigest()
     assert f"team-a/{digest[:2]}/{digest}.png" in s3.objects(BUCKET, "team-a/")
