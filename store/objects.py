@@ -15,6 +15,7 @@ every S3 tool reads them. boto3 is an optional dependency (`pip install 'stepgat
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -165,7 +166,14 @@ class S3Images(ImageStore):
     def local_file(self, key: str) -> Path:
         cached = self.folder / key
         if not cached.exists():
-            self._cache(cached, key, self.get(key))
+            data = self.get(key)
+            # The name is the content's hash: bytes that do not match it are never shown as that image.
+            if hashlib.sha256(data).hexdigest() != Path(key).name.split(".")[0]:
+                raise ImageStorageError(
+                    f"image {key} in {self.location} does not match its SHA-256 (it was changed in the "
+                    "bucket); put the original back"
+                )
+            self._cache(cached, key, data)
         return cached
 
     def lazy(self) -> bool:

@@ -18,6 +18,7 @@ import pytest
 from services import data, exports
 from store import Store
 from store.datasets import get_dataset
+from store.images import image_path
 from store.items import get_item, item_ids
 from store.objects import ImageStorageError
 from tests.conftest import MATHVISTA_DIR, ROOT
@@ -204,3 +205,18 @@ def test_two_replicas_over_postgresql_share_the_bucket_at_once(
         shown = [Path(p) for i in item_ids(two, found.id) for p in get_item(two, i).image_paths]
     assert {hashlib.sha256(p.read_bytes()).hexdigest() for p in shown} == set(by_hash)
     assert all(p.is_relative_to(tmp_path / "r2" / "images") for p in shown)
+
+
+def test_an_object_changed_in_the_bucket_is_never_shown_as_the_image(s3: S3Server, tmp_path: Path) -> None:
+    db, by_hash = imported_on_replica_1(tmp_path)
+    digest = sorted(by_hash)[0]
+    key = f"team-a/{digest[:2]}/{digest}.png"
+    original = s3.objects(BUCKET, key)[key]
+    s3.client().put_object(Bucket=BUCKET, Key=key, Body=original[:-10] + b"tampered!!")
+    try:
+        with Store(db, data_dir=tmp_path / "replica-2", images=STORAGE) as replica:
+            with pytest.raises(ImageStorageError, match="does not match its SHA-256"):
+                image_path(replica, digest)
+            assert not list((tmp_path / "replica-2" / "images").rglob("*.png"))
+    finally:
+        s3.client().put_object(Bucket=BUCKET, Key=key, Body=original)
