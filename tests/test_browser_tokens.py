@@ -146,3 +146,27 @@ def test_an_annotator_reaches_none_of_the_token_handlers_over_http(server: Serve
     expect(page.locator("#tokens-table")).to_contain_text("kept-secret-name")
     assert "stolen" not in page.locator("#tokens-table").inner_text()
     page.context.close()
+
+
+def test_a_bad_upload_is_refused_with_where_and_stores_nothing(server: Server, browser: Browser) -> None:
+    page = open_tokens(browser, server)
+    secret = make_token(page, "lead", "careless script")
+    page.context.close()
+    auth = {"Authorization": f"Bearer {secret}"}
+    unnamed = requests.post(f"{server.url}/api/items", data=model_items(), headers=auth, timeout=60)
+    assert unnamed.status_code == 400 and "dataset" in unnamed.json()["error"]
+    broken = model_items() + b'{"id": "gen-9", "question": \n'
+    sent = requests.post(
+        f"{server.url}/api/items",
+        params={"dataset": "half", "format": "crystal"},
+        data=broken,
+        headers=auth,
+        timeout=60,
+    )
+    assert sent.status_code == 400 and "the request body" in sent.json()["error"], sent.text
+    assert "request-body.jsonl:3:" in sent.json()["error"]
+    after = requests.post(
+        f"{server.url}/api/items", params={"dataset": "half", "format": "crystal"}, data=model_items(),
+        headers=auth, timeout=60,
+    )  # fmt: skip
+    assert after.json()["added"] == 2  # the refused upload left nothing behind

@@ -162,7 +162,7 @@ async def _import_items(ctx: AppContext, user: Annotator, body: bytes, dataset: 
 
     def run() -> Any:
         with tempfile.TemporaryDirectory(prefix="stepgate-items-") as folder:
-            path = Path(folder) / f"items{_SUFFIX.get(fmt, '.jsonl')}"
+            path = Path(folder) / f"request-body{_SUFFIX.get(fmt, '.jsonl')}"  # named so in a problem line
             path.write_bytes(body)
             return data.import_file(
                 ctx.store,
