@@ -62,9 +62,9 @@ def _listing(ctx: AppContext, admin: Any) -> dict[str, Any]:
 
 
 def on_open(ctx: AppContext, request: gr.Request) -> dict[str, Any]:
-    """The tokens and the annotators a new one may act as."""
+    """The tokens and the annotators a new one may act as; a secret shown before is gone for good."""
     admin = require_admin(ctx, request)
-    return _listing(ctx, admin)
+    return {**_listing(ctx, admin), "token_secret": gr.update(value="", visible=False)}
 
 
 def on_create(ctx: AppContext, owner: str | None, name: str, request: gr.Request) -> dict[str, Any]:
@@ -118,7 +118,9 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             name = gr.Textbox(
                 label="What the script is for", placeholder="nightly predictions", elem_id="tokens-name"
             )
-            create = gr.Button("Create token", variant="primary", elem_id="tokens-create")
+            create = gr.Button(
+                "Create token", variant="primary", elem_classes=["data-action"], elem_id="tokens-create"
+            )
         secret = gr.Textbox(
             label="The new token (shown once: copy it now)",
             interactive=False,
@@ -133,7 +135,9 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             pick = gr.Dropdown(
                 [], label="Live token", allow_custom_value=True, elem_id="tokens-pick", min_width=260
             )
-            revoke = gr.Button("Revoke", variant="stop", elem_id="tokens-revoke")
+            revoke = gr.Button(
+                "Revoke", variant="stop", elem_classes=["data-action"], elem_id="tokens-revoke"
+            )
     view = Outputs(
         token_table=table,
         token_pick=pick,
