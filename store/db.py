@@ -122,6 +122,7 @@ class Tx(_Reader):
         self._cur = cursor
         self.store = store
         self.on_commit: list[Callable[[], None]] = []
+        self.on_finish: list[Callable[[], object]] = []
         self._cache: ReadCache = ReadOnly(store.cache)
 
     @property
@@ -137,6 +138,11 @@ class Tx(_Reader):
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run callback once the transaction is committed (in-memory state follows the disk, never leads)."""
         self.on_commit.append(callback)
+
+    def before_commit(self, callback: Callable[[], object]) -> None:
+        """Run callback when the work is done, before the commit; if it raises, nothing is committed
+        (images uploaded in parallel are waited for here: no row names an object not yet stored)."""
+        self.on_finish.append(callback)
 
     @property
     def engine(self) -> Engine:
@@ -238,6 +244,8 @@ class Store(_Reader):
             tx = self._local.tx = Tx(cur, self)
             try:
                 yield tx
+                for finish in tx.on_finish:
+                    finish()
             except BaseException:
                 self._local.tx = None
                 self._engine.rollback(cur)
@@ -278,6 +286,7 @@ class Store(_Reader):
                     self._engine.close_connection(cur)
                 self._cursors.clear()
             self._engine.close()
+        self.images.close()
 
     def __enter__(self) -> Store:
         return self

@@ -42,10 +42,13 @@ def _key(digest: str, mime: str) -> str:
 def save_image(tx: Tx, image: ImageData) -> str:
     """Store the bytes (once: a put by hash is idempotent) and record them; returns the hash.
 
-    The bytes go first: when the storage refuses them (store.objects.ImageStorageError) the
-    transaction rolls back and no row names an image that is not there."""
+    Object storage uploads while the transaction goes on (an import's images in parallel), and the
+    commit waits for every upload: when the storage refuses one (store.objects.ImageStorageError)
+    the transaction rolls back and no row names an image that is not there."""
     digest = image_hash(image.data)
-    tx.store.images.put(_key(digest, image.mime), image.data, image.mime)
+    pending = tx.store.images.put_soon(_key(digest, image.mime), image.data, image.mime)
+    if pending is not None:
+        tx.before_commit(pending)
     tx.execute(
         "INSERT INTO images (hash, mime, width, height, size_bytes) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (hash) DO NOTHING",

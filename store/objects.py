@@ -19,6 +19,8 @@ import hashlib
 import os
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +28,8 @@ from urllib.parse import urlsplit
 from store.errors import StoreOpenError
 
 __all__ = ["FolderImages", "ImageStorageError", "ImageStore", "S3Images", "image_store"]
+
+UPLOADS = 16  # parallel requests of one import's images (botocore's pool holds 10 connections by default)
 
 
 class ImageStorageError(StoreOpenError):
@@ -69,6 +73,14 @@ class ImageStore(ABC):
     def lazy(self) -> bool:
         """Whether local_file costs more than a path (a fetch): then callers ask for it late."""
         return False
+
+    def put_soon(self, key: str, data: bytes, mime: str) -> Callable[[], object] | None:
+        """Start a put; returns what waits for it (and raises its error), or None once done. Here: at once."""
+        self.put(key, data, mime)
+        return None
+
+    def close(self) -> None:  # noqa: B027 - most storages hold nothing to let go of
+        """Let go of what the storage holds (connections, threads)."""
 
 
 class FolderImages(ImageStore):
@@ -118,6 +130,7 @@ class S3Images(ImageStore):
         self.location = f"{url} at {endpoint}"
         self._present: set[str] = set()  # keys seen stored: a re-import puts nothing twice
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
@@ -142,6 +155,21 @@ class S3Images(ImageStore):
         cached = self.folder / key
         if not cached.exists():  # the importing replica has the bytes already: no fetch on first view
             self._cache(cached, key, data)
+
+    def put_soon(self, key: str, data: bytes, mime: str) -> Callable[[], object] | None:
+        """Upload on a small pool (an import's images go up in parallel); the caller waits before commit."""
+        if key in self._present:
+            return None
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=UPLOADS, thread_name_prefix="stepgate-s3")
+            pool = self._pool
+        return pool.submit(self.put, key, data, mime).result
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def get(self, key: str) -> bytes:
         reply = self._call(
@@ -242,6 +270,7 @@ def _client() -> Any:
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
         retries={"max_attempts": 3, "mode": "standard"},
+        max_pool_connections=UPLOADS,
         connect_timeout=5,
         read_timeout=30,
     )
