@@ -19,7 +19,7 @@ from services import data, exports
 from store import Store
 from store.datasets import get_dataset
 from store.images import image_path
-from store.items import get_item, item_ids
+from store.items import get_item, item_ids, items_frame, items_frames
 from store.objects import ImageStorageError
 from tests.conftest import MATHVISTA_DIR, ROOT
 from tests.s3_support import S3Server, s3_server
@@ -96,6 +96,10 @@ def test_a_second_replica_reads_the_images_from_the_bucket(s3: S3Server, tmp_pat
 def test_exports_from_a_fresh_replica_carry_the_images(s3: S3Server, tmp_path: Path) -> None:
     db, by_hash = imported_on_replica_1(tmp_path)
     with Store(db, data_dir=tmp_path / "replica-2", images=STORAGE) as replica:
+        # What the benchmark formats copy beside their file: the items' frames, whole or in chunks.
+        for frame in (*items_frames(replica, rows=1), items_frame(replica)):
+            for files in frame["image_files"]:
+                assert [by_hash[hashlib.sha256(Path(f).read_bytes()).hexdigest()] for f in files]
         out = tmp_path / "out" / "bundle.jsonl"
         out.parent.mkdir()
         exports.export(replica, "stepgate-jsonl", out, images="paths")
