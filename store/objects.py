@@ -136,8 +136,16 @@ class S3Images(ImageStore):
         return f"{self.prefix}/{key}" if self.prefix else key
 
     def check(self) -> None:
-        """Reach the bucket once when the store opens: a wrong setting is said at start, not mid-import."""
-        self._call("reach", "", lambda: self._client.head_bucket(Bucket=self.bucket))
+        """Reach the bucket once when the store opens: a wrong setting is said at start, not mid-import.
+
+        A GET of a key that is not there answers with a code (a HEAD has no body): NoSuchKey, or
+        AccessDenied where the policy grants objects but not listing (fine: the puts will tell)."""
+        probe = self._key(".stepgate-check")
+        try:
+            self._call("reach", "", lambda: self._client.get_object(Bucket=self.bucket, Key=probe))
+        except ImageStorageError as exc:
+            if _code(exc.__cause__) not in ("NoSuchKey", "AccessDenied"):
+                raise
 
     def put(self, key: str, data: bytes, mime: str) -> None:
         if key in self._present:
@@ -178,15 +186,13 @@ class S3Images(ImageStore):
         return bytes(reply["Body"].read())
 
     def exists(self, key: str) -> bool:
-        from botocore.exceptions import ClientError
-
         try:
             self._call(
                 "look up", key, lambda: self._client.head_object(Bucket=self.bucket, Key=self._key(key))
             )
         except ImageStorageError as exc:
-            cause = exc.__cause__
-            if isinstance(cause, ClientError) and _code(cause) in ("404", "NoSuchKey", "NotFound"):
+            # 403 on a HEAD: no right to list, so a missing key looks forbidden; the put settles it.
+            if _code(exc.__cause__) in ("404", "NoSuchKey", "NotFound", "403"):
                 return False
             raise
         return True
@@ -253,7 +259,9 @@ class S3Images(ImageStore):
 
 
 def _code(exc: Any) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
+    """A botocore ClientError's code ("NoSuchBucket", "403", ...); "" for anything else."""
+    response = getattr(exc, "response", None)
+    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
 
 
 def _client() -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -224,3 +225,48 @@ def test_an_object_changed_in_the_bucket_is_never_shown_as_the_image(s3: S3Serve
             assert not list((tmp_path / "replica-2" / "images").rglob("*.png"))
     finally:
         s3.client().put_object(Bucket=BUCKET, Key=key, Body=original)
+
+
+def test_a_key_allowed_objects_but_not_listing_still_stores_and_reads(s3: S3Server, tmp_path: Path) -> None:
+    """The policy many teams give an app: get and put under its prefix, nothing else (on AWS a
+    missing key then answers 403, not 404; the store takes that as "not there yet" and puts)."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    iam = boto3.client("iam", endpoint_url=s3.endpoint, region_name="us-east-1")
+    iam.create_user(UserName="stepgate-app")
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": ["s3:GetObject", "s3:PutObject"],
+                "Resource": f"arn:aws:s3:::{BUCKET}/narrow/*",
+            }
+        ],
+    }
+    iam.put_user_policy(UserName="stepgate-app", PolicyName="images", PolicyDocument=json.dumps(policy))
+    key = iam.create_access_key(UserName="stepgate-app")["AccessKey"]
+    source, by_hash = gate_file(tmp_path / "src")
+    saved = {k: os.environ[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    os.environ.update(AWS_ACCESS_KEY_ID=key["AccessKeyId"], AWS_SECRET_ACCESS_KEY=key["SecretAccessKey"])
+    s3.enforce_credentials(True)
+    try:
+        narrow = s3.client(key=key["AccessKeyId"], secret=key["SecretAccessKey"])
+        for refused in (  # the policy holds: nothing but objects under its prefix (no HeadBucket either)
+            lambda: narrow.put_object(Bucket=BUCKET, Key="elsewhere/x.png", Body=b"x"),
+            lambda: narrow.head_bucket(Bucket=BUCKET),
+        ):
+            with pytest.raises(ClientError, match=r"AccessDenied|403"):
+                refused()
+        db = tmp_path / "narrow.duckdb"
+        with Store(db, data_dir=tmp_path / "r1", images=f"s3://{BUCKET}/narrow") as store:
+            data.import_file(store, None, source, format="crystal", dataset="figures")
+        with Store(db, data_dir=tmp_path / "r2", images=f"s3://{BUCKET}/narrow") as replica:
+            found = get_dataset(replica, "figures")
+            assert found is not None
+            shown = [Path(p) for i in item_ids(replica, found.id) for p in get_item(replica, i).image_paths]
+    finally:
+        s3.enforce_credentials(False)
+        os.environ.update(saved)
+    assert {hashlib.sha256(p.read_bytes()).hexdigest() for p in shown} == set(by_hash)
