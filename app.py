@@ -36,6 +36,14 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
         help="the image folder (default: $STEPGATE_DATA_DIR, else beside a DuckDB file, or "
         "./stepgate.files with PostgreSQL: replicas share one)",
     )
+    parser.add_argument(
+        "--image-store",
+        default=os.environ.get("STEPGATE_IMAGES") or None,
+        metavar="s3://BUCKET/PREFIX",
+        help="keep images in S3-compatible object storage instead of the image folder (default: "
+        "$STEPGATE_IMAGES); endpoint and credentials from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, "
+        "AWS_SECRET_ACCESS_KEY; the image folder then holds the copies this replica has shown",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -424,7 +432,7 @@ def _open_store(args: argparse.Namespace):
     from store import Store, StoreUnavailableError
 
     try:
-        return Store(args.db, data_dir=args.data_dir)
+        return Store(args.db, data_dir=args.data_dir, images=args.image_store)
     except StoreUnavailableError as exc:
         sys.exit(f"error: {exc}")
 
@@ -541,13 +549,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from store import Store, StoreLockedError, StoreUnavailableError
 
     try:
-        store = Store(args.db, data_dir=args.data_dir)
+        store = Store(args.db, data_dir=args.data_dir, images=args.image_store)
     except StoreLockedError as exc:
         return _forward(args, argv, exc)
     except StoreUnavailableError as exc:
         sys.exit(f"error: {exc}")
     try:
         return run_verb(args, store)
+    except StoreUnavailableError as exc:  # e.g. the image bucket refused a write: nothing was stored
+        print(f"error: {exc}; nothing was stored", file=sys.stderr)
+        return 1
     finally:
         store.close()
 

@@ -18,7 +18,7 @@ from store.users import Annotator
 if TYPE_CHECKING:
     from store import Store
 
-__all__ = ["ApiToken", "TokenRefused", "create", "list_all", "revoke", "user_for_token"]
+__all__ = ["ApiToken", "TokenRefused", "create", "list_all", "owners", "revoke", "user_for_token"]
 
 MAX_NAME = 80
 
@@ -47,6 +47,12 @@ def create(store: Store, acting: Annotator | None, owner: str, name: str) -> tup
 def list_all(store: Store, acting: Annotator | None) -> list[ApiToken]:
     _check(acting)
     return tokens.list_tokens(store)
+
+
+def owners(store: Store, acting: Annotator | None) -> list[str]:
+    """The annotators a new token may act as (not removed), by name."""
+    _check(acting)
+    return [u.name for u in users.list_users(store)]
 
 
 def revoke(store: Store, acting: Annotator | None, token_id: int) -> ApiToken:

@@ -22,6 +22,7 @@ from store.cache import Bypass, LruCache, ReadCache, ReadOnly
 from store.engines import Engine, engine_for, is_server_url
 from store.errors import StoreClosedError, StoreError, StoreLockedError, StoreOpenError, StoreUnavailableError
 from store.migrations import migrate
+from store.objects import ImageStore, image_store
 
 __all__ = [
     "Store",
@@ -121,6 +122,7 @@ class Tx(_Reader):
         self._cur = cursor
         self.store = store
         self.on_commit: list[Callable[[], None]] = []
+        self.on_finish: list[Callable[[], object]] = []
         self._cache: ReadCache = ReadOnly(store.cache)
 
     @property
@@ -136,6 +138,11 @@ class Tx(_Reader):
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run callback once the transaction is committed (in-memory state follows the disk, never leads)."""
         self.on_commit.append(callback)
+
+    def before_commit(self, callback: Callable[[], object]) -> None:
+        """Run callback when the work is done, before the commit; if it raises, nothing is committed
+        (images uploaded in parallel are waited for here: no row names an object not yet stored)."""
+        self.on_finish.append(callback)
 
     @property
     def engine(self) -> Engine:
@@ -165,7 +172,9 @@ class Tx(_Reader):
 class Store(_Reader):
     """A database (a DuckDB file, or PostgreSQL at a postgresql:// URL), its image folder, serialised writes."""
 
-    def __init__(self, path: str | Path, *, data_dir: str | Path | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, data_dir: str | Path | None = None, images: str | None = None
+    ) -> None:
         server = is_server_url(path)
         self.path: Path | None = None if server else Path(path)
         # Images live beside a DuckDB file, named by content hash (see store/images.py for why); replicas
@@ -192,6 +201,12 @@ class Store(_Reader):
         except OSError as exc:
             self._engine.close()
             raise StoreOpenError(f"cannot create the image folder {self.data_dir}: {exc.strerror}") from exc
+        # Where image bytes go: the folder data_dir/images, or object storage (`images`: s3://...).
+        try:
+            self.images: ImageStore = image_store(images, self.data_dir)
+        except StoreError:
+            self._engine.close()
+            raise
         with self.writing() as tx:
             self._engine.prepare(tx._cursor())
             migrate(tx)
@@ -229,6 +244,8 @@ class Store(_Reader):
             tx = self._local.tx = Tx(cur, self)
             try:
                 yield tx
+                for finish in tx.on_finish:
+                    finish()
             except BaseException:
                 self._local.tx = None
                 self._engine.rollback(cur)
@@ -269,6 +286,7 @@ class Store(_Reader):
                     self._engine.close_connection(cur)
                 self._cursors.clear()
             self._engine.close()
+        self.images.close()
 
     def __enter__(self) -> Store:
         return self

@@ -1,4 +1,5 @@
-"""Images as files under the store's data folder, named by the SHA-256 of their bytes.
+"""Images named by the SHA-256 of their bytes, in the store's image storage (store/objects.py: the
+folder `<data-dir>/images`, or S3-compatible object storage by setting).
 
 Why files and not blobs: the same figure is shared by many items and versions (content hashing
 stores it once), Gradio serves files directly from an allowed folder without copying them through
@@ -9,7 +10,7 @@ The `images` table records each file's hash, type and size so the two can be che
 from __future__ import annotations
 
 import hashlib
-import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from store.records import ImageData
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
+    from store.objects import ImageStore
 
 __all__ = ["image_files", "image_hash", "image_path", "save_image"]
 
@@ -33,22 +35,20 @@ def image_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _file_for(data_dir: Path, digest: str, mime: str) -> Path:
-    return data_dir / "images" / digest[:2] / f"{digest}{_EXT.get(mime, '.img')}"
+def _key(digest: str, mime: str) -> str:
+    return f"{digest[:2]}/{digest}{_EXT.get(mime, '.img')}"
 
 
 def save_image(tx: Tx, image: ImageData) -> str:
-    """Write the file (atomically, once) and record it; returns its hash."""
+    """Store the bytes (once: a put by hash is idempotent) and record them; returns the hash.
+
+    Object storage uploads while the transaction goes on (an import's images in parallel), and the
+    commit waits for every upload: when the storage refuses one (store.objects.ImageStorageError)
+    the transaction rolls back and no row names an image that is not there."""
     digest = image_hash(image.data)
-    target = _file_for(tx.store.data_dir, digest, image.mime)
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(target.suffix + f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(image.data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+    pending = tx.store.images.put_soon(_key(digest, image.mime), image.data, image.mime)
+    if pending is not None:
+        tx.before_commit(pending)
     tx.execute(
         "INSERT INTO images (hash, mime, width, height, size_bytes) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (hash) DO NOTHING",
@@ -57,15 +57,35 @@ def save_image(tx: Tx, image: ImageData) -> str:
     return digest
 
 
-def image_files(db: Store | Tx) -> dict[str, Path]:
-    """Every stored image's file by its hash, in one query (for reads of many items at once)."""
+class _Fetched(Mapping[str, str]):
+    """Hash -> local file, each fetched from object storage when first asked for (an export reads the
+    images of the items it writes, not the whole bucket)."""
+
+    def __init__(self, images: ImageStore, keys: dict[str, str]) -> None:
+        self._images, self._keys = images, keys
+
+    def __getitem__(self, digest: str) -> str:
+        return str(self._images.local_file(self._keys[digest]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def image_files(db: Store | Tx) -> Mapping[str, str]:
+    """Every stored image's local file by its hash, in one query (for reads of many items at once)."""
     rows = db.fetchall("SELECT hash, mime FROM images")
-    return {digest: _file_for(db.store.data_dir, digest, mime) for digest, mime in rows}
+    images = db.store.images
+    if images.lazy():
+        return _Fetched(images, {digest: _key(digest, mime) for digest, mime in rows})
+    return {digest: str(images.local_file(_key(digest, mime))) for digest, mime in rows}
 
 
 def image_path(db: Store | Tx, digest: str) -> Path | None:
+    """The image's local file (fetched from object storage the first time on this machine)."""
     row = db.fetchone("SELECT mime FROM images WHERE hash = ?", [digest])
     if row is None:
         return None
-    store = db.store
-    return _file_for(store.data_dir, digest, row[0])
+    return db.store.images.local_file(_key(digest, row[0]))

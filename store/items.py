@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -564,10 +564,10 @@ def _items_query(
     )
 
 
-def _image_files(db: Store | Tx, frame: pd.DataFrame | None) -> dict[str, str | None]:
+def _image_files(db: Store | Tx, frame: pd.DataFrame | None) -> Mapping[str, str | None]:
     """Image hash -> its file in the store, for the images of ``frame`` (None: every image)."""
     if frame is None:
-        return {digest: str(path) for digest, path in image_files(db).items()}
+        return image_files(db)  # object storage: each fetched when a frame first asks for it
     files: dict[str, str | None] = {}
     for hashes in frame["images"].tolist():
         for digest in hashes if isinstance(hashes, list | np.ndarray) else []:
@@ -577,7 +577,7 @@ def _image_files(db: Store | Tx, frame: pd.DataFrame | None) -> dict[str, str | 
     return files
 
 
-def _with_files_and_labels(frame: pd.DataFrame, files: dict[str, str | None]) -> pd.DataFrame:
+def _with_files_and_labels(frame: pd.DataFrame, files: Mapping[str, str | None]) -> pd.DataFrame:
     """Image hashes become `image_files`, labels get their payloads read; no query (see items_frames)."""
     # DuckDB hands a missing list to pandas as NA: an item with no images or no labels has [].
     # One pass over plain lists per column (a Series walked cell by cell costs several times more).

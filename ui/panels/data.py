@@ -30,7 +30,7 @@ from ui.auth import require_admin, require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
-from ui.panels import data_study
+from ui.panels import data_study, data_tokens
 
 __all__ = [
     "build",
@@ -538,6 +538,8 @@ def build(ctx: AppContext) -> None:
             download = gr.HTML("", visible=False, elem_id="data-export-file")
         with gr.Tab("Study from examples", id="data-study"):
             data_study.build(ctx)
+        with gr.Tab("API tokens", id="data-tokens", elem_id="data-tokens-tab") as tokens_tab:
+            data_tokens.build(ctx, tokens_tab)
 
     private = {"api_visibility": "private"}
     gr.on(

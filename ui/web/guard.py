@@ -29,6 +29,7 @@ USER_KEY = "stepgate.user"  # where the guard leaves the session user in the ASG
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("HEAD", "/login"), ("POST", "/stepgate/control")}
 # The health check, the metrics and the script endpoints (ui/web/ops.py) check their own caller.
 SCRIPT_ROUTES = {("GET", "/healthz"), ("HEAD", "/healthz"), ("GET", "/metrics"), ("POST", "/api/predictions")}
+SCRIPT_ROUTES |= {("POST", "/api/items")}  # model-generated items with their pre-labels (issue 17)
 API = "/gradio_api"
 _LOGIN_BODY = 16 * 1024
 _SAFE = {"GET", "HEAD", "OPTIONS"}

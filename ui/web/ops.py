@@ -8,6 +8,10 @@
   are an operator's view, so an annotator gets 403.
 - POST /api/predictions?model=M&dataset=D: a model's predictions file as the body (JSONL or a JSON
   list), the same service and checks as `python app.py predictions import`.
+- POST /api/items?dataset=D&format=F: model-generated items with their pre-labels (the papers' model
+  output that people then verify: PRMBench-V's inserted error steps, type and reason; CRYSTAL's
+  candidate steps; a generator's chains), the same service and checks as `python app.py import`:
+  an admin's, all lines or nothing; images as base64 (no path on the server is read).
 
 The caller is found here as ui/auth.py finds a session user: the session cookie, else a bearer token
 (services.tokens); the services then apply the same role checks (services.access) to either. A wrong
@@ -27,16 +31,16 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.core import Metric
 
-from services import ops, scores, tokens
+from services import data, ops, scores, tokens
 from services.errors import NotAllowed, NotFound, ServiceError
 from services.records import Annotator, StoreUnavailableError
 from ui.context import AppContext
 from ui.web.observe import CALLER_KEY, Observer, counter, gauge
 from ui.web.sessions import COOKIE, Sessions
 
-__all__ = ["HEALTH", "METRICS", "PREDICTIONS", "add_ops_routes", "caller"]
+__all__ = ["HEALTH", "ITEMS", "METRICS", "PREDICTIONS", "add_ops_routes", "caller"]
 
-HEALTH, METRICS, PREDICTIONS = "/healthz", "/metrics", "/api/predictions"
+HEALTH, METRICS, PREDICTIONS, ITEMS = "/healthz", "/metrics", "/api/predictions", "/api/items"
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -92,14 +96,27 @@ def add_ops_routes(app: fastapi.FastAPI, ctx: AppContext, sessions: Sessions, ob
         text = generate_latest(observer.registry) + generate_latest(_StoreSeries(counts, sessions.active()))
         return Response(text, media_type=CONTENT_TYPE_LATEST, headers=_NO_STORE)
 
-    @app.post(PREDICTIONS)
-    async def predictions(request: fastapi.Request, model: str = "", dataset: str = "") -> Any:
+    async def uploaded(request: fastapi.Request) -> tuple[Annotator, bytes] | JSONResponse:
+        """A script upload's caller and body, or the refusal to send (401: no usable token)."""
         try:
             user = caller(ctx, sessions, request)
         except ServiceError as exc:
             return _refusal(exc)
-        body = await request.body()
-        return await _import_predictions(ctx, user, body, model, dataset)
+        return user, await request.body()
+
+    @app.post(PREDICTIONS)
+    async def predictions(request: fastapi.Request, model: str = "", dataset: str = "") -> Any:
+        found = await uploaded(request)
+        return (
+            found
+            if isinstance(found, JSONResponse)
+            else await _import_predictions(ctx, *found, model, dataset)
+        )
+
+    @app.post(ITEMS)
+    async def items(request: fastapi.Request, dataset: str = "", format: str = "") -> Any:
+        found = await uploaded(request)
+        return found if isinstance(found, JSONResponse) else await _import_items(ctx, *found, dataset, format)
 
 
 async def _import_predictions(ctx: AppContext, user: Annotator, body: bytes, model: str, dataset: str) -> Any:
@@ -123,6 +140,52 @@ async def _import_predictions(ctx: AppContext, user: Annotator, body: bytes, mod
             "dataset": done.dataset,
             "items": done.items,
             "replaced": done.replaced,
+            "message": done.summary(),
+        },
+        headers=_NO_STORE,
+    )
+
+
+_SUFFIX = {"csv": ".csv", "parquet": ".parquet"}
+
+
+async def _import_items(ctx: AppContext, user: Annotator, body: bytes, dataset: str, fmt: str) -> Any:
+    """A file of model-generated items, imported whole or not at all (services.data.import_file)."""
+    import anyio
+
+    if not dataset.strip():
+        return JSONResponse(
+            {"error": "Name the dataset: POST /api/items?dataset=NAME (&format=FORMAT); nothing was stored."},
+            status_code=400,
+            headers=_NO_STORE,
+        )
+
+    def run() -> Any:
+        with tempfile.TemporaryDirectory(prefix="stepgate-items-") as folder:
+            path = Path(folder) / f"request-body{_SUFFIX.get(fmt, '.jsonl')}"  # named so in a problem line
+            path.write_bytes(body)
+            return data.import_file(
+                ctx.store,
+                user,
+                path,
+                format=fmt or None,
+                dataset=dataset.strip(),
+                shown_name="the request body",
+            )
+
+    try:
+        done = await anyio.to_thread.run_sync(run)
+    except ServiceError as exc:
+        return _refusal(exc)
+    except StoreUnavailableError as exc:  # the database or the image storage refused: nothing was stored
+        return JSONResponse({"error": f"{exc}; nothing was stored."}, status_code=503, headers=_NO_STORE)
+    return JSONResponse(
+        {
+            "dataset": done.dataset,
+            "task": done.task,
+            "added": done.added,
+            "new_versions": done.new_versions,
+            "unchanged": done.unchanged,
             "message": done.summary(),
         },
         headers=_NO_STORE,
