@@ -178,25 +178,28 @@ def label_with_team(
 
 
 @contextmanager
-def lock_sampler(url: str, key: int, every: float = 0.005) -> Iterator[dict[str, float]]:
-    """Samples pg_locks while the block runs: how many transactions wait on the advisory lock `key`
-    and how often one holds it. Yields a dict filled at exit: mean waiters, share of time held, seconds."""
+def lock_sampler(url: str, key: int, every: float = 0.01) -> Iterator[dict[str, float]]:
+    """Samples pg_locks while the block runs: how many transactions wait on the advisory lock `key`,
+    how often one holds it, and how often its holder is idle in its transaction (the server waits on
+    the app, not the app on the server). Yields a dict filled at exit."""
     import psycopg
 
     out: dict[str, float] = {}
     stop = threading.Event()
-    samples: list[tuple[int, int]] = []
+    samples: list[tuple[int, int, int]] = []
     high, low = (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF
 
     def sample() -> None:
         with psycopg.connect(url, autocommit=True) as con:
             while not stop.is_set():
                 row = con.execute(
-                    "SELECT count(*) FILTER (WHERE NOT granted), count(*) FILTER (WHERE granted) FROM pg_locks "
-                    "WHERE locktype = 'advisory' AND classid::bigint = %s AND objid::bigint = %s",
+                    "SELECT count(*) FILTER (WHERE NOT l.granted), count(*) FILTER (WHERE l.granted), "
+                    "count(*) FILTER (WHERE l.granted AND a.state = 'idle in transaction') "
+                    "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+                    "WHERE l.locktype = 'advisory' AND l.classid::bigint = %s AND l.objid::bigint = %s",
                     [high, low],
                 ).fetchone()
-                samples.append((int(row[0]), int(row[1])))
+                samples.append((int(row[0]), int(row[1]), int(row[2])))
                 stop.wait(every)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -207,14 +210,13 @@ def lock_sampler(url: str, key: int, every: float = 0.005) -> Iterator[dict[str,
     finally:
         stop.set()
         thread.join(10)
-        seconds = time.perf_counter() - began
-        waiting = np.array([w for w, _ in samples] or [0])
-        held = np.array([h for _, h in samples] or [0])
+        seen = np.array(samples or [(0, 0, 0)])
+        held = seen[:, 1] > 0
         out.update(
-            waiters=float(waiting.mean()),
-            held=float((held > 0).mean()),
-            seconds=seconds,
-            samples=float(len(samples)),
+            waiters=float(seen[:, 0].mean()),
+            held=float(held.mean()),
+            holder_idle=float((seen[:, 2] > 0).sum() / max(1, held.sum())),
+            seconds=time.perf_counter() - began,
         )
 
 
@@ -301,10 +303,12 @@ def replica_rows(
             with Store(pg_url, data_dir=files) as store:
                 over = labelled_past_target(store) + held_past_target(store, _now()) + repeated_labels(store)
             # Little's law: mean waiters / label rate is the wait on the lock per label.
-            wait_ms = lock["waiters"] / team.labels_per_s * 1000 if team.labels_per_s else float("nan")
+            rate = team.labels_per_s or float("nan")
             extra = (
-                f"; write lock held {lock['held']:.0%} of the time, {lock['waiters']:.2f} waiting on average "
-                f"(~{wait_ms:.0f} ms of lock wait per label); {over} over-assigned or repeated"
+                f"; write lock held {lock['held']:.0%} of the time (~{lock['held'] / rate * 1000:.0f} ms a label, "
+                f"its holder idle in transaction {lock['holder_idle']:.0%} of that), {lock['waiters']:.2f} "
+                f"waiting on average (~{lock['waiters'] / rate * 1000:.0f} ms of lock wait a label); "
+                f"{over} over-assigned or repeated"
             )
             where = "one process" if count == 1 else f"{count} replicas"
             rows.append(_row(f"{annotators} annotators, {where}, PostgreSQL", team, floor, extra))
