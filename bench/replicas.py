@@ -105,13 +105,15 @@ def label_with_team(
     kill_after: int | None = None,
     connect: Callable[[str, str], StepgateClient] = _login,
 ) -> Team:
-    """Annotator k works on replica k % len(urls) (login, next item, submit) until the dataset has
-    nothing left for them or `seconds` pass. With `kill_after`, once that many labels are acknowledged
-    `kill(0)` kills replica 0: its annotators log in on another replica, send again the submit they had
-    in flight (the same request id: stored once either way) and go on."""
+    """Annotator k logs in on replica k % len(urls); once all are in, each labels (next item, submit)
+    until the dataset has nothing left for them or `seconds` pass. With `kill_after`, once that many
+    labels are acknowledged `kill(0)` kills replica 0: its annotators log in on another replica, send
+    again the submit they had in flight (the same request id: stored once either way) and go on."""
     team, victim = Team(), 0
     killed = threading.Event()
-    until = time.perf_counter() + seconds
+    clock: dict[str, float] = {}
+    # Logins are not labelling: the clock starts when every annotator is in.
+    ready = threading.Barrier(len(names), action=lambda: clock.update(began=time.perf_counter()))
 
     def acknowledge(request_id: str, annotation_id: int) -> None:
         with team.lock:
@@ -133,6 +135,15 @@ def label_with_team(
         pending: tuple[int, int, dict[str, Any], str] | None = None  # a submit not acknowledged yet
         client: StepgateClient | None = None
         try:
+            try:
+                client = connect(urls[replica], name)
+            except (ApiError, OSError, ValueError) as exc:
+                with team.lock:
+                    team.errors.append(f"{name}: login on replica {replica}: {exc}"[:300])
+            ready.wait(timeout=seconds + 120)
+            if client is None:
+                return
+            until = clock["began"] + seconds
             while pending is not None or time.perf_counter() < until:
                 try:
                     if client is None:
@@ -159,6 +170,8 @@ def label_with_team(
                     # A sticky balancer sends the annotator to a live replica: log in there, go on.
                     live = [r for r in range(len(urls)) if r != victim]
                     replica = live[k % len(live)]
+                    if client is not None:
+                        client.close()
                     client = None
                     with team.lock:
                         team.moved.append(name)
@@ -168,12 +181,11 @@ def label_with_team(
                 client.close()
 
     threads = [threading.Thread(target=annotator, args=(k,)) for k in range(len(names))]
-    began = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=seconds + 120)
-    team.elapsed = time.perf_counter() - began
+        t.join(timeout=seconds + 240)
+    team.elapsed = time.perf_counter() - clock.get("began", time.perf_counter())
     return team
 
 
@@ -232,6 +244,17 @@ def _prepare(store: Any, source: Path, names: list[str]) -> None:
         users.add_user(store, name, "annotator", password(name))
 
 
+def _warm(urls: list[str], name: str, connect: Callable[[str, str], StepgateClient] = _login) -> None:
+    """One next-item on each server before the clock: a process's first API call loads the dataset's
+    pool and what Gradio imports on first use (seconds), which a window of a few seconds would count."""
+    for url in urls:
+        client = connect(url, name)
+        try:
+            client.run("next_item", DATASET)
+        finally:
+            client.close()
+
+
 def _row(label: str, team: Team, floor: Team, extra: str = "") -> tuple[str, str]:
     ratio = team.labels_per_s / floor.labels_per_s if floor.labels_per_s else float("nan")
     errors = f", {len(team.errors)} errors: {team.errors[0]}" if team.errors else ""
@@ -267,9 +290,13 @@ def replica_rows(
     make_items(source, items)
     rows: list[tuple[str, str]] = []
 
+    def anonymous(url: str, _name: str) -> StepgateClient:  # the floor has no login
+        return _Anonymous(url)
+
     url, process = _floor_server()
     try:
-        floor = label_with_team([url], names, seconds=seconds, connect=lambda u, _: _Anonymous(u))
+        _warm([url], names[0], anonymous)
+        floor = label_with_team([url], names, seconds=seconds, connect=anonymous)
     finally:
         process.terminate()
         process.wait(20)
@@ -282,6 +309,7 @@ def replica_rows(
         _prepare(store, source, names)
     server = start_server(db, "--no-demo", "--team")
     try:
+        _warm([server.url], names[0])
         single = label_with_team([server.url], names, seconds=seconds)
     finally:
         server.stop()
@@ -295,6 +323,7 @@ def replica_rows(
                 _prepare(store, source, names)
             servers = start_replicas(pg_url, files, count, workdir)
             try:
+                _warm([s.url for s in servers], names[0])
                 with lock_sampler(pg_url, _WRITE_LOCK) as lock:
                     team = label_with_team([s.url for s in servers], names, seconds=seconds)
             finally:
