@@ -70,6 +70,8 @@ class Team:
     acknowledged: dict[str, int] = field(default_factory=dict)  # request id -> annotation id
     handed: dict[int, set[str]] = field(default_factory=dict)  # item id -> annotators it was handed to
     cycles: list[float] = field(default_factory=list)  # seconds of each next-item + submit
+    next_calls: list[float] = field(default_factory=list)  # seconds of each next-item alone
+    submit_calls: list[float] = field(default_factory=list)  # and of each submit
     errors: list[str] = field(default_factory=list)
     moved: list[str] = field(default_factory=list)  # annotators who logged in again on another replica
     retried: int = 0  # submits in flight at the kill, sent again (same request id) on the new replica
@@ -82,8 +84,9 @@ class Team:
     def labels_per_s(self) -> float:
         return len(self.cycles) / self.elapsed if self.elapsed else 0.0
 
-    def cycle_ms(self, q: float) -> float:
-        return float(np.percentile(np.array(self.cycles) * 1000, q)) if self.cycles else float("nan")
+    def cycle_ms(self, q: float, calls: str = "cycles") -> float:
+        seconds = getattr(self, calls)
+        return float(np.percentile(np.array(seconds) * 1000, q)) if seconds else float("nan")
 
 
 def _agreeing(rng: random.Random) -> dict[str, Any]:
@@ -154,12 +157,16 @@ def label_with_team(
                         if item["item_id"] is None:
                             return
                         with team.lock:
+                            team.next_calls.append(time.perf_counter() - started)
+                        with team.lock:
                             team.handed.setdefault(int(item["item_id"]), set()).add(name)
                         pending = (item["item_id"], item["version_id"], choose(rng), uuid.uuid4().hex)
                     item_id, version_id, payload, request_id = pending
+                    sent = time.perf_counter()
                     result = client.run("submit_label", item_id, version_id, payload, request_id, 3.0)
                     pending = None
                     with team.lock:
+                        team.submit_calls.append(time.perf_counter() - sent)
                         team.cycles.append(time.perf_counter() - started)
                     acknowledge(request_id, int(result["annotation_id"]))
                 except (ApiError, OSError, ValueError) as exc:
@@ -261,7 +268,9 @@ def _row(label: str, team: Team, floor: Team, extra: str = "") -> tuple[str, str
     return (
         label,
         f"{team.labels_per_s:.1f} labels/s ({ratio:.0%} of the floor); cycle p50/p95 "
-        f"{team.cycle_ms(50):.0f} / {team.cycle_ms(95):.0f} ms{extra}{errors}",
+        f"{team.cycle_ms(50):.0f} / {team.cycle_ms(95):.0f} ms (next item {team.cycle_ms(50, 'next_calls'):.0f} / "
+        f"{team.cycle_ms(95, 'next_calls'):.0f}, submit {team.cycle_ms(50, 'submit_calls'):.0f} / "
+        f"{team.cycle_ms(95, 'submit_calls'):.0f}){extra}{errors}",
     )
 
 
