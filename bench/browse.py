@@ -2,9 +2,10 @@
 
     python bench/browse.py                 # 100k items (ProcessBench-shaped, 8-12 steps each)
     python bench/browse.py --items 10000   # quicker
+    python bench/browse.py --engine postgresql   # on a throwaway PostgreSQL server (tests/pg_support.py)
 
 The floors are the least the work can cost in this database: for a Browse page, one raw SQL page of
-25 ids and questions; for an export, DuckDB's own COPY of the same items' fields and steps to JSON.
+25 ids and questions; for an export, the engine's own COPY of the same items' fields and steps to JSON.
 The ratio to the floor is what compares across machines. Prints a Markdown table.
 """
 
@@ -15,13 +16,14 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run import DATASET, make_items, timed_import
+from bench.run import DATASET, make_items
 
 LABELS = 2_000  # earliest-error labels stored first, so that the log and the label plots have rows
 TARGET_MS = 300  # issue 15: the first Browse page on 100k items
@@ -59,19 +61,65 @@ def _label(store: Any, n: int) -> None:
             )
 
 
-def measure(workdir: Path, n: int) -> list[tuple[str, float, float, str]]:
+@contextmanager
+def _database(workdir: Path, n: int, engine: str) -> Iterator[str]:
+    """A DuckDB file in workdir, or a database on a throwaway PostgreSQL server; yields its location."""
+    if engine == "duckdb":
+        yield str(workdir / f"browse-{n}.duckdb")
+        return
+    from tests.pg_support import PostgresServer, find_bin
+
+    bin_dir = find_bin()
+    if bin_dir is None:
+        raise SystemExit("PostgreSQL is not installed here (apt-get install postgresql)")
+    server = PostgresServer(bin_dir).start()
+    try:
+        yield server.new_database()
+    finally:
+        server.stop()
+
+
+def _copy_floor(store: Any, path: Path) -> Callable[[], Any]:
+    """The engine's own COPY of the items' fields and steps to a JSON file (no Python per row)."""
+    fields = "i.id, i.external_id, v.question, v.reference_answer, v.earliest_error, s.steps"
+    # each version's steps gathered in one pass (the engine's own list aggregate), joined to the items
+    gather = "list" if store.engine.name == "duckdb" else "json_agg"
+    rows = (
+        f"FROM items i JOIN item_versions v ON v.id = i.current_version_id LEFT JOIN (SELECT version_id, "
+        f"{gather}(text ORDER BY position) AS steps FROM steps GROUP BY version_id) s ON s.version_id = v.id"
+    )
+    if store.engine.name == "duckdb":
+        sql = f"COPY (SELECT {fields} {rows}) TO '{path}' (FORMAT JSON)"
+        return lambda: store.execute(sql)
+    import psycopg
+
+    sql = f"COPY (SELECT row_to_json(r) FROM (SELECT {fields} {rows}) AS r) TO STDOUT"
+
+    def copy() -> None:
+        with (
+            psycopg.connect(store.engine.url) as con,
+            open(path, "wb") as out,
+            con.cursor().copy(sql) as stream,
+        ):
+            for block in stream:
+                out.write(block)
+
+    return copy
+
+
+def measure(workdir: Path, n: int, engine: str = "duckdb") -> list[tuple[str, float, float, str]]:
     """(measure, ms, floor ms, floor's name) rows."""
     from services import browse
     from services.browse import BrowseFilter
     from services.exports import export
     from store import Store, users
+    from store.imports import import_file
 
     source = workdir / f"items-{n}.jsonl"
     make_items(source, n)
-    db = workdir / f"browse-{n}.duckdb"
-    timed_import(db, source)
     rows: list[tuple[str, float, float, str]] = []
-    with Store(db) as store:
+    with _database(workdir, n, engine) as db, Store(db, data_dir=workdir / "files") as store:
+        import_file(store, source, format="processbench", dataset=DATASET)
         _label(store, LABELS)
         admin = users.add_user(store, "bench-admin", "admin")
         everything = BrowseFilter(dataset=DATASET)
@@ -115,15 +163,8 @@ def measure(workdir: Path, n: int) -> list[tuple[str, float, float, str]]:
             )
         )
 
-        copy_to = workdir / "floor.json"
-        copy_sql = (
-            f"COPY (SELECT i.id, i.external_id, v.question, v.reference_answer, v.earliest_error, "
-            "(SELECT list(s.text ORDER BY s.position) FROM steps s WHERE s.version_id = v.id) AS steps "
-            "FROM items i JOIN item_versions v ON v.id = i.current_version_id) "
-            f"TO '{copy_to}' (FORMAT JSON)"
-        )
-        export_floor = _timed(lambda: store.execute(copy_sql), 1)
-        copy = "DuckDB COPY of the items to JSON"
+        export_floor = _timed(_copy_floor(store, workdir / "floor.json"), 1)
+        copy = f"{store.engine.name} COPY of the items to JSON"
         for fmt, name in (("items-jsonl", "items-jsonl"), ("stepgate-jsonl", "stepgate-jsonl with the log")):
             out = workdir / f"all.{fmt}"
             ms = _timed(lambda fmt=fmt, out=out: export(store, fmt, out), 1)
@@ -146,10 +187,11 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--items", type=int, default=100_000, help="items in the database (default: 100000)")
+    parser.add_argument("--engine", choices=("duckdb", "postgresql"), default="duckdb")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        rows = measure(Path(tmp), args.items)
-    print(f"{args.items:,} items; first Browse page target: {TARGET_MS} ms\n")
+        rows = measure(Path(tmp), args.items, args.engine)
+    print(f"{args.items:,} items on {args.engine}; first Browse page target: {TARGET_MS} ms\n")
     print("| measure | time | floor | ratio | floor is |\n| --- | --- | --- | --- | --- |")
     for name, ms, floor, what in rows:
         print(f"| {name} | {ms:,.0f} ms | {floor:,.1f} ms | {ms / max(floor, 1e-6):,.1f}x | {what} |")

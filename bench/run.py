@@ -452,6 +452,11 @@ def main() -> int:
     from bench.human_pace import human_pace_rows  # a team at human pace, beside a trivial Gradio handler
 
     rows += human_pace_rows((50, 100, 200, 300), window=5.0) if args.quick else human_pace_rows(window=20.0)
+    # --- replicas: 32 annotators on one process (DuckDB, PostgreSQL) and on 4 replicas over PostgreSQL ---
+    from bench.replicas import replica_rows
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rows += replica_rows(Path(tmp), seconds=8.0 if args.quick else 20.0)
     print("| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")

@@ -96,7 +96,9 @@ def test_a_bad_reassignment_is_refused_and_changes_nothing(drawn: Store) -> None
 def test_the_command_line_reassigns(drawn: Store, tmp_path: Path) -> None:
     from tests.browser_support import cli
 
-    db = Path(drawn.path)
+    # the DuckDB file, or the PostgreSQL database under STEPGATE_TEST_ENGINE=postgresql, and its files
+    db, files = drawn.path or drawn.engine.url, str(drawn.data_dir)
     drawn.close()
-    out = cli("studies", "reassign", "s", "--from", "bea", "--to", "dan", db=db).stdout
+    argv = ("studies", "reassign", "s", "--from", "bea", "--to", "dan")
+    out = cli(*argv, db=db, input_env={"STEPGATE_DATA_DIR": files}).stdout
     assert "s: gave 2 pending item(s) of bea to dan" in out
