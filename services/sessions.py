@@ -21,6 +21,7 @@ __all__ = [
     "count",
     "end",
     "find",
+    "login_failed",
     "login_succeeded",
     "open_session",
     "prune",
@@ -62,6 +63,10 @@ def admit_login(
     store: Store, name: str, address: str, now: float, window: float, per_name: int, per_address: int
 ) -> tuple[float, int | None]:
     return rows.admit_login(store, name, address, now, window, per_name, per_address)
+
+
+def login_failed(store: Store, address: str, attempt: int, now: float) -> None:
+    rows.login_failed(store, address, attempt, now)
 
 
 def login_succeeded(store: Store, name: str, attempt: int) -> None:

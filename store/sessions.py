@@ -28,6 +28,7 @@ __all__ = [
     "count_sessions",
     "end_session",
     "find_session",
+    "login_failed",
     "login_succeeded",
     "open_session",
     "prune_sessions",
@@ -113,9 +114,11 @@ def admit_login(
     store: Store, name: str, address: str, now: float, window: float, per_name: int, per_address: int
 ) -> tuple[float, int | None]:
     """A login attempt counted before its password is checked: (seconds to wait, 0 when admitted;
-    the attempt's id when admitted). The attempt is written as a failure at once, in the same write
-    transaction as the count (serialised across replicas), so guesses sent at once to several
-    replicas cannot all pass the count; login_succeeded takes it back."""
+    the attempt's id when admitted). Against its name the attempt is written as a failure at once, in
+    the same write transaction as the count (serialised across replicas), so guesses at one name sent
+    at once to several replicas cannot all pass the count; login_succeeded takes it back. Against the
+    address only a failed attempt counts (login_failed): a team behind one address (an office, a
+    balancer) logging in together at nine is not throttled for being many."""
     since = now - window
     with store.writing() as tx:
         wait = 0.0
@@ -136,13 +139,22 @@ def admit_login(
         if wait > 0:
             return wait, None
         attempt = int(tx.scalar("SELECT nextval('login_attempt_ids')"))
-        tx.executemany(
-            "INSERT INTO login_failures (attempt_id, kind, value, failed_at) VALUES (?, ?, ?, ?)",
-            [(attempt, "name", name, now), (attempt, "address", address, now)],
+        tx.execute(
+            "INSERT INTO login_failures (attempt_id, kind, value, failed_at) VALUES (?, 'name', ?, ?)",
+            [attempt, name, now],
         )
         if attempt % 100 == 0:  # now and then, forget what no window counts any more
             tx.execute("DELETE FROM login_failures WHERE failed_at <= ?", [since])
         return 0.0, attempt
+
+
+def login_failed(store: Store, address: str, attempt: int, now: float) -> None:
+    """The attempt was wrong: it now counts against its address too."""
+    with store.writing() as tx:
+        tx.execute(
+            "INSERT INTO login_failures (attempt_id, kind, value, failed_at) VALUES (?, 'address', ?, ?)",
+            [attempt, address, now],
+        )
 
 
 def login_succeeded(store: Store, name: str, attempt: int) -> None:

@@ -80,7 +80,8 @@ class Logins:
             )
         loop = asyncio.get_running_loop()
         ok = await loop.run_in_executor(self._hashing, partial(check_login, self._ctx, name, password))
-        if not ok:  # the attempt stays counted
+        if not ok:  # the attempt stays counted against the name, and now against the address
+            await asyncio.to_thread(self.throttle.failed, address, attempt)
             return LoginOutcome.WRONG, "Wrong name or password."
         await asyncio.to_thread(self.throttle.succeeded, name, attempt)
         return LoginOutcome.OK, ""

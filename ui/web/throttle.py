@@ -2,7 +2,9 @@
 
 Every replica over one PostgreSQL database counts the same rows (services/sessions.py), so guesses
 spread over several replicas are counted together. An attempt is counted as a failure before its
-password is checked and taken back when it was right: attempts sent at once cannot all pass the count.
+password is checked and taken back when it was right: attempts at one name sent at once cannot all
+pass the count. Against an address only failed attempts count, so many people behind one address may
+log in together.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ class LoginThrottle:
         return rows.admit_login(
             self._store, name.lower(), address, time.time(), self._window, self._per_name, self._per_address
         )
+
+    def failed(self, address: str, attempt: int) -> None:
+        rows.login_failed(self._store, address, attempt, time.time())
 
     def succeeded(self, name: str, attempt: int) -> None:
         rows.login_succeeded(self._store, name.lower(), attempt)
