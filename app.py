@@ -430,6 +430,9 @@ def _open_store(args: argparse.Namespace):
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from ui.web.memory import apply_memory_settings
+
+    apply_memory_settings()  # before Gradio and DuckDB load: what they allocate follows the settings
     from functools import partial
 
     from commands import make_encoder, run_captured
