@@ -452,6 +452,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logs.configure(args.log_format)
     mode = LOCAL if args.host in LOCAL_HOSTS and not args.team else TEAM
     store = _open_store(args)
+    from store.memory import release_freed_memory_in_background
+
+    release_freed_memory_in_background(store)
     if mode == TEAM and not any(u.has_password for u in users.list_users(store)):
         store.close()
         sys.exit(

@@ -54,3 +54,15 @@ def test_server_loads_nothing_heavy_at_start_nor_at_its_first_call(tmp_path: Pat
         assert not [lib for lib in after_call if "_backend_agg" in lib]
     finally:
         server.stop()
+
+
+def test_duckdb_returns_freed_query_memory_from_a_background_thread(tmp_path: Path) -> None:
+    from store import Store
+    from store.memory import release_freed_memory_in_background
+
+    with Store(tmp_path / "bg.duckdb") as store:
+        try:
+            assert release_freed_memory_in_background(store) is True
+            assert store.fetchall("SELECT current_setting('allocator_background_threads')") == [(True,)]
+        finally:  # a process-wide setting: the other tests' stores keep DuckDB's default
+            store.execute("SET allocator_background_threads = false")
