@@ -103,3 +103,54 @@ def test_same_seed_same_report_bit_for_bit() -> None:
     first = agreement_report(frame, {"f": "ordinal"}, n_boot=300, seed=7)
     again = agreement_report(frame.sample(frac=1.0, random_state=3), {"f": "ordinal"}, n_boot=300, seed=7)
     pd.testing.assert_frame_equal(first, again, check_exact=True)
+
+
+@pytest.mark.parametrize("kind", ["int", "float", "text", "bool", "float_nan"])
+def test_ratings_matrix_is_the_pivot_table(kind: str) -> None:
+    rng = np.random.default_rng(len(kind))
+    for _ in range(40):
+        n = int(rng.integers(1, 60))
+        values = {
+            "int": rng.integers(0, 4, n),
+            "float": rng.random(n),
+            "text": rng.choice(["x", "y", None], n),
+            "bool": rng.integers(0, 2, n).astype(bool),
+            "float_nan": np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 5, n).astype(float)),
+        }[kind]
+        annotators = rng.choice([3, 1, 2], n) if kind == "float" else rng.choice(["a", "b", "zed", "B"], n)
+        frame = pd.DataFrame(
+            {"item": rng.integers(0, 15, n), "annotator": annotators, "field": rng.choice(["f", "g"], n)}
+        )
+        frame["value"] = values
+        rows = frame.loc[frame["field"] == "f", ["item", "annotator", "value"]]
+        pivot = rows.drop_duplicates(["item", "annotator"], keep="last").pivot(
+            index="item", columns="annotator", values="value"
+        )
+        pd.testing.assert_frame_equal(ratings_matrix(frame, "f"), pivot.sort_index().sort_index(axis=1))
+
+
+def test_the_usual_levels_normal_quantiles_are_scipys() -> None:
+    from scipy.special import ndtri
+
+    from qc.bootstrap import _NORMAL_QUANTILES, normal_quantile
+
+    for ci in (0.90, 0.95, 0.99):
+        p = 1.0 - (1.0 - ci) / 2.0
+        assert p in _NORMAL_QUANTILES and normal_quantile(p) == float(ndtri(p))
+    assert normal_quantile(0.8) == float(ndtri(0.8))
+
+
+def test_the_report_at_95_percent_imports_no_scipy() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, pandas as pd\n"
+        "from qc.report import agreement_report\n"
+        "frame = pd.DataFrame({'item': [1, 1, 2, 2, 3, 3], 'annotator': ['a', 'b'] * 3, 'field': 'f',"
+        " 'value': [0, 0, 1, 0, 1, 1]})\n"
+        "agreement_report(frame, {'f': 'nominal'}, n_boot=20)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
