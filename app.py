@@ -454,7 +454,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     store = _open_store(args)
     from store.memory import release_freed_memory_in_background
 
-    release_freed_memory_in_background(store)
+    if store.path is not None:  # a DuckDB file: a PostgreSQL server's memory is its own
+        release_freed_memory_in_background(store)
     if mode == TEAM and not any(u.has_password for u in users.list_users(store)):
         store.close()
         sys.exit(

@@ -18,9 +18,6 @@ if TYPE_CHECKING:
 __all__ = ["release_freed_memory_in_background"]
 
 
-def release_freed_memory_in_background(store: Store) -> bool:
-    """Turn on DuckDB's allocator background threads; False for an engine without them."""
-    if store.engine.name != "duckdb":
-        return False
+def release_freed_memory_in_background(store: Store) -> None:
+    """Turn on DuckDB's allocator background threads (a DuckDB file's store; the caller knows which)."""
     store.execute("SET allocator_background_threads = true")
-    return True
