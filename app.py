@@ -438,6 +438,9 @@ def _open_store(args: argparse.Namespace):
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from ui.web.memory import apply_memory_settings
+
+    apply_memory_settings()  # before Gradio and DuckDB load: what they allocate follows the settings
     from functools import partial
 
     from commands import make_encoder, run_captured
@@ -457,6 +460,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logs.configure(args.log_format)
     mode = LOCAL if args.host in LOCAL_HOSTS and not args.team else TEAM
     store = _open_store(args)
+    from store.memory import release_freed_memory_in_background
+
+    if store.path is not None:  # a DuckDB file: a PostgreSQL server's memory is its own
+        release_freed_memory_in_background(store)
     if mode == TEAM and not any(u.has_password for u in users.list_users(store)):
         store.close()
         sys.exit(

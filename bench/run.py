@@ -304,6 +304,9 @@ def export_floor(db: Path, workdir: Path, ours: float, label: str) -> tuple[str,
 _GRADIO_ALONE = """
 import sys, time
 import gradio as gr
+if len(sys.argv) > 2:  # and one DuckDB connection to a database file, as any app over DuckDB holds
+    import duckdb
+    con = duckdb.connect(sys.argv[2])
 with gr.Blocks() as demo:
     gr.Markdown("floor")
 demo.launch(server_name="127.0.0.1", server_port=int(sys.argv[1]), prevent_thread_lock=True, quiet=True)
@@ -312,8 +315,9 @@ time.sleep(600)
 """
 
 
-def gradio_floor() -> tuple[str, str]:
-    """Gradio alone, one Markdown in a Blocks: its own start-up time and resident memory."""
+def gradio_floor(duckdb_file: Path | None = None) -> tuple[str, str]:
+    """Gradio alone, one Markdown in a Blocks: its own start-up time and resident memory; with
+    ``duckdb_file``, Gradio and one open DuckDB database, the floor of any Gradio app over DuckDB."""
     import subprocess
 
     import requests
@@ -323,8 +327,9 @@ def gradio_floor() -> tuple[str, str]:
     port = free_port()
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
     started = time.perf_counter()
+    extra = [str(duckdb_file)] if duckdb_file is not None else []
     process = subprocess.Popen(
-        [sys.executable, "-c", _GRADIO_ALONE, str(port)], env=env, stdout=subprocess.DEVNULL
+        [sys.executable, "-c", _GRADIO_ALONE, str(port), *extra], env=env, stdout=subprocess.DEVNULL
     )
     try:
         while True:
@@ -336,10 +341,8 @@ def gradio_floor() -> tuple[str, str]:
                     raise RuntimeError("Gradio alone did not start") from None
                 time.sleep(0.05)
         seconds = time.perf_counter() - started
-        return (
-            "floor: Gradio alone (one Markdown), start / memory",
-            f"{seconds:.1f} s / {rss_mb(process.pid):.0f} MB",
-        )
+        what = "Gradio alone (one Markdown)" if duckdb_file is None else "Gradio and one DuckDB file open"
+        return (f"floor: {what}, start / memory", f"{seconds:.1f} s / {rss_mb(process.pid):.0f} MB")
     finally:
         process.kill()
         process.wait(timeout=20)
@@ -437,6 +440,7 @@ def main() -> int:
         rows.append(("memory after start (empty database)", f"{rss_mb(empty.process.pid):.0f} MB"))
         empty.stop()
         rows.append(gradio_floor())
+        rows.append(gradio_floor(workdir / "floor-gradio.duckdb"))
         sizes = [10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
         for n in sizes:
             run_size(workdir, n, args.quick or n > 10_000, rows, f"{n // 1000}k")

@@ -6,7 +6,9 @@ Fast bootstrap: every coefficient here is a function of sums over items of per-i
 (category counts, pairwise agreement, Krippendorff's per-item coincidences). Those quantities
 are computed once as the columns of a matrix X (items x m); a bootstrap replicate that draws
 items with replacement is then a weight vector w (how often each item was drawn), and its sums
-are w @ X. A thousand replicates over 100,000 items are a few matrix products.
+are w @ X. Rows of X depend only on the item's labels, so X is kept once per labelling pattern
+(5 annotators, 3 labels: at most 4**5 rows however many items) and w counts draws per pattern:
+a thousand replicates over 100,000 items cost little more than drawing them.
 """
 
 from __future__ import annotations
@@ -59,8 +61,35 @@ _DENSE_CELLS = 8_000_000  # a block of sums larger than this stays sparse (many 
 
 
 def ratings_matrix(df: pd.DataFrame, field: str) -> pd.DataFrame:
-    """Items x annotators table of one field's values (NaN where unlabelled); a repeated label keeps the last."""
+    """Items x annotators table of one field's values (NaN where unlabelled); a repeated label keeps the last.
+
+    The table ``pivot`` makes (rows and columns sorted, its dtypes), filled with NumPy: on 500,000
+    labels the pivot and its duplicate check took most of the report's time outside the bootstrap.
+    """
     rows = df.loc[df["field"] == field, ["item", "annotator", "value"]]
+    if rows.empty or not isinstance(rows["value"].dtype, np.dtype):  # pandas' own dtypes: its pivot
+        return _pivot(rows)
+    item_at, items = pd.factorize(rows["item"], sort=True)
+    annotator_at, annotators = pd.factorize(rows["annotator"], sort=True)
+    if (item_at < 0).any() or (annotator_at < 0).any():  # a missing item or annotator: as pivot does
+        return _pivot(rows)
+    cell = item_at.astype(np.int64) * len(annotators) + annotator_at
+    cells, from_end = np.unique(cell[::-1], return_index=True)  # the last label of each cell
+    values = rows["value"].to_numpy()[len(cell) - 1 - from_end]
+    size = len(items) * len(annotators)
+    if len(cells) == size:
+        table = np.empty(size, dtype=values.dtype)
+    else:
+        table = np.full(size, np.nan, dtype=float if values.dtype.kind in "iuf" else object)
+    table[cells] = values
+    return pd.DataFrame(
+        table.reshape(len(items), len(annotators)),
+        index=pd.Index(items, name="item"),
+        columns=pd.Index(annotators, name="annotator"),
+    )
+
+
+def _pivot(rows: pd.DataFrame) -> pd.DataFrame:
     rows = rows.drop_duplicates(["item", "annotator"], keep="last")
     wide = rows.pivot(index="item", columns="annotator", values="value")
     return wide.sort_index().sort_index(axis=1)
@@ -114,12 +143,19 @@ def _chance_corrected(observed: np.ndarray, chance: np.ndarray, ok: np.ndarray) 
 def _columns(
     rows: list[np.ndarray], cols: list[np.ndarray], vals: list[np.ndarray], shape: tuple[int, int]
 ) -> Any:
-    """Per-item columns from (item, column, value) entries, repeats summed; dense unless large."""
+    """Per-item columns from (item, column, value) entries, repeats summed; dense unless large.
+
+    Dense: one bincount, which adds the entries in their order (as scipy's coo_matrix.toarray does),
+    and leaves scipy unimported; sparse only past _DENSE_CELLS.
+    """
+    flat = [np.concatenate(part) if part else np.zeros(0) for part in (rows, cols, vals)]
+    at_rows, at_cols = flat[0].astype(np.int64), flat[1].astype(np.int64)
+    if shape[0] * shape[1] <= _DENSE_CELLS:
+        cells = np.bincount(at_rows * shape[1] + at_cols, weights=flat[2], minlength=shape[0] * shape[1])
+        return cells.reshape(shape)
     from scipy import sparse  # imported on first use: the app starts without scipy (10 MB)
 
-    flat = [np.concatenate(part) if part else np.zeros(0) for part in (rows, cols, vals)]
-    matrix = sparse.coo_matrix((flat[2], (flat[0].astype(np.int64), flat[1].astype(np.int64))), shape=shape)
-    return matrix.toarray() if shape[0] * shape[1] <= _DENSE_CELLS else matrix.tocsr()
+    return sparse.coo_matrix((flat[2], (at_rows, at_cols)), shape=shape).tocsr()
 
 
 def _category_blocks(counts: np.ndarray, q: int) -> dict[str, _Block]:
@@ -194,8 +230,6 @@ def _alpha_block(codes: np.ndarray, counts: np.ndarray, values: np.ndarray, leve
 
         return _Block(columns, finish)
 
-    from scipy import sparse
-
     iu, ju = np.triu_indices(k, 1)
     pair_col = -np.ones((k, k), dtype=np.int64)
     pair_col[iu, ju] = np.arange(len(iu))
@@ -211,11 +245,12 @@ def _alpha_block(codes: np.ndarray, counts: np.ndarray, values: np.ndarray, leve
             vals.append(weight[both])
     head = np.column_stack([held, pairable.astype(float)])
     upper = _columns(rows, cols, vals, (n_items, len(iu)))
-    columns = (
-        np.column_stack([head, upper])
-        if isinstance(upper, np.ndarray)
-        else sparse.hstack([sparse.csr_matrix(head), upper], format="csr")
-    )
+    if isinstance(upper, np.ndarray):
+        columns = np.column_stack([head, upper])
+    else:
+        from scipy import sparse
+
+        columns = sparse.hstack([sparse.csr_matrix(head), upper], format="csr")
 
     def finish_ordinal(s: np.ndarray) -> np.ndarray:
         n_c = s[:, :k]
@@ -279,10 +314,27 @@ def _pairwise_blocks(codes: np.ndarray, k: int) -> dict[str, _Block]:
     return {"pabak": _Block(columns, pabak), "mean_cohen_kappa": _Block(columns, kappa)}
 
 
-def _blocks(
-    ratings: Any, names: Sequence[str], level: str, order: Sequence[Any] | None
-) -> tuple[dict[str, _Block], int]:
-    codes, categories = encode_labels(ratings, order)
+def _patterns(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``codes`` (one per labelling pattern) and each item's pattern.
+
+    Every per-item column is a function of the item's row of codes, so items that share a row share
+    their columns: 5 annotators and 3 labels make at most 4**5 patterns, however many items.
+    """
+    n_items, n_annotators = codes.shape
+    if n_items == 0:
+        return codes, np.zeros(0, dtype=np.intp)
+    shifted = np.where(np.isnan(codes), 0.0, codes + 1.0)  # 0 = missing, c + 1 = category c
+    if n_annotators and (k + 1) ** n_annotators < 2**62:
+        key = shifted.astype(np.int64) @ ((k + 1) ** np.arange(n_annotators, dtype=np.int64))
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(shifted, axis=0, return_index=True, return_inverse=True)
+    return codes[first], inverse.reshape(-1).astype(np.intp)
+
+
+def _blocks_from_codes(
+    codes: np.ndarray, categories: list[Any], names: Sequence[str], level: str, order: Sequence[Any] | None
+) -> dict[str, _Block]:
     k = len(categories)
     counts = category_counts(codes, k)
     blocks: dict[str, _Block] = {}
@@ -296,15 +348,37 @@ def _blocks(
     unknown = set(names) - set(FAST_STATISTICS)
     if unknown:
         raise ValueError(f"no fast path for {sorted(unknown)}; known: {FAST_STATISTICS}")
-    return {name: blocks[name] for name in names}, len(codes)
+    return {name: blocks[name] for name in names}
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """A ratings matrix encoded once: codes, categories, and the items grouped by labelling pattern."""
+
+    codes: np.ndarray
+    categories: list[Any]
+    unique: np.ndarray  # the distinct rows of codes
+    pattern: np.ndarray  # each item's row in ``unique``
+    multiplicity: np.ndarray  # items per pattern, as float weights
+
+    @classmethod
+    def of(cls, ratings: Any, order: Sequence[Any] | None) -> _Coded:
+        codes, categories = encode_labels(ratings, order)
+        unique, pattern = _patterns(codes, len(categories))
+        multiplicity = np.bincount(pattern, minlength=len(unique)).astype(float)
+        return cls(codes, categories, unique, pattern, multiplicity)
+
+
+# Multiply-adds below which the summed columns skip BLAS. OpenBLAS's threads spin for a while after
+# each call; on a busy 2-core machine they took the CPU from the next chunk's draws, and the report
+# ran at 3-4 times its floor (the seeded draws) instead of twice. Patterns make the products small.
+_EINSUM_PRODUCTS = 50_000_000
 
 
 class _Plan:
     """All blocks' dense columns side by side, so one replicate chunk costs one matrix product."""
 
     def __init__(self, blocks: dict[str, _Block]):
-        from scipy import sparse
-
         self.blocks = blocks
         self.slices: dict[int, slice] = {}
         self.sparse: dict[int, Any] = {}
@@ -313,7 +387,7 @@ class _Plan:
             key = id(block.columns)
             if key in self.slices or key in self.sparse:
                 continue
-            if sparse.issparse(block.columns):
+            if not isinstance(block.columns, np.ndarray):  # a scipy sparse matrix (_columns)
                 self.sparse[key] = block.columns.tocsc()
             else:
                 cols = np.asarray(block.columns, dtype=float)
@@ -324,8 +398,12 @@ class _Plan:
 
     def evaluate(self, weights: np.ndarray) -> dict[str, np.ndarray]:
         """Each statistic for every row of ``weights`` (replicates x items)."""
-        # (X.T @ W.T).T runs several times faster than W @ X for a short, wide W under OpenBLAS.
-        summed = (self.dense.T @ weights.T).T if self.dense is not None else None
+        summed = None
+        if self.dense is not None and weights.size * self.dense.shape[1] <= _EINSUM_PRODUCTS:
+            summed = np.einsum("rp,pw->rw", weights, self.dense)  # NumPy's own loop, one thread
+        elif self.dense is not None:
+            # (X.T @ W.T).T runs several times faster than W @ X for a short, wide W under OpenBLAS.
+            summed = (self.dense.T @ weights.T).T
         out = {}
         for name, block in self.blocks.items():
             key = id(block.columns)
@@ -344,34 +422,41 @@ def point_estimates(
     order: Sequence[Any] | None = None,
 ) -> dict[str, float]:
     """The statistics from the summed per-item columns the bootstrap uses (equal to qc.agreement's)."""
-    blocks, n_items = _blocks(ratings, statistics, level, order)
-    return {name: float(v[0]) for name, v in _Plan(blocks).evaluate(np.ones((1, n_items))).items()}
+    coded = _Coded.of(ratings, order)
+    plan = _Plan(_blocks_from_codes(coded.unique, coded.categories, statistics, level, order))
+    return {name: float(v[0]) for name, v in plan.evaluate(coded.multiplicity[None, :]).items()}
 
 
-def _weights(draws: np.ndarray, n_items: int) -> np.ndarray:
-    """How often each item was drawn, per replicate.
+def _pattern_weights(draws: np.ndarray, pattern: np.ndarray, n_patterns: int) -> np.ndarray:
+    """How often each labelling pattern was drawn, per replicate: the items' weights summed by pattern.
 
-    Counted a replicate at a time into one float array: a single bincount over the whole chunk
-    needed an offset added to every draw, a chunk-sized count array and a copy to float, three
-    passes over memory where this makes one (the counts are the same integers).
+    Exact integers either way, so the sums over patterns equal the sums over items for every
+    integer-valued column. A replicate at a time: its drawn patterns stay in the cache for the count.
     """
-    weights = np.empty((len(draws), n_items))
+    weights = np.empty((len(draws), n_patterns))
     for row, drawn in enumerate(draws):
-        weights[row] = np.bincount(drawn, minlength=n_items)
+        weights[row] = np.bincount(pattern[drawn], minlength=n_patterns)
     return weights
 
 
 def _replicates(
-    ratings: Any, statistics: Sequence[str], n_boot: int, seed: int, level: str, order: Sequence[Any] | None
+    ratings: Any,
+    statistics: Sequence[str],
+    n_boot: int,
+    seed: int,
+    level: str,
+    order: Sequence[Any] | None,
+    coded: _Coded | None = None,
 ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     n_boot = check_n_boot(n_boot)
-    blocks, n_items = _blocks(ratings, statistics, level, order)
-    plan = _Plan(blocks)
-    points = {name: float(v[0]) for name, v in plan.evaluate(np.ones((1, n_items))).items()}
+    coded = coded or _Coded.of(ratings, order)
+    plan = _Plan(_blocks_from_codes(coded.unique, coded.categories, statistics, level, order))
+    n_items, n_patterns = len(coded.pattern), len(coded.unique)
+    points = {name: float(v[0]) for name, v in plan.evaluate(coded.multiplicity[None, :]).items()}
     parts: dict[str, list[np.ndarray]] = {name: [] for name in statistics}
     if n_items:
         for draws in resample_indices(n_items, n_boot, seed):
-            for name, values in plan.evaluate(_weights(draws, n_items)).items():
+            for name, values in plan.evaluate(_pattern_weights(draws, coded.pattern, n_patterns)).items():
                 parts[name].append(values)
     reps = {name: np.concatenate(v) if v else np.full(n_boot, np.nan) for name, v in parts.items()}
     return points, reps
@@ -456,9 +541,11 @@ def agreement_report(
     for field, level in fields.items():
         wide = ratings_matrix(df, field)
         field_order = order.get(field)
-        points, reps = _replicates(wide, FAST_STATISTICS, n_boot, seed, level, field_order)
-        codes, categories = encode_labels(wide, field_order)
-        totals = category_counts(codes, len(categories)).sum(axis=0)
+        coded = _Coded.of(wide, field_order)
+        points, reps = _replicates(wide, FAST_STATISTICS, n_boot, seed, level, field_order, coded)
+        categories = coded.categories
+        per_item = category_counts(coded.unique, len(categories)) * coded.multiplicity[:, None]
+        totals = per_item.sum(axis=0)
         prevalence = float(totals.max() / totals.sum()) if totals.sum() else NAN
         row: dict[str, Any] = {
             "field": field,
@@ -468,7 +555,9 @@ def agreement_report(
             "n_ratings": int(totals.sum()),
             "n_categories": len(categories),
         }
-        n_pairable = int((category_counts(codes, len(categories)).sum(axis=1) >= 2).sum())
+        n_pairable = int(
+            coded.multiplicity[category_counts(coded.unique, len(categories)).sum(axis=1) >= 2].sum()
+        )
         for name in FAST_STATISTICS:
             if name in SHARE_STATISTICS:  # a share: Wilson holds its width at perfect agreement
                 low, high = wilson_interval(points[name], n_pairable, ci)
