@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.bulk import no_cyclic_gc
+from store.bulk import Spill, no_cyclic_gc, stage_records, write_staged
 from store.bundles import write_bundle
-from store.datasets import DatasetError, get_or_create_dataset
+from store.datasets import get_or_create_dataset
 from store.errors import StoreRequestError
 from store.importers import BUNDLE, ImportFormatError, detect_format, stream_file
 from store.importers.stepgate import parse_bundle
@@ -140,31 +140,29 @@ def _import_rows(
     name = dataset or path.stem
     outcome = ImportOutcome(path=path, format=parsed.format, dataset=name, task=the_task)
     good = 0
-    # One transaction: a file is imported whole or not at all. Chunks are written while the file is
-    # read (a million items never sit in memory at once); a bad line found late, without skip_bad,
-    # rolls back what was written, so nothing is stored, as when the whole file was read first.
-    with store.writing() as tx:
-        refused: DatasetError | None = None
-        try:
-            dataset_id = get_or_create_dataset(tx, name, the_task, parsed.format).id
-        except DatasetError as exc:  # a bad line is said first, as before: read on, write nothing
-            refused = exc
-        # Read once: ids are unique within a file, so no chunk can meet an item an earlier one added.
-        known = existing_versions(tx, dataset_id) if refused is None else {}
+    # Two phases, so that annotators' submits wait only for the writes: the file is read, checked and
+    # hashed without the write lock, into Arrow chunks kept on disk (a million items never sit in
+    # memory at once); then they are written under the lock in one transaction. A bad line found late,
+    # without skip_bad, is found before anything is written: a file is imported whole or not at all.
+    with Spill() as spill:
         for chunk in chunks:
             good += len(chunk)
-            if refused is not None or (parsed.problems and not skip_bad):
+            if parsed.problems and not skip_bad:
                 continue  # the file will be refused: read on only to list every bad line
-            written = write_records(tx, name, the_task, chunk, parsed.format, existing=known)
-            outcome.added += written.added
-            outcome.new_versions += written.new_versions
-            outcome.unchanged += written.unchanged
-            if progress:
-                progress(len(chunk))
+            spill.add(stage_records(chunk))
         if parsed.problems and not skip_bad:
             raise ImportRejected(path, parsed.problems, good)
-        if refused is not None:
-            raise refused
+        with store.writing() as tx:
+            dataset_ = get_or_create_dataset(tx, name, the_task, parsed.format)
+            # Read once: ids are unique within a file, so no chunk can meet an item an earlier one added.
+            known = existing_versions(tx, dataset_.id)
+            for staged in spill:
+                written = write_staged(tx, dataset_, staged, known)
+                outcome.added += written.added
+                outcome.new_versions += written.new_versions
+                outcome.unchanged += written.unchanged
+                if progress:
+                    progress(len(staged))
         warnings = list(parsed.warnings)
         if parsed.problems or warnings:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")

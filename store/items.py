@@ -7,7 +7,6 @@ reimported, edited, regenerated); items.current_version_id points at the newest 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from store.cache import MISS
 from store.datasets import Dataset, get_or_create_dataset, initial_target
 from store.errors import written
 from store.fastjson import canonical_bytes
-from store.images import image_files, image_hash, image_path, save_image
+from store.images import image_files, image_hash, image_path
 from store.records import ItemRecord
 
 if TYPE_CHECKING:
@@ -155,7 +154,14 @@ def _insert_columns(tx: Tx, table: str, columns: dict[str, Any], types: dict[str
     first = next(iter(columns.values()))
     if len(first) == 0:
         return
-    arrow = pa.table({name: pa.array(values, type=types.get(name)) for name, values in columns.items()})
+    arrow = pa.table(
+        {
+            name: values
+            if isinstance(values, pa.Array | pa.ChunkedArray)
+            else pa.array(values, type=types.get(name))
+            for name, values in columns.items()
+        }
+    )
     name = f"_incoming_{table}"
     tx.register(name, arrow)
     try:
@@ -170,75 +176,20 @@ def _insert_frame(tx: Tx, table: str, columns: Sequence[str], rows: list[list[An
         _insert_columns(tx, table, {c: [r[i] for r in rows] for i, c in enumerate(columns)}, {})
 
 
-_VERSION_TYPES = {
-    "id": pa.int64(),
-    "item_id": pa.int64(),
-    "version": pa.int32(),
-    "parent_id": pa.int64(),
-    "final_answer_correct": pa.bool_(),
-    "earliest_error": pa.int32(),
-}
-
-
-def _repeated_texts(values: list[str], counts: np.ndarray) -> pa.DictionaryArray:
-    """values[i] repeated counts[i] times, as Arrow keeps a column of few distinct texts (role names)."""
-    distinct = list(dict.fromkeys(values))
-    code = {v: i for i, v in enumerate(distinct)}
-    indices = np.repeat(np.fromiter((code[v] for v in values), np.int32, len(values)), counts)
-    return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(distinct, type=pa.string()))
-
-
 def _write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:
     """pending: (record, item_id, version, parent_id, reason, hash) -> the new version ids."""
-    vids = _ids(tx, "version_ids", len(pending))
-    records = [p[0] for p in pending]
-    # Built column by column (no per-row lists): an import writes tens of thousands of rows per chunk.
-    columns: dict[str, list[Any]] = {
-        "id": vids,
-        "item_id": [p[1] for p in pending],
-        "version": [p[2] for p in pending],
-        "parent_id": [p[3] for p in pending],
-        "reason": [p[4] for p in pending],
-        "content_hash": [p[5] for p in pending],
-        "question": [r.question for r in records],
-        "reference_answer": [r.reference_answer for r in records],
-        "reference_solution": [r.reference_solution for r in records],
-        "error_type": [r.error_type for r in records],
-        "rationale": [r.rationale for r in records],
-        "source": [r.source for r in records],
-        "final_answer_correct": [r.final_answer_correct for r in records],
-        "earliest_error": [r.earliest_error for r in records],
-        "error_steps": [_json_list(r.error_steps) for r in records],
-        "modified_steps": [_json_list(r.modified_steps) for r in records],
-        "options": [_json_list(r.options) for r in records],
-        "meta": [_meta_text(r.meta) for r in records],
-    }
-    _insert_columns(tx, "item_versions", {c: columns[c] for c in _VERSION_COLUMNS}, _VERSION_TYPES)
-    # Steps are the bulk of an import (8-12 per item): one list of texts, the rest computed in numpy.
-    lists = [
-        (vid, role, texts) for vid, r in zip(vids, records, strict=True) for role, texts in r.steps.items()
-    ]
-    counts = np.fromiter((len(t) for _, _, t in lists), dtype=np.int64, count=len(lists))
-    total = int(counts.sum())
-    starts = np.cumsum(counts) - counts
-    _insert_columns(
+    from store.bulk import insert_versions, stage_records
+
+    chunk = stage_records([p[0] for p in pending], hashes=[p[5] for p in pending])
+    return insert_versions(
         tx,
-        "steps",
-        {
-            "version_id": np.repeat(np.fromiter((v for v, _, _ in lists), np.int64, len(lists)), counts),
-            "role": _repeated_texts([role for _, role, _ in lists], counts),
-            "position": (np.arange(total, dtype=np.int64) - np.repeat(starts, counts)).astype(np.int32),
-            "text": list(itertools.chain.from_iterable(t for _, _, t in lists)),
-        },
-        {"version_id": pa.int64(), "position": pa.int32(), "text": pa.string()},
+        chunk,
+        list(range(len(pending))),
+        item_ids=[p[1] for p in pending],
+        versions=[p[2] for p in pending],
+        parents=[p[3] for p in pending],
+        reasons=[p[4] for p in pending],
     )
-    image_rows = [
-        [vid, pos, save_image(tx, image)]
-        for vid, r in zip(vids, records, strict=True)
-        for pos, image in enumerate(r.images)
-    ]
-    _insert_frame(tx, "version_images", ["version_id", "position", "image_hash"], image_rows)
-    return vids
 
 
 def existing_versions(tx: Tx, dataset_id: int) -> dict[str, tuple[int, int, int, str]]:
@@ -266,55 +217,12 @@ def write_records(
     ``existing``: the dataset's items as existing_versions read them before the first of several
     chunks of one file (ids are unique within a file); read here when not given.
     """
+    from store.bulk import stage_records, write_staged
+
     dataset = get_or_create_dataset(tx, dataset_name, task, source_format)
     if existing is None:
         existing = existing_versions(tx, dataset.id)
-    summary = WriteSummary(dataset=dataset.name)
-    fresh: list[tuple[ItemRecord, str]] = []
-    changed: list[tuple[ItemRecord, str, int, int, int]] = []
-    for record in records:
-        digest = content_hash(record)
-        known = existing.get(record.external_id)
-        if known is None:
-            fresh.append((record, digest))
-        elif known[3] == digest:
-            summary.unchanged += 1
-            summary.item_ids.append(known[0])
-        else:
-            changed.append((record, digest, known[0], known[1], known[2]))
-
-    new_item_ids = _ids(tx, "item_ids", len(fresh))
-    pending: list[tuple[ItemRecord, int, int, int | None, str, str]] = [
-        (r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)
-    ]
-    pending += [(r, iid, ver + 1, vid, "reimported", h) for r, h, iid, vid, ver in changed]
-    vids = _write_versions(tx, pending)
-    # A new item is written with its first version as current: no UPDATE over the items table,
-    # which a large import would otherwise join against once per chunk.
-    _insert_frame(
-        tx,
-        "items",
-        ["id", "dataset_id", "external_id", "current_version_id"],
-        [
-            [iid, dataset.id, r.external_id, vid]
-            for iid, (r, _), vid in zip(new_item_ids, fresh, vids[: len(fresh)], strict=True)
-        ],
-    )
-    touched = [(p[1], vid) for p, vid in zip(pending, vids, strict=True)]
-    if changed:
-        frame = pd.DataFrame(touched[len(fresh) :], columns=["item_id", "version_id"])
-        tx.register("_touched", frame)
-        try:
-            tx.execute(
-                "UPDATE items SET current_version_id = t.version_id FROM _touched t WHERE items.id = t.item_id"
-            )
-        finally:
-            tx.unregister("_touched")
-    _reset_state(tx, dataset, [c[2] for c in changed], new_items=new_item_ids)
-    summary.added = len(fresh)
-    summary.new_versions = len(changed)
-    summary.item_ids.extend(iid for iid, _ in touched)
-    return summary
+    return write_staged(tx, dataset, stage_records(records), existing)
 
 
 def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int], new_items: Sequence[int] = ()) -> None:
