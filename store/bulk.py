@@ -124,33 +124,44 @@ _PARTS = ("versions", "steps")
 
 
 class Spill:
-    """Staged chunks kept on disk until they are written, so a million records never sit in memory."""
+    """Staged chunks kept on disk until they are written, so a million records never sit in memory.
 
-    def __init__(self) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="stepgate-import-")
-        self._count = 0
+    ``folder``: another spill's folder, to stage a part of a file in another process (its chunks
+    are then adopted by that spill, which removes them); by default a temporary folder of its own.
+    """
+
+    def __init__(self, folder: str | Path | None = None, prefix: str = "a") -> None:
+        self._own = tempfile.TemporaryDirectory(prefix="stepgate-import-") if folder is None else None
+        self.folder = Path(self._own.name if self._own else folder)  # type: ignore[arg-type]
+        self._prefix = prefix
+        self.bases: list[str] = []  # one per chunk, in the file's order
         self.records = 0
 
     def add(self, chunk: StagedChunk) -> None:
-        base = Path(self._dir.name) / f"{self._count:06d}"
+        base = str(self.folder / f"{self._prefix}{len(self.bases):06d}")
         for part, table in zip(_PARTS, (chunk.versions, chunk.steps), strict=True):
             with pa.OSFile(f"{base}.{part}.arrow", "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
         if chunk.images:
             Path(f"{base}.images.pickle").write_bytes(pickle.dumps(chunk.images))
-        self._count += 1
+        self.bases.append(base)
         self.records += len(chunk)
 
+    def adopt(self, bases: list[str], records: int) -> None:
+        """Chunks another process staged in this spill's folder, after this spill's own."""
+        self.bases += bases
+        self.records += records
+
     def __iter__(self) -> Iterator[StagedChunk]:
-        for k in range(self._count):
-            base = Path(self._dir.name) / f"{k:06d}"
+        for base in self.bases:
             tables = [pa.ipc.open_file(pa.memory_map(f"{base}.{part}.arrow")).read_all() for part in _PARTS]
             pickled = Path(f"{base}.images.pickle")
             images = pickle.loads(pickled.read_bytes()) if pickled.exists() else {}  # our own file
             yield StagedChunk(tables[0], tables[1], images)
 
     def close(self) -> None:
-        self._dir.cleanup()
+        if self._own is not None:
+            self._own.cleanup()
 
     def __enter__(self) -> Spill:
         return self

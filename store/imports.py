@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from store.bulk import Spill, no_cyclic_gc, stage_records, write_staged
 from store.bundles import write_bundle
 from store.datasets import get_or_create_dataset
 from store.errors import StoreRequestError
-from store.importers import BUNDLE, ImportFormatError, detect_format, stream_file
+from store.importers import BUNDLE, ImportFormatError, detect_format, splittable, stream_file
+from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
+from store.importers.part import RESULT
 from store.importers.stepgate import parse_bundle
 from store.items import WriteSummary, existing_versions, write_records
-from store.records import ImportProblem, ItemRecord
+from store.records import ImportProblem, ItemRecord, ParseResult
 from tasks import EARLIEST_ERROR, QUALITY_GATE, STEP_MATCH, STEP_REVIEW
 
 if TYPE_CHECKING:
@@ -31,6 +38,8 @@ __all__ = [
 ]
 
 _CHUNK = 20_000  # records written per step (a progress bar moves on long imports); ~50 MB of records
+_SPLIT_BYTES = 48 << 20  # a JSONL file this large is read in two processes (~35k items of 8-12 steps)
+_FIRST_SHARE = 0.55  # of the file read here: the other process starts later (it imports the store)
 
 TASK_OF_FORMAT = {
     "prmbench": STEP_REVIEW,
@@ -132,24 +141,23 @@ def _import_rows(
     report_path: str | Path | None,
     progress: Callable[[int], None] | None,
 ) -> ImportOutcome:
+    spill = Spill()
     try:
-        parsed, chunks = stream_file(path, format=format, mapping=mapping, size=_CHUNK)
+        parsed, good = _stage_file(path, format, mapping, skip_bad, spill)
     except OSError as exc:
+        spill.close()
         raise ImportFormatError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
+    except BaseException:
+        spill.close()
+        raise
     the_task = task or TASK_OF_FORMAT.get(parsed.format) or EARLIEST_ERROR
     name = dataset or path.stem
     outcome = ImportOutcome(path=path, format=parsed.format, dataset=name, task=the_task)
-    good = 0
     # Two phases, so that annotators' submits wait only for the writes: the file is read, checked and
     # hashed without the write lock, into Arrow chunks kept on disk (a million items never sit in
     # memory at once); then they are written under the lock in one transaction. A bad line found late,
     # without skip_bad, is found before anything is written: a file is imported whole or not at all.
-    with Spill() as spill:
-        for chunk in chunks:
-            good += len(chunk)
-            if parsed.problems and not skip_bad:
-                continue  # the file will be refused: read on only to list every bad line
-            spill.add(stage_records(chunk))
+    with spill:
         if parsed.problems and not skip_bad:
             raise ImportRejected(path, parsed.problems, good)
         with store.writing() as tx:
@@ -175,6 +183,108 @@ def _import_rows(
             write_skip_report(report, path, parsed.problems, warnings)
             outcome.skipped, outcome.warnings, outcome.report_path = parsed.problems, warnings, report
     return outcome
+
+
+def _stage_file(
+    path: Path, format: str | None, mapping: dict[str, str] | None, skip_bad: bool, spill: Spill
+) -> tuple[ParseResult, int]:
+    """Read, check and stage the file into ``spill``: the result (problems, warnings) and the number
+    of good lines. A large JSONL file of a known schema is read in two parts at once, the second in
+    another process (store.importers.part): the two cores each parse and hash half of it."""
+    if format is None and not mapping:
+        format = detect_format(path)
+    split = _split_point(path) if splittable(path, format, mapping) else None
+    worker = _start_part(path, format, split, skip_bad, spill) if split is not None else None
+    try:
+        lines: list[int] = []
+        seen: dict[str, int] = {}
+        parsed, chunks = stream_file(
+            path,
+            format=format,
+            mapping=mapping,
+            size=_CHUNK,
+            part=(0, split, 1),
+            lines=lines,
+            first_seen=seen,
+        )
+        good = _stage_chunks(parsed, chunks, skip_bad, spill)
+        if split is None:
+            return parsed, good
+        part = _finish_part(worker, spill.folder)
+        if part is not None and not seen.keys() & part["first_seen"].keys():
+            parsed.problems += part["problems"]
+            parsed.warnings += part["warnings"]
+            parsed.lines_read += part["lines_read"]
+            if not parsed.problems or skip_bad:
+                spill.adopt(part["bases"], part["records"])
+            return parsed, good + part["good"]
+        # The part could not be read apart (or holds an id the first part has): read it here.
+        _, rest = stream_file(
+            path, format=format, size=_CHUNK, part=(split, None, lines[0] + 1), first_seen=seen, result=parsed
+        )
+        return parsed, good + _stage_chunks(parsed, rest, skip_bad, spill)
+    finally:
+        if worker is not None and worker.poll() is None:
+            worker.kill()
+            worker.wait()
+
+
+def _stage_chunks(
+    parsed: ParseResult, chunks: Iterator[list[ItemRecord]], skip_bad: bool, spill: Spill
+) -> int:
+    good = 0
+    for chunk in chunks:
+        good += len(chunk)
+        if parsed.problems and not skip_bad:
+            continue  # the file will be refused: read on only to list every bad line
+        spill.add(stage_records(chunk))
+    return good
+
+
+def _split_point(path: Path) -> int | None:
+    """Where the second part of a file worth reading in two parts begins (a line start), or None."""
+    size = path.stat().st_size
+    if size < _SPLIT_BYTES or (os.cpu_count() or 1) < 2:
+        return None
+    with path.open("rb") as fh:
+        fh.seek(int(size * _FIRST_SHARE))
+        fh.readline()
+        split = fh.tell()
+    return split if split < size else None
+
+
+def _start_part(path: Path, format: str | None, split: int, skip_bad: bool, spill: Spill) -> subprocess.Popen:
+    args = {
+        "path": str(path),
+        "format": format,
+        "start": split,
+        "folder": str(spill.folder),
+        "size": _CHUNK,
+        "skip_bad": skip_bad,
+        "base_dir": str(path.parent),
+        "max_image_pixels": MAX_IMAGE_PIXELS,
+        "max_image_bytes": MAX_IMAGE_BYTES,
+    }
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    return subprocess.Popen(
+        [sys.executable, "-m", "store.importers.part", json.dumps(args)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+def _finish_part(worker: subprocess.Popen | None, folder: Path) -> dict[str, Any] | None:
+    """What the other process found, or None when it failed (the part is then read here)."""
+    if worker is None or worker.wait() != 0:
+        return None
+    result = folder / RESULT
+    if not result.exists():
+        return None
+    found = pickle.loads(result.read_bytes())  # written by our own process, in our own folder
+    return None if "error" in found else found
 
 
 def _import_bundle(
