@@ -28,7 +28,7 @@ def _write(path: Path, lines: list[str]) -> Path:
 def _stored(store: Store) -> list[tuple]:
     return store.fetchall(
         "SELECT i.external_id, v.version, v.content_hash, v.question, v.meta, "
-        "(SELECT list(text ORDER BY position) FROM steps s WHERE s.version_id = v.id) "
+        "(SELECT array_agg(text ORDER BY position) FROM steps s WHERE s.version_id = v.id) "
         "FROM items i JOIN item_versions v ON v.id = i.current_version_id ORDER BY i.id"
     )
 
