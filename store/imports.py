@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +22,7 @@ from store.errors import StoreRequestError
 from store.importers import BUNDLE, ImportFormatError, detect_format, splittable, stream_file
 from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
 from store.importers.part import RESULT
+from store.importers.part import run as run_part
 from store.importers.stepgate import parse_bundle
 from store.items import WriteSummary, existing_versions, write_records
 from store.records import ImportProblem, ItemRecord, ParseResult
@@ -40,6 +43,7 @@ __all__ = [
 _CHUNK = 20_000  # records written per step (a progress bar moves on long imports); ~50 MB of records
 _SPLIT_BYTES = 48 << 20  # a JSONL file this large is read in two processes (~35k items of 8-12 steps)
 _FIRST_SHARE = 0.55  # of the file read here: the other process starts later (it imports the store)
+_FORK_SPLIT_BYTES = 4 << 20  # the same when this process can be forked (it starts at once): ~3k items
 
 TASK_OF_FORMAT = {
     "prmbench": STEP_REVIEW,
@@ -244,16 +248,49 @@ def _stage_chunks(
 def _split_point(path: Path) -> int | None:
     """Where the second part of a file worth reading in two parts begins (a line start), or None."""
     size = path.stat().st_size
-    if size < _SPLIT_BYTES or (os.cpu_count() or 1) < 2:
+    forks = _can_fork()
+    if size < (_FORK_SPLIT_BYTES if forks else _SPLIT_BYTES) or (os.cpu_count() or 1) < 2:
         return None
     with path.open("rb") as fh:
-        fh.seek(int(size * _FIRST_SHARE))
+        fh.seek(int(size * (0.5 if forks else _FIRST_SHARE)))
         fh.readline()
         split = fh.tell()
     return split if split < size else None
 
 
-def _start_part(path: Path, format: str | None, split: int, skip_bad: bool, spill: Spill) -> subprocess.Popen:
+class _Forked:
+    """The part read in a forked copy of this process, waited for as a subprocess.Popen is."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def _waited(self, flags: int) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, flags)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._waited(os.WNOHANG)
+
+    def wait(self) -> int | None:
+        return self._waited(0)
+
+    def kill(self) -> None:
+        os.kill(self.pid, signal.SIGKILL)
+
+
+def _can_fork() -> bool:
+    """A copy of this process starts at once, its modules loaded; only safe while it runs one thread
+    (a lock another thread holds would stay held in the copy). A server starts a new interpreter."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _start_part(
+    path: Path, format: str | None, split: int, skip_bad: bool, spill: Spill
+) -> _Forked | subprocess.Popen:
     args = {
         "path": str(path),
         "format": format,
@@ -265,6 +302,16 @@ def _start_part(path: Path, format: str | None, split: int, skip_bad: bool, spil
         "max_image_pixels": MAX_IMAGE_PIXELS,
         "max_image_bytes": MAX_IMAGE_BYTES,
     }
+    if _can_fork():
+        pid = os.fork()
+        if pid == 0:  # the copy: read the part, say what was found, and leave without cleaning up
+            code = 1
+            try:
+                run_part(args)
+                code = 0
+            finally:
+                os._exit(code)
+        return _Forked(pid)
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     return subprocess.Popen(
@@ -276,7 +323,7 @@ def _start_part(path: Path, format: str | None, split: int, skip_bad: bool, spil
     )
 
 
-def _finish_part(worker: subprocess.Popen | None, folder: Path) -> dict[str, Any] | None:
+def _finish_part(worker: _Forked | subprocess.Popen | None, folder: Path) -> dict[str, Any] | None:
     """What the other process found, or None when it failed (the part is then read here)."""
     if worker is None or worker.wait() != 0:
         return None

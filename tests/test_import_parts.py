@@ -33,10 +33,15 @@ def _stored(store: Store) -> list[tuple]:
     )
 
 
-@pytest.fixture
-def in_two_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(params=["forked", "new interpreter"])
+def in_two_parts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file is read in two parts: by a forked copy of the process, or (as in a server, which
+    runs other threads) by `python -m store.importers.part`."""
     monkeypatch.setattr(importing, "_SPLIT_BYTES", 1)
+    monkeypatch.setattr(importing, "_FORK_SPLIT_BYTES", 1)
     monkeypatch.setattr(importing, "_CHUNK", 50)
+    if request.param == "new interpreter":
+        monkeypatch.setattr(importing, "_can_fork", lambda: False)
 
 
 def _whole(tmp_path: Path, path: Path, **kwargs: object) -> tuple[Store, object]:
@@ -61,6 +66,7 @@ def test_two_parts_store_what_one_go_stores(
     assert outcome.added == 400
     assert [str(w) for w in outcome.warnings] == [f"two.jsonl:351: {outcome.warnings[0].reason}"]
     monkeypatch.setattr(importing, "_SPLIT_BYTES", 1 << 60)
+    monkeypatch.setattr(importing, "_FORK_SPLIT_BYTES", 1 << 60)
     whole, in_one_go = _whole(tmp_path, path)
     try:
         assert [str(w) for w in in_one_go.warnings] == [str(w) for w in outcome.warnings]  # type: ignore[attr-defined]

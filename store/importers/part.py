@@ -1,6 +1,7 @@
 """Read, check and stage the second part of a large JSONL file in another process (a second core).
 
-Run as ``python -m store.importers.part ARGS_JSON`` by store.imports: the lines that begin at byte
+Run by store.imports in a forked copy of the importing process (``run``), or, when that process
+has other threads (a server), as ``python -m store.importers.part ARGS_JSON``: the lines that begin at byte
 ``start`` are parsed as stream_file parses them, numbered as in the whole file, staged as Arrow
 chunks in the importing spill's folder, and what was found (problems, warnings, ids and their
 lines) is written to ``<folder>/part.result`` for the importing process to merge. Never touches
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESULT", "line_number_at", "stage_part"]
+__all__ = ["RESULT", "line_number_at", "run", "stage_part"]
 
 RESULT = "part.result"
 _BLOCK = 1 << 24
@@ -73,8 +74,8 @@ def stage_part(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main() -> int:
-    args = json.loads(sys.argv[1])
+def run(args: dict[str, Any]) -> None:
+    """stage_part, its outcome (or what went wrong) written to the folder's RESULT file."""
     try:
         outcome = stage_part(args)
     except Exception as exc:  # the importing process reads the part itself, and says what is wrong
@@ -83,6 +84,10 @@ def main() -> int:
     tmp = target.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(outcome))
     os.replace(tmp, target)
+
+
+def main() -> int:
+    run(json.loads(sys.argv[1]))
     return 0
 
 
