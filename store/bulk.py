@@ -170,6 +170,13 @@ class Spill:
         self.close()
 
 
+def _rows(table: pa.Table, rows: list[int]) -> pa.Table:
+    """The rows of a table, in this order; the table itself when that is all of them (a new dataset)."""
+    if len(rows) == table.num_rows and rows == list(range(table.num_rows)):
+        return table
+    return table.take(pa.array(rows, type=pa.int64()))
+
+
 def insert_versions(
     tx: Tx,
     chunk: StagedChunk,
@@ -184,7 +191,7 @@ def insert_versions(
     from store.items import _VERSION_COLUMNS, _ids, _insert_columns, _insert_frame
 
     vids = _ids(tx, "version_ids", len(order))
-    taken = chunk.versions.take(pa.array(order, type=pa.int64()))
+    taken = _rows(chunk.versions, order)
     columns: dict[str, Any] = {
         "id": pa.array(vids, type=pa.int64()),
         "item_id": pa.array(item_ids, type=pa.int64()),
@@ -262,7 +269,7 @@ def write_staged(
         parents=[None] * n_fresh + [k[1] for k in known_rows],
         reasons=["imported"] * n_fresh + ["reimported"] * len(changed),
     )
-    taken = chunk.versions.take(pa.array(fresh, type=pa.int64()))
+    taken = _rows(chunk.versions, fresh)
     _insert_columns(
         tx,
         "items",
