@@ -221,12 +221,20 @@ def _stage_file(
             parsed.lines_read += part["lines_read"]
             if not parsed.problems or skip_bad:
                 spill.adopt(part["bases"], part["records"])
-            return parsed, good + part["good"]
-        # The part could not be read apart (or holds an id the first part has): read it here.
-        _, rest = stream_file(
-            path, format=format, size=_CHUNK, part=(split, None, lines[0] + 1), first_seen=seen, result=parsed
-        )
-        return parsed, good + _stage_chunks(parsed, rest, skip_bad, spill)
+            good += part["good"]
+        else:  # the part could not be read apart (or holds an id the first part has): read it here
+            _, rest = stream_file(
+                path,
+                format=format,
+                size=_CHUNK,
+                part=(split, None, lines[0] + 1),
+                first_seen=seen,
+                result=parsed,
+            )
+            good += _stage_chunks(parsed, rest, skip_bad, spill)
+        if not parsed.lines_read:
+            raise ImportFormatError(path.name, "is empty: nothing to import")
+        return parsed, good
     finally:
         if worker is not None and worker.poll() is None:
             worker.kill()

@@ -11,6 +11,7 @@ import pytest
 
 import store.imports as importing
 from store import Store
+from store.importers import ImportFormatError
 from store.imports import ImportRejected, import_file
 
 
@@ -114,3 +115,13 @@ def test_a_duplicate_id_is_said_on_its_later_line(
     assert store.scalar("SELECT count(*) FROM items") == 0
     outcome = import_file(store, path, format="processbench", dataset="d", skip_bad=True)
     assert outcome.added == 399 and [p.line for p in outcome.skipped] == [at + 1]
+
+
+@pytest.mark.usefixtures("in_two_parts")
+def test_a_part_of_blank_lines_is_no_part_and_a_file_of_them_is_empty(store: Store, tmp_path: Path) -> None:
+    path = _write(tmp_path / "blank.jsonl", [" " * 60] * 200 + [_line(i) for i in range(3)])
+    outcome = import_file(store, path, format="processbench", dataset="d")
+    assert outcome.added == 3
+    empty = _write(tmp_path / "empty.jsonl", [" " * 60] * 200)
+    with pytest.raises(ImportFormatError, match=r"empty\.jsonl: is empty"):
+        import_file(store, empty, format="processbench", dataset="e")

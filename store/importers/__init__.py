@@ -142,7 +142,8 @@ def stream_file(
             rows = iter_jsonl(path, part[0], part[1], lines, part[2])
         else:
             columns, rows = _open_table(path, container)
-        rows = _non_empty(name, rows, header_only=bool(columns))
+        if part[:2] == (0, None):  # a part of a file may hold no rows (the caller says if none has)
+            rows = _non_empty(name, rows, header_only=bool(columns))
         if format in _SCHEMAS:
             module = _SCHEMAS[format]
             parse_row, id_field = module.parse_row, module.ID_FIELD
