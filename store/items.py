@@ -423,16 +423,51 @@ def items_frames(
     cursor (the result is read from it): nothing here queries while the frames are read.
     """
     files = _image_files(db, None)
-    sql, params = _items_query(db.engine, dataset_id, None)
-    for frame in db.df_chunks(sql, params, rows):
-        yield _with_files_and_labels(frame, files)
+    spans = _spans(db, dataset_id, rows)
+    if spans is None:
+        sql, params = _items_query(db.engine, dataset_id, None)
+        for frame in db.df_chunks(sql, params, rows):
+            yield _with_files_and_labels(frame, files)
+        return
+    # One query per span of ``rows`` items in id order: each sorts and aggregates only its own items'
+    # steps (found by version id range: steps are stored in version order, so DuckDB skips the rest),
+    # where one query over the whole database sorted a million rows of step lists at once.
+    for span in spans:
+        sql, params = _items_query(db.engine, dataset_id, None, span)
+        frame = db.df(sql, params)
+        if not frame.empty:
+            yield _with_files_and_labels(frame, files)
+
+
+def _spans(db: Store | Tx, dataset_id: int | None, rows: int) -> list[tuple[int, int, int, int]] | None:
+    """(first item id, last item id, lowest and highest current version id) of each ``rows`` items
+    in id order; None when they fit in one frame (one query is then as good)."""
+    where, params = ("WHERE dataset_id = ?", [dataset_id]) if dataset_id is not None else ("", [])
+    count = int(db.scalar(f"SELECT count(*) FROM items {where}", params) or 0)
+    if count <= rows:
+        return None
+    bounds = db.fetchall(
+        "SELECT min(id), max(id), min(current_version_id), max(current_version_id) FROM "
+        f"(SELECT id, current_version_id, floor((row_number() OVER (ORDER BY id) - 1) / ?) AS k FROM items {where}) t "
+        "GROUP BY k ORDER BY k",
+        [rows, *params],
+    )
+    return [(int(a), int(b), int(c), int(d)) for a, b, c, d in bounds]
 
 
 def _items_query(
-    engine: Engine, dataset_id: int | None, item_ids: Sequence[int] | None
+    engine: Engine,
+    dataset_id: int | None,
+    item_ids: Sequence[int] | None,
+    span: tuple[int, int, int, int] | None = None,
 ) -> tuple[str, list[Any]]:
     conditions: list[str] = []
     params: list[Any] = []
+    versions, version_params = "", []  # the versions' rows read: all, or those of a span's items
+    if span is not None:
+        conditions.append("i.id BETWEEN ? AND ?")
+        params += [span[0], span[1]]
+        versions, version_params = "WHERE version_id BETWEEN ? AND ? ", [span[2], span[3]]
     if dataset_id is not None:
         conditions.append("i.dataset_id = ?")
         params.append(dataset_id)
@@ -451,11 +486,11 @@ def _items_query(
     )
     return (
         "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
-        "GROUP BY version_id, role), "
+        f"{versions}GROUP BY version_id, role), "
         f"sj AS (SELECT version_id, {engine.map_agg('role', 'texts', 'role')} AS steps FROM s "
         "GROUP BY version_id), "
         "im AS (SELECT version_id, array_agg(image_hash ORDER BY position) AS images FROM version_images "
-        "GROUP BY version_id), "
+        f"{versions}GROUP BY version_id), "
         "latest AS (SELECT max(id) AS id FROM annotations GROUP BY item_id, version_id, annotator_id), "
         f"lab AS (SELECT a.item_id, a.version_id, {labels} AS labels "
         "FROM annotations a JOIN latest USING (id) JOIN annotators u ON u.id = a.annotator_id "
@@ -468,7 +503,7 @@ def _items_query(
         "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN im ON im.version_id = v.id "
         "LEFT JOIN lab ON lab.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
         f"{where} ORDER BY i.id",
-        params,
+        [*version_params, *version_params, *params],
     )
 
 
