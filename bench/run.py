@@ -423,6 +423,29 @@ def run_size(workdir: Path, n: int, quick: bool, rows: list[tuple[str, str]], la
         rows.append((f"Browse: {name} ({label})", f"{ms:.0f} ms"))
 
 
+def io_rows(workdir: Path, n: int, rows: list[tuple[str, str]], label: str) -> None:
+    """Import and export only (--io-only), each beside its DuckDB floor and the load average then."""
+    source = workdir / f"items-{n}.jsonl"
+    make_items(source, n)
+    db = workdir / f"bench-{n}.duckdb"
+    load = _load()
+    seconds, added = timed_import(db, source)
+    rows.append(
+        (f"import {label} step-labelling items", f"{added / seconds:,.0f} items/s ({seconds:.1f} s); {load}")
+    )
+    rows.append(import_floor(workdir, source, n, seconds, label))
+    load = _load()
+    exported = timed_export(db, workdir)
+    rows.append((f"export all {label} items + annotation log (no labels)", f"{exported:.2f} s; {load}"))
+    rows.append(export_floor(db, workdir, exported, label))
+    source.unlink()
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f} / {five:.1f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -431,8 +454,19 @@ def main() -> int:
     parser.add_argument(
         "--sizes", default="10000,100000,1000000", help="item counts to grow through (full run)"
     )
+    parser.add_argument(
+        "--io-only", action="store_true", help="only the import and export rows, at every size of --sizes"
+    )
     args = parser.parse_args()
     rows: list[tuple[str, str]] = []
+    if args.io_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in [int(s) for s in args.sizes.split(",")]:
+                io_rows(Path(tmp), n, rows, f"{n // 1000}k")
+        print("| measure | result |\n| --- | --- |")
+        for name, value in rows:
+            print(f"| {name} | {value} |")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         empty = start_server(workdir / "empty.duckdb", "--no-demo")

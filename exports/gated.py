@@ -6,9 +6,11 @@ their state) and keeps the gated items itself.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -127,9 +129,27 @@ def processbench_record(row: pd.Series) -> dict[str, Any]:
     return record
 
 
+def _metas(texts: Iterable[Any]) -> list[Any]:
+    """_json(text, {}) of each stored meta; a text met again (many items share theirs, such as a
+    generator's name) is read once: the records only read these objects, never change them."""
+    read: dict[str, Any] = {}
+    out = []
+    for text in texts:
+        value = read.get(text) if isinstance(text, str) else None
+        if value is None:
+            value = _json(text, {})
+            if isinstance(text, str) and len(read) < _KEEP_METAS:
+                read[text] = value
+        out.append(value)
+    return out
+
+
+_KEEP_METAS = 10_000
+
+
 def _rows(items: pd.DataFrame, kept: tuple[str, ...] | None) -> pd.DataFrame:
     frame = items.copy()
-    frame["meta"] = [_json(m, {}) for m in frame["meta"]]
+    frame["meta"] = _metas(frame["meta"])
     return frame[frame["status"].isin(kept)] if kept is not None else frame
 
 
@@ -139,12 +159,18 @@ def _rows(items: pd.DataFrame, kept: tuple[str, ...] | None) -> pd.DataFrame:
 _ORJSON = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
+_BATCH = 4096  # lines joined into one write
+
+
 def _write_lines(path: Path, records: Iterable[dict[str, Any]]) -> int:
     count = 0
+    records = iter(records)
     with open(path, "wb") as fh:
-        for record in records:
-            fh.write(orjson.dumps(record, default=str, option=_ORJSON))
-            count += 1
+        while batch := [
+            orjson.dumps(r, default=str, option=_ORJSON) for r in itertools.islice(records, _BATCH)
+        ]:
+            fh.write(b"".join(batch))
+            count += len(batch)
     return count
 
 
@@ -204,9 +230,26 @@ def write_processbench_all(items: pd.DataFrame, path: Path) -> int:
 def write_items_jsonl(items: pd.DataFrame | Iterable[pd.DataFrame], path: Path) -> int:
     """Every item with its state, gated or not: the full picture for analysis.
 
-    ``items``: the items frame, or frames of it one after another (written as they come)."""
-    frames = [items] if isinstance(items, pd.DataFrame) else items
+    ``items``: the items frame, or frames of it one after another (written as they come: the next
+    one is read while this one is written)."""
+    frames = [items] if isinstance(items, pd.DataFrame) else _read_ahead(items)
     return _write_lines(path, (record for frame in frames for record in _item_records(frame)))
+
+
+def _read_ahead(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """The frames, the next one fetched in another thread while the caller works on this one (the
+    database reads without holding the GIL: a second core runs it). The first is read here, so the
+    reading starts on the caller's connection; then one thread pulls every other frame, so the
+    iterator is never advanced from two threads at once."""
+    source = iter(frames)
+    frame = next(source, None)
+    if frame is None:
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="export-read") as pool:
+        while frame is not None:
+            pending = pool.submit(next, source, None)
+            yield frame
+            frame = pending.result()
 
 
 def _item_records(items: pd.DataFrame) -> Iterator[dict[str, Any]]:

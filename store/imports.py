@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from store.bulk import no_cyclic_gc
+from store.bulk import Spill, no_cyclic_gc, stage_records, write_staged
 from store.bundles import write_bundle
-from store.datasets import DatasetError, get_or_create_dataset
+from store.datasets import get_or_create_dataset
 from store.errors import StoreRequestError
-from store.importers import BUNDLE, ImportFormatError, detect_format, stream_file
+from store.importers import BUNDLE, ImportFormatError, detect_format, splittable, stream_file
+from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
+from store.importers.part import RESULT
+from store.importers.part import run as run_part
 from store.importers.stepgate import parse_bundle
 from store.items import WriteSummary, existing_versions, write_records
-from store.records import ImportProblem, ItemRecord
+from store.records import ImportProblem, ItemRecord, ParseResult
 from tasks import EARLIEST_ERROR, QUALITY_GATE, STEP_MATCH, STEP_REVIEW
 
 if TYPE_CHECKING:
@@ -31,6 +41,9 @@ __all__ = [
 ]
 
 _CHUNK = 20_000  # records written per step (a progress bar moves on long imports); ~50 MB of records
+_SPLIT_BYTES = 48 << 20  # a JSONL file this large is read in two processes (~35k items of 8-12 steps)
+_FIRST_SHARE = 0.55  # of the file read here: the other process starts later (it imports the store)
+_FORK_SPLIT_BYTES = 4 << 20  # the same when this process can be forked (it starts at once): ~3k items
 
 TASK_OF_FORMAT = {
     "prmbench": STEP_REVIEW,
@@ -132,39 +145,36 @@ def _import_rows(
     report_path: str | Path | None,
     progress: Callable[[int], None] | None,
 ) -> ImportOutcome:
+    spill = Spill()
     try:
-        parsed, chunks = stream_file(path, format=format, mapping=mapping, size=_CHUNK)
+        parsed, good = _stage_file(path, format, mapping, skip_bad, spill)
     except OSError as exc:
+        spill.close()
         raise ImportFormatError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
+    except BaseException:
+        spill.close()
+        raise
     the_task = task or TASK_OF_FORMAT.get(parsed.format) or EARLIEST_ERROR
     name = dataset or path.stem
     outcome = ImportOutcome(path=path, format=parsed.format, dataset=name, task=the_task)
-    good = 0
-    # One transaction: a file is imported whole or not at all. Chunks are written while the file is
-    # read (a million items never sit in memory at once); a bad line found late, without skip_bad,
-    # rolls back what was written, so nothing is stored, as when the whole file was read first.
-    with store.writing() as tx:
-        refused: DatasetError | None = None
-        try:
-            dataset_id = get_or_create_dataset(tx, name, the_task, parsed.format).id
-        except DatasetError as exc:  # a bad line is said first, as before: read on, write nothing
-            refused = exc
-        # Read once: ids are unique within a file, so no chunk can meet an item an earlier one added.
-        known = existing_versions(tx, dataset_id) if refused is None else {}
-        for chunk in chunks:
-            good += len(chunk)
-            if refused is not None or (parsed.problems and not skip_bad):
-                continue  # the file will be refused: read on only to list every bad line
-            written = write_records(tx, name, the_task, chunk, parsed.format, existing=known)
-            outcome.added += written.added
-            outcome.new_versions += written.new_versions
-            outcome.unchanged += written.unchanged
-            if progress:
-                progress(len(chunk))
+    # Two phases, so that annotators' submits wait only for the writes: the file is read, checked and
+    # hashed without the write lock, into Arrow chunks kept on disk (a million items never sit in
+    # memory at once); then they are written under the lock in one transaction. A bad line found late,
+    # without skip_bad, is found before anything is written: a file is imported whole or not at all.
+    with spill:
         if parsed.problems and not skip_bad:
             raise ImportRejected(path, parsed.problems, good)
-        if refused is not None:
-            raise refused
+        with store.writing() as tx:
+            dataset_ = get_or_create_dataset(tx, name, the_task, parsed.format)
+            # Read once: ids are unique within a file, so no chunk can meet an item an earlier one added.
+            known = existing_versions(tx, dataset_.id)
+            for staged in spill:
+                written = write_staged(tx, dataset_, staged, known)
+                outcome.added += written.added
+                outcome.new_versions += written.new_versions
+                outcome.unchanged += written.unchanged
+                if progress:
+                    progress(len(staged))
         warnings = list(parsed.warnings)
         if parsed.problems or warnings:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
@@ -177,6 +187,159 @@ def _import_rows(
             write_skip_report(report, path, parsed.problems, warnings)
             outcome.skipped, outcome.warnings, outcome.report_path = parsed.problems, warnings, report
     return outcome
+
+
+def _stage_file(
+    path: Path, format: str | None, mapping: dict[str, str] | None, skip_bad: bool, spill: Spill
+) -> tuple[ParseResult, int]:
+    """Read, check and stage the file into ``spill``: the result (problems, warnings) and the number
+    of good lines. A large JSONL file of a known schema is read in two parts at once, the second in
+    another process (store.importers.part): the two cores each parse and hash half of it."""
+    if format is None and not mapping:
+        format = detect_format(path)
+    split = _split_point(path) if splittable(path, format, mapping) else None
+    worker = _start_part(path, format, split, skip_bad, spill) if split is not None else None
+    try:
+        lines: list[int] = []
+        seen: dict[str, int] = {}
+        parsed, chunks = stream_file(
+            path,
+            format=format,
+            mapping=mapping,
+            size=_CHUNK,
+            part=(0, split, 1),
+            lines=lines,
+            first_seen=seen,
+        )
+        good = _stage_chunks(parsed, chunks, skip_bad, spill)
+        if split is None:
+            return parsed, good
+        part = _finish_part(worker, spill.folder)
+        if part is not None and not seen.keys() & part["first_seen"].keys():
+            parsed.problems += part["problems"]
+            parsed.warnings += part["warnings"]
+            parsed.lines_read += part["lines_read"]
+            if not parsed.problems or skip_bad:
+                spill.adopt(part["bases"], part["records"])
+            good += part["good"]
+        else:  # the part could not be read apart (or holds an id the first part has): read it here
+            _, rest = stream_file(
+                path,
+                format=format,
+                size=_CHUNK,
+                part=(split, None, lines[0] + 1),
+                first_seen=seen,
+                result=parsed,
+            )
+            good += _stage_chunks(parsed, rest, skip_bad, spill)
+        if not parsed.lines_read:
+            raise ImportFormatError(path.name, "is empty: nothing to import")
+        return parsed, good
+    finally:
+        if worker is not None and worker.poll() is None:
+            worker.kill()
+            worker.wait()
+
+
+def _stage_chunks(
+    parsed: ParseResult, chunks: Iterator[list[ItemRecord]], skip_bad: bool, spill: Spill
+) -> int:
+    good = 0
+    for chunk in chunks:
+        good += len(chunk)
+        if parsed.problems and not skip_bad:
+            continue  # the file will be refused: read on only to list every bad line
+        spill.add(stage_records(chunk))
+    return good
+
+
+def _split_point(path: Path) -> int | None:
+    """Where the second part of a file worth reading in two parts begins (a line start), or None."""
+    size = path.stat().st_size
+    forks = _can_fork()
+    if size < (_FORK_SPLIT_BYTES if forks else _SPLIT_BYTES) or (os.cpu_count() or 1) < 2:
+        return None
+    with path.open("rb") as fh:
+        fh.seek(int(size * (0.5 if forks else _FIRST_SHARE)))
+        fh.readline()
+        split = fh.tell()
+    return split if split < size else None
+
+
+class _Forked:
+    """The part read in a forked copy of this process, waited for as a subprocess.Popen is."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def _waited(self, flags: int) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, flags)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._waited(os.WNOHANG)
+
+    def wait(self) -> int | None:
+        return self._waited(0)
+
+    def kill(self) -> None:
+        os.kill(self.pid, signal.SIGKILL)
+
+
+def _can_fork() -> bool:
+    """A copy of this process starts at once, its modules loaded; only safe while it runs one thread
+    (a lock another thread holds would stay held in the copy). A server starts a new interpreter."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _start_part(
+    path: Path, format: str | None, split: int, skip_bad: bool, spill: Spill
+) -> _Forked | subprocess.Popen:
+    args = {
+        "path": str(path),
+        "format": format,
+        "start": split,
+        "folder": str(spill.folder),
+        "size": _CHUNK,
+        "skip_bad": skip_bad,
+        "base_dir": str(path.parent),
+        "max_image_pixels": MAX_IMAGE_PIXELS,
+        "max_image_bytes": MAX_IMAGE_BYTES,
+    }
+    if _can_fork():
+        pid = os.fork()
+        if pid == 0:  # the copy: read the part, say what was found, and leave without cleaning up
+            code = 1
+            try:
+                run_part(args)
+                code = 0
+            finally:
+                os._exit(code)
+        return _Forked(pid)
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    return subprocess.Popen(
+        [sys.executable, "-m", "store.importers.part", json.dumps(args)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+def _finish_part(worker: _Forked | subprocess.Popen | None, folder: Path) -> dict[str, Any] | None:
+    """What the other process found, or None when it failed (the part is then read here)."""
+    if worker is None or worker.wait() != 0:
+        return None
+    result = folder / RESULT
+    if not result.exists():
+        return None
+    found = pickle.loads(result.read_bytes())  # written by our own process, in our own folder
+    return None if "error" in found else found
 
 
 def _import_bundle(

@@ -7,7 +7,6 @@ reimported, edited, regenerated); items.current_version_id points at the newest 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from store.cache import MISS
 from store.datasets import Dataset, get_or_create_dataset, initial_target
 from store.errors import written
 from store.fastjson import canonical_bytes
-from store.images import image_files, image_hash, image_path, save_image
+from store.images import image_files, image_hash, image_path
 from store.records import ItemRecord
 
 if TYPE_CHECKING:
@@ -155,7 +154,14 @@ def _insert_columns(tx: Tx, table: str, columns: dict[str, Any], types: dict[str
     first = next(iter(columns.values()))
     if len(first) == 0:
         return
-    arrow = pa.table({name: pa.array(values, type=types.get(name)) for name, values in columns.items()})
+    arrow = pa.table(
+        {
+            name: values
+            if isinstance(values, pa.Array | pa.ChunkedArray)
+            else pa.array(values, type=types.get(name))
+            for name, values in columns.items()
+        }
+    )
     name = f"_incoming_{table}"
     tx.register(name, arrow)
     try:
@@ -170,75 +176,20 @@ def _insert_frame(tx: Tx, table: str, columns: Sequence[str], rows: list[list[An
         _insert_columns(tx, table, {c: [r[i] for r in rows] for i, c in enumerate(columns)}, {})
 
 
-_VERSION_TYPES = {
-    "id": pa.int64(),
-    "item_id": pa.int64(),
-    "version": pa.int32(),
-    "parent_id": pa.int64(),
-    "final_answer_correct": pa.bool_(),
-    "earliest_error": pa.int32(),
-}
-
-
-def _repeated_texts(values: list[str], counts: np.ndarray) -> pa.DictionaryArray:
-    """values[i] repeated counts[i] times, as Arrow keeps a column of few distinct texts (role names)."""
-    distinct = list(dict.fromkeys(values))
-    code = {v: i for i, v in enumerate(distinct)}
-    indices = np.repeat(np.fromiter((code[v] for v in values), np.int32, len(values)), counts)
-    return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(distinct, type=pa.string()))
-
-
 def _write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:
     """pending: (record, item_id, version, parent_id, reason, hash) -> the new version ids."""
-    vids = _ids(tx, "version_ids", len(pending))
-    records = [p[0] for p in pending]
-    # Built column by column (no per-row lists): an import writes tens of thousands of rows per chunk.
-    columns: dict[str, list[Any]] = {
-        "id": vids,
-        "item_id": [p[1] for p in pending],
-        "version": [p[2] for p in pending],
-        "parent_id": [p[3] for p in pending],
-        "reason": [p[4] for p in pending],
-        "content_hash": [p[5] for p in pending],
-        "question": [r.question for r in records],
-        "reference_answer": [r.reference_answer for r in records],
-        "reference_solution": [r.reference_solution for r in records],
-        "error_type": [r.error_type for r in records],
-        "rationale": [r.rationale for r in records],
-        "source": [r.source for r in records],
-        "final_answer_correct": [r.final_answer_correct for r in records],
-        "earliest_error": [r.earliest_error for r in records],
-        "error_steps": [_json_list(r.error_steps) for r in records],
-        "modified_steps": [_json_list(r.modified_steps) for r in records],
-        "options": [_json_list(r.options) for r in records],
-        "meta": [_meta_text(r.meta) for r in records],
-    }
-    _insert_columns(tx, "item_versions", {c: columns[c] for c in _VERSION_COLUMNS}, _VERSION_TYPES)
-    # Steps are the bulk of an import (8-12 per item): one list of texts, the rest computed in numpy.
-    lists = [
-        (vid, role, texts) for vid, r in zip(vids, records, strict=True) for role, texts in r.steps.items()
-    ]
-    counts = np.fromiter((len(t) for _, _, t in lists), dtype=np.int64, count=len(lists))
-    total = int(counts.sum())
-    starts = np.cumsum(counts) - counts
-    _insert_columns(
+    from store.bulk import insert_versions, stage_records
+
+    chunk = stage_records([p[0] for p in pending], hashes=[p[5] for p in pending])
+    return insert_versions(
         tx,
-        "steps",
-        {
-            "version_id": np.repeat(np.fromiter((v for v, _, _ in lists), np.int64, len(lists)), counts),
-            "role": _repeated_texts([role for _, role, _ in lists], counts),
-            "position": (np.arange(total, dtype=np.int64) - np.repeat(starts, counts)).astype(np.int32),
-            "text": list(itertools.chain.from_iterable(t for _, _, t in lists)),
-        },
-        {"version_id": pa.int64(), "position": pa.int32(), "text": pa.string()},
+        chunk,
+        list(range(len(pending))),
+        item_ids=[p[1] for p in pending],
+        versions=[p[2] for p in pending],
+        parents=[p[3] for p in pending],
+        reasons=[p[4] for p in pending],
     )
-    image_rows = [
-        [vid, pos, save_image(tx, image)]
-        for vid, r in zip(vids, records, strict=True)
-        for pos, image in enumerate(r.images)
-    ]
-    _insert_frame(tx, "version_images", ["version_id", "position", "image_hash"], image_rows)
-    return vids
 
 
 def existing_versions(tx: Tx, dataset_id: int) -> dict[str, tuple[int, int, int, str]]:
@@ -266,55 +217,12 @@ def write_records(
     ``existing``: the dataset's items as existing_versions read them before the first of several
     chunks of one file (ids are unique within a file); read here when not given.
     """
+    from store.bulk import stage_records, write_staged
+
     dataset = get_or_create_dataset(tx, dataset_name, task, source_format)
     if existing is None:
         existing = existing_versions(tx, dataset.id)
-    summary = WriteSummary(dataset=dataset.name)
-    fresh: list[tuple[ItemRecord, str]] = []
-    changed: list[tuple[ItemRecord, str, int, int, int]] = []
-    for record in records:
-        digest = content_hash(record)
-        known = existing.get(record.external_id)
-        if known is None:
-            fresh.append((record, digest))
-        elif known[3] == digest:
-            summary.unchanged += 1
-            summary.item_ids.append(known[0])
-        else:
-            changed.append((record, digest, known[0], known[1], known[2]))
-
-    new_item_ids = _ids(tx, "item_ids", len(fresh))
-    pending: list[tuple[ItemRecord, int, int, int | None, str, str]] = [
-        (r, iid, 1, None, "imported", h) for iid, (r, h) in zip(new_item_ids, fresh, strict=True)
-    ]
-    pending += [(r, iid, ver + 1, vid, "reimported", h) for r, h, iid, vid, ver in changed]
-    vids = _write_versions(tx, pending)
-    # A new item is written with its first version as current: no UPDATE over the items table,
-    # which a large import would otherwise join against once per chunk.
-    _insert_frame(
-        tx,
-        "items",
-        ["id", "dataset_id", "external_id", "current_version_id"],
-        [
-            [iid, dataset.id, r.external_id, vid]
-            for iid, (r, _), vid in zip(new_item_ids, fresh, vids[: len(fresh)], strict=True)
-        ],
-    )
-    touched = [(p[1], vid) for p, vid in zip(pending, vids, strict=True)]
-    if changed:
-        frame = pd.DataFrame(touched[len(fresh) :], columns=["item_id", "version_id"])
-        tx.register("_touched", frame)
-        try:
-            tx.execute(
-                "UPDATE items SET current_version_id = t.version_id FROM _touched t WHERE items.id = t.item_id"
-            )
-        finally:
-            tx.unregister("_touched")
-    _reset_state(tx, dataset, [c[2] for c in changed], new_items=new_item_ids)
-    summary.added = len(fresh)
-    summary.new_versions = len(changed)
-    summary.item_ids.extend(iid for iid, _ in touched)
-    return summary
+    return write_staged(tx, dataset, stage_records(records), existing)
 
 
 def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int], new_items: Sequence[int] = ()) -> None:
@@ -515,16 +423,51 @@ def items_frames(
     cursor (the result is read from it): nothing here queries while the frames are read.
     """
     files = _image_files(db, None)
-    sql, params = _items_query(db.engine, dataset_id, None)
-    for frame in db.df_chunks(sql, params, rows):
-        yield _with_files_and_labels(frame, files)
+    spans = _spans(db, dataset_id, rows)
+    if spans is None:
+        sql, params = _items_query(db.engine, dataset_id, None)
+        for frame in db.df_chunks(sql, params, rows):
+            yield _with_files_and_labels(frame, files)
+        return
+    # One query per span of ``rows`` items in id order: each sorts and aggregates only its own items'
+    # steps (found by version id range: steps are stored in version order, so DuckDB skips the rest),
+    # where one query over the whole database sorted a million rows of step lists at once.
+    for span in spans:
+        sql, params = _items_query(db.engine, dataset_id, None, span)
+        frame = db.df(sql, params)
+        if not frame.empty:
+            yield _with_files_and_labels(frame, files)
+
+
+def _spans(db: Store | Tx, dataset_id: int | None, rows: int) -> list[tuple[int, int, int, int]] | None:
+    """(first item id, last item id, lowest and highest current version id) of each ``rows`` items
+    in id order; None when they fit in one frame (one query is then as good)."""
+    where, params = ("WHERE dataset_id = ?", [dataset_id]) if dataset_id is not None else ("", [])
+    count = int(db.scalar(f"SELECT count(*) FROM items {where}", params) or 0)
+    if count <= rows:
+        return None
+    bounds = db.fetchall(
+        "SELECT min(id), max(id), min(current_version_id), max(current_version_id) FROM "
+        f"(SELECT id, current_version_id, floor((row_number() OVER (ORDER BY id) - 1) / ?) AS k FROM items {where}) t "
+        "GROUP BY k ORDER BY k",
+        [rows, *params],
+    )
+    return [(int(a), int(b), int(c), int(d)) for a, b, c, d in bounds]
 
 
 def _items_query(
-    engine: Engine, dataset_id: int | None, item_ids: Sequence[int] | None
+    engine: Engine,
+    dataset_id: int | None,
+    item_ids: Sequence[int] | None,
+    span: tuple[int, int, int, int] | None = None,
 ) -> tuple[str, list[Any]]:
     conditions: list[str] = []
     params: list[Any] = []
+    versions, version_params = "", []  # the versions' rows read: all, or those of a span's items
+    if span is not None:
+        conditions.append("i.id BETWEEN ? AND ?")
+        params += [span[0], span[1]]
+        versions, version_params = "WHERE version_id BETWEEN ? AND ? ", [span[2], span[3]]
     if dataset_id is not None:
         conditions.append("i.dataset_id = ?")
         params.append(dataset_id)
@@ -543,11 +486,11 @@ def _items_query(
     )
     return (
         "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
-        "GROUP BY version_id, role), "
+        f"{versions}GROUP BY version_id, role), "
         f"sj AS (SELECT version_id, {engine.map_agg('role', 'texts', 'role')} AS steps FROM s "
         "GROUP BY version_id), "
         "im AS (SELECT version_id, array_agg(image_hash ORDER BY position) AS images FROM version_images "
-        "GROUP BY version_id), "
+        f"{versions}GROUP BY version_id), "
         "latest AS (SELECT max(id) AS id FROM annotations GROUP BY item_id, version_id, annotator_id), "
         f"lab AS (SELECT a.item_id, a.version_id, {labels} AS labels "
         "FROM annotations a JOIN latest USING (id) JOIN annotators u ON u.id = a.annotator_id "
@@ -560,7 +503,7 @@ def _items_query(
         "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN im ON im.version_id = v.id "
         "LEFT JOIN lab ON lab.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
         f"{where} ORDER BY i.id",
-        params,
+        [*version_params, *version_params, *params],
     )
 
 

@@ -28,7 +28,15 @@ from store.importers.common import (
 from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
 from store.records import ItemRecord, ParseResult
 
-__all__ = ["BUNDLE", "FORMATS", "ImportFormatError", "detect_format", "parse_file", "stream_file"]
+__all__ = [
+    "BUNDLE",
+    "FORMATS",
+    "ImportFormatError",
+    "detect_format",
+    "parse_file",
+    "splittable",
+    "stream_file",
+]
 
 _SCHEMAS: dict[str, ModuleType] = {
     "prmbench": prmbench,
@@ -87,6 +95,11 @@ def parse_file(
     return result
 
 
+def splittable(path: str | os.PathLike[str], format: str | None, mapping: dict[str, str] | None) -> bool:
+    """The file can be read in parts by byte range (JSONL of a known schema): see stream_file's part."""
+    return not mapping and format in _SCHEMAS and _container(Path(path), format) == "jsonl"
+
+
 def stream_file(
     path: str | os.PathLike[str],
     format: str | None = None,
@@ -96,8 +109,16 @@ def stream_file(
     max_image_pixels: int = MAX_IMAGE_PIXELS,
     max_image_bytes: int = MAX_IMAGE_BYTES,
     base_dir: str | os.PathLike[str] | None = None,
+    part: tuple[int, int | None, int] = (0, None, 1),
+    lines: list[int] | None = None,
+    first_seen: dict[str, int] | None = None,
+    result: ParseResult | None = None,
 ) -> tuple[ParseResult, Iterator[list[ItemRecord]]]:
     """parse_file ``size`` records at a time, so that a large file is written while it is read.
+
+    ``part``: (start, end, number of the line at start) of a JSONL file, to read only the lines that
+    begin between the byte offsets start and end; ``lines`` and ``first_seen`` as iter_jsonl and
+    collect_chunks take them; ``result``: the result of the file's earlier part, to gather into.
 
     What cannot be read at all is refused here, as parse_file refuses it; the records come from
     the iterator, and the result gathers the problems, warnings and lines read as it is consumed
@@ -118,10 +139,11 @@ def stream_file(
     try:
         if container == "jsonl":
             columns: list[str] = []
-            rows = iter_jsonl(path)
+            rows = iter_jsonl(path, part[0], part[1], lines, part[2])
         else:
             columns, rows = _open_table(path, container)
-        rows = _non_empty(name, rows, header_only=bool(columns))
+        if part[:2] == (0, None):  # a part of a file may hold no rows (the caller says if none has)
+            rows = _non_empty(name, rows, header_only=bool(columns))
         if format in _SCHEMAS:
             module = _SCHEMAS[format]
             parse_row, id_field = module.parse_row, module.ID_FIELD
@@ -140,7 +162,8 @@ def stream_file(
             parse_row, id_field = tabular.make_row_parser(checked), tabular.id_label(checked)
     except OSError as exc:
         raise ImportFormatError(name, f"cannot be read ({exc.strerror or exc})") from None
-    result = ParseResult(format=format, records=[], problems=[])
+    if result is None:
+        result = ParseResult(format=format, records=[], problems=[])
     chunks = collect_chunks(
         result,
         name,
@@ -151,6 +174,7 @@ def stream_file(
         max_image_pixels=max_image_pixels,
         max_image_bytes=max_image_bytes,
         size=size,
+        first_seen=first_seen,
     )
     return result, _reading(name, chunks)
 

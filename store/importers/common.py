@@ -82,18 +82,31 @@ RowParser = Callable[[dict[str, Any], RowContext], ItemRecord]
 # --- reading rows --------------------------------------------------------------------------------
 
 
-def iter_jsonl(path: Path) -> Iterator[Row]:
+def iter_jsonl(
+    path: Path, start: int = 0, end: int | None = None, lines: list[int] | None = None, first: int = 1
+) -> Iterator[Row]:
     """Yield (1-based line number, object or LineError) per non-blank line.
 
     Splits on b"\\n" only: JSON text may hold U+2028 and other characters str.splitlines breaks on.
+    ``start``/``end``: the lines that begin in this byte range (a line start), the first numbered
+    ``first``; ``lines`` receives the number of the last line read (blank ones count).
     """
     with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        fh.seek(start)
+        number, position = first - 1, start
+        for raw in fh:
+            if end is not None and position >= end:
+                break
+            number += 1
+            if position == 0 and raw.startswith(b"\xef\xbb\xbf"):
+                position += 3
                 raw = raw[3:]
+            position += len(raw)
             if not raw.strip():
                 continue
             yield number, decode_json_line(raw)
+        if lines is not None:
+            lines.append(number)
 
 
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
@@ -257,13 +270,16 @@ def collect_chunks(
     max_image_pixels: int,
     max_image_bytes: int,
     size: int = 5000,
+    first_seen: dict[str, int] | None = None,
 ) -> Iterator[list[ItemRecord]]:
     """collect, ``size`` records at a time, so that a large file is written while it is read; the
     problems, warnings and lines read gather in ``result`` as the rows go by (its records stay as
-    they are). Duplicate ids are found across the whole file, as collect finds them."""
+    they are). Duplicate ids are found across the whole file, as collect finds them.
+
+    ``first_seen``: id -> line of the ids met so far (a part of a file read elsewhere), filled here."""
     records: list[ItemRecord] = []
     problems, warnings = result.problems, result.warnings
-    first_seen: dict[str, int] = {}
+    first_seen = {} if first_seen is None else first_seen
     for line, obj in rows:
         result.lines_read += 1
         if isinstance(obj, LineError):
