@@ -253,6 +253,7 @@ class PostgresEngine(Engine):
 
     name = "postgresql"
     cache_seconds = 2.0  # other replicas write too: a role change or a removal reaches this one soon
+    copy_reads = True  # whole results by COPY into Arrow (False: row by row through psycopg, to compare)
 
     def __init__(self, url: str) -> None:
         import psycopg
@@ -281,7 +282,7 @@ class PostgresEngine(Engine):
         return cur
 
     def df(self, con: Any, sql: str, params: Sequence[Any] | None) -> pd.DataFrame:
-        copied = _copy_reader(con, sql, params)
+        copied = _copy_reader(con, sql, params) if self.copy_reads else None
         if copied is not None:
             return _frame(copied.read_all(), copied.json)
         cur = self.run(con, sql, params)
@@ -294,7 +295,7 @@ class PostgresEngine(Engine):
     def df_chunks(
         self, con: Any, sql: str, params: Sequence[Any] | None, rows: int
     ) -> Iterator[pd.DataFrame]:
-        copied = _copy_reader(con, sql, params)
+        copied = _copy_reader(con, sql, params) if self.copy_reads else None
         if copied is not None:
             yield from copied.frames(rows)
             return
@@ -309,7 +310,7 @@ class PostgresEngine(Engine):
                 yield pd.DataFrame.from_records(batch, columns=names, coerce_float=True)
 
     def columns(self, con: Any, sql: str, params: Sequence[Any] | None) -> dict[str, np.ndarray]:
-        copied = _copy_reader(con, sql, params)
+        copied = _copy_reader(con, sql, params) if self.copy_reads else None
         if copied is not None and not copied.json:  # DuckDB's own conversion: the arrays fetchnumpy gives
             table = copied.read_all()
             with _converter() as converter:
@@ -555,7 +556,7 @@ class _Copied:
     def _batches(self) -> Iterator[pa.RecordBatch]:
         import pyarrow.csv as pcsv
 
-        read = pcsv.ReadOptions(column_names=self.schema.names, block_size=1 << 22)
+        read = pcsv.ReadOptions(column_names=self.schema.names, block_size=1 << 22, use_threads=False)
         convert = pcsv.ConvertOptions(
             column_types=self.schema,
             strings_can_be_null=True,
@@ -568,7 +569,7 @@ class _Copied:
             stream = _CopyStream(copy)
             if stream.empty():
                 return
-            whole = io.BufferedReader(stream, buffer_size=1 << 22)  # Arrow makes a batch of each read
+            whole = io.BufferedReader(stream, buffer_size=1 << 22)  # Arrow makes a batch of each read()
             yield from pcsv.open_csv(whole, read_options=read, parse_options=parse, convert_options=convert)
 
     def read_all(self) -> pa.Table:
@@ -608,14 +609,18 @@ class _CopyStream(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        while not self._left:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                return 0
-            self._left = bytes(chunk)
-        n = min(len(buffer), len(self._left))
-        buffer[:n] = self._left[:n]
-        self._left = self._left[n:]
+        # COPY sends a message per row: join as many as fill the buffer, in one copy
+        want = len(buffer)
+        parts, size = [self._left], len(self._left)
+        for chunk in self._chunks:
+            parts.append(chunk)
+            size += len(chunk)
+            if size >= want:
+                break
+        data = b"".join(parts)
+        n = min(want, len(data))
+        buffer[:n] = data[:n]
+        self._left = data[n:]
         return n
 
 
