@@ -107,14 +107,15 @@ def _measure(store: Any, out: Path) -> dict[str, float | None]:
     from services.reports import build_dataset_report
 
     out.mkdir(parents=True, exist_ok=True)
+    _reads(store)  # warm: this process's imports, the connection, the server's cache
     figures: dict[str, float | None] = {}
     for name, work in (
-        ("reads", lambda: _reads(store)),
+        ("reads", lambda: min(_seconds(lambda: _reads(store)) for _ in range(3))),
         ("report", lambda: build_dataset_report(store, DATASET, n_boot=1000, seed=0)),
         ("export", lambda: _export(store, out)),
     ):
         try:
-            figures[name] = _seconds(work)
+            figures[name] = work() if name == "reads" else _seconds(work)
         except Exception as exc:  # the before path's statement timeout
             if "statement timeout" not in str(exc) and "canceling statement" not in str(exc):
                 raise
@@ -179,7 +180,7 @@ def size_rows(server: Any, workdir: Path, n: int) -> list[tuple[str, str]]:
         taken, read = _snapshot(pg, workdir / f"snapshot-{uuid.uuid4().hex}")
     rows = []
     for key, what in (
-        ("reads", "QC report's reads"),
+        ("reads", "QC report's reads (best of 3)"),
         ("report", "QC report (1000 replicates)"),
         ("export", "export all items + log"),
     ):

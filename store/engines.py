@@ -553,24 +553,35 @@ class _Copied:
         # psycopg merges parameters into a COPY itself, and leaves a doubled % alone when there are none
         self._con, self._sql, self._params = con, sql if params else sql.replace("%%", "%"), params or None
 
+    def _options(self) -> dict[str, Any]:
+        import pyarrow.csv as pcsv
+
+        return {
+            "read_options": pcsv.ReadOptions(
+                column_names=self.schema.names, block_size=1 << 22, use_threads=False
+            ),
+            "parse_options": pcsv.ParseOptions(newlines_in_values=True),
+            "convert_options": pcsv.ConvertOptions(
+                column_types=self.schema,
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=False,  # NULL is an empty field, '' a quoted one
+                true_values=["t"],
+                false_values=["f"],
+            ),
+        }
+
+    def _copy(self) -> Any:
+        return self._con.cursor().copy(f"COPY ({self._sql}) TO STDOUT (FORMAT csv)", self._params)
+
     def _batches(self) -> Iterator[pa.RecordBatch]:
         import pyarrow.csv as pcsv
 
-        read = pcsv.ReadOptions(column_names=self.schema.names, block_size=1 << 22, use_threads=False)
-        convert = pcsv.ConvertOptions(
-            column_types=self.schema,
-            strings_can_be_null=True,
-            quoted_strings_can_be_null=False,  # NULL is an empty field, '' a quoted one
-            true_values=["t"],
-            false_values=["f"],
-        )
-        parse = pcsv.ParseOptions(newlines_in_values=True)
-        with self._con.cursor().copy(f"COPY ({self._sql}) TO STDOUT (FORMAT csv)", self._params) as copy:
+        with self._copy() as copy:
             stream = _CopyStream(copy)
             if stream.empty():
                 return
             whole = io.BufferedReader(stream, buffer_size=1 << 22)  # Arrow makes a batch of each read()
-            yield from pcsv.open_csv(whole, read_options=read, parse_options=parse, convert_options=convert)
+            yield from pcsv.open_csv(whole, **self._options())
 
     def read_all(self) -> pa.Table:
         return pa.Table.from_batches(list(self._batches()), schema=self.schema)
