@@ -452,6 +452,9 @@ def main() -> int:
     from bench.human_pace import human_pace_rows  # a team at human pace, beside a trivial Gradio handler
 
     rows += human_pace_rows((50, 100, 200, 300), window=5.0) if args.quick else human_pace_rows(window=20.0)
+    from bench.pg_reads import rows as postgres_rows  # QC and exports over PostgreSQL beside DuckDB
+
+    rows += postgres_rows((10_000,) if args.quick else (10_000, 100_000))
     print("| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")
