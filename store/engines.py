@@ -9,8 +9,6 @@ is here: connecting, placeholders, frames to pandas and back, errors, and how wr
 from __future__ import annotations
 
 import functools
-import io
-import json
 import re
 import threading
 import uuid
@@ -240,10 +238,9 @@ class DuckDBEngine(Engine):
 # serialised across replicas as one DuckDB process serialises them, so the store's read-then-write
 # rules (an item's target, a request id seen once) hold without per-statement retries.
 _WRITE_LOCK = 0x5374_6570_6761_7465  # "Stepgate"
-# Every session: timestamps read and written in UTC; whole results planned as whole results (a server-side
-# cursor is otherwise planned for its first tenth, nested loops that made a 10k-item export take 17 s,
-# not 0.4 s); text that COPY writes in the form _copy_reader parses (ISO dates, floats that round-trip).
-_SESSION = "-c TimeZone=UTC -c cursor_tuple_fraction=1 -c DateStyle=ISO -c extra_float_digits=1"
+# Every session: timestamps in UTC; whole results planned as whole results (a server-side cursor is
+# otherwise planned for its first tenth: nested loops that made a 10k-item export take 17 s, not 0.4 s).
+_SESSION = "-c TimeZone=UTC -c cursor_tuple_fraction=1"
 # The domains that let DuckDB's spelling of types (in the shipped migrations) run unchanged.
 _DOMAINS = {"double": "double precision", "blob": "bytea"}
 
@@ -253,7 +250,7 @@ class PostgresEngine(Engine):
 
     name = "postgresql"
     cache_seconds = 2.0  # other replicas write too: a role change or a removal reaches this one soon
-    copy_reads = True  # whole results by COPY into Arrow (False: row by row through psycopg, to compare)
+    typed_frames = True  # frames typed as DuckDB types them (False: pandas guesses, as before; bench)
 
     def __init__(self, url: str) -> None:
         import psycopg
@@ -282,12 +279,14 @@ class PostgresEngine(Engine):
         return cur
 
     def df(self, con: Any, sql: str, params: Sequence[Any] | None) -> pd.DataFrame:
-        copied = _copy_reader(con, sql, params) if self.copy_reads else None
-        if copied is not None:
-            return _frame(copied.read_all(), copied.json)
         cur = self.run(con, sql, params)
-        names = [d.name for d in cur.description]
-        rows = cur.fetchall()
+        return self._frame(cur.description, cur.fetchall())
+
+    def _frame(self, description: Any, rows: list[tuple]) -> pd.DataFrame:
+        names = [d.name for d in description]
+        typed = _arrow_table(description, rows) if self.typed_frames else None
+        if typed is not None:
+            return _frame(*typed)
         if not rows:
             return pd.DataFrame({n: pd.Series(dtype=object) for n in names})
         return pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
@@ -295,10 +294,6 @@ class PostgresEngine(Engine):
     def df_chunks(
         self, con: Any, sql: str, params: Sequence[Any] | None, rows: int
     ) -> Iterator[pd.DataFrame]:
-        copied = _copy_reader(con, sql, params) if self.copy_reads else None
-        if copied is not None:
-            yield from copied.frames(rows)
-            return
         # A server-side cursor (kept past a commit: reads run in autocommit): the server holds the rest.
         with con.cursor(name=f"stepgate_{uuid.uuid4().hex}", withhold=True) as cursor:
             cursor.execute(_placeholders(sql), _values(params))
@@ -306,16 +301,15 @@ class PostgresEngine(Engine):
                 batch = cursor.fetchmany(rows)
                 if not batch:
                     return
-                names = [d.name for d in cursor.description]
-                yield pd.DataFrame.from_records(batch, columns=names, coerce_float=True)
+                yield self._frame(cursor.description, batch)
 
     def columns(self, con: Any, sql: str, params: Sequence[Any] | None) -> dict[str, np.ndarray]:
-        copied = _copy_reader(con, sql, params) if self.copy_reads else None
-        if copied is not None and not copied.json:  # DuckDB's own conversion: the arrays fetchnumpy gives
-            table = copied.read_all()
+        cur = self.run(con, sql, params)
+        typed = _arrow_table(cur.description, cur.fetchall()) if self.typed_frames else None
+        if typed is not None and not typed[1]:  # DuckDB's own conversion: the arrays fetchnumpy gives
             with _converter() as converter:
-                return converter.from_arrow(table).fetchnumpy()  # type: ignore[no-any-return]
-        frame = _frame(copied.read_all(), copied.json) if copied is not None else self.df(con, sql, params)
+                return converter.from_arrow(typed[0]).fetchnumpy()  # type: ignore[no-any-return]
+        frame = _frame(*typed) if typed is not None else self._frame(cur.description, [])
         return {name: frame[name].to_numpy() for name in frame.columns}
 
     def executemany(self, con: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -514,15 +508,15 @@ def _columns(frame: pd.DataFrame | pa.Table) -> dict[str, tuple[str, list[Any]]]
     return out
 
 
-# --- PostgreSQL reads of whole results: COPY ... TO STDOUT as CSV, parsed by Arrow -------------------
-# psycopg builds a Python tuple per row and pandas a frame from them: 4 s for the log of 100k items x 5
-# annotators (DuckDB: 1.4 s). COPY streams the same rows as CSV, which Arrow parses in C, with the column
-# types the server names (never guessed from the text: an external id "42" stays text), and the frame is
-# built as DuckDB builds its own (int32 for INTEGER, nullable integers where a NULL is, str columns).
-# Measured in bench/pg_reads.py. JSON (and arrays, sent as JSON) is read with json.loads, as psycopg does.
+# --- PostgreSQL results as frames typed as DuckDB types them --------------------------------------
+# psycopg's C loader makes the rows (faster than any COPY read through psycopg: COPY hands Python a
+# message per row; measured in bench/pg_reads.py); Arrow types each column by the type the server names
+# (int32 for INTEGER, never a guess from the values), and the frame is built as DuckDB's .df() builds it
+# (nullable integers where a NULL is, str columns), so QC and exports write the same bytes on both engines.
 
 _ARROW_OF_OID: dict[int, pa.DataType] = {
     16: pa.bool_(),
+    19: pa.string(),  # name
     20: pa.int64(),
     21: pa.int16(),
     23: pa.int32(),
@@ -533,133 +527,32 @@ _ARROW_OF_OID: dict[int, pa.DataType] = {
     1043: pa.string(),
     1082: pa.date32(),
     1114: pa.timestamp("us"),
-    1700: pa.float64(),  # numeric: read as float, as the row path's loader does (DuckDB's DOUBLE)
-    19: pa.string(),  # name
+    1700: pa.float64(),  # numeric: psycopg reads it as float here (connection()), as DuckDB's DOUBLE
 }
-# json, jsonb, and arrays of text, integers, floats and booleans: sent as JSON text, read with json.loads
-_JSON_OIDS = {114, 3802}
-_ARRAY_OIDS = {1000, 1005, 1007, 1009, 1015, 1016, 1021, 1022}
-_READS = ("select", "with", "(")  # only statements that read can be described and copied
+# json, jsonb and arrays: the Python values psycopg made (dicts, lists), as objects
+_OBJECT_OIDS = {114, 3802, 1000, 1005, 1007, 1009, 1015, 1016, 1021, 1022}
 
 
-class _Copied:
-    """A result being streamed by COPY: its CSV parsed by Arrow, a batch at a time."""
-
-    def __init__(self, con: Any, sql: str, params: list[Any], names: list[str], types: list[pa.DataType]):
-        self.json = [n for n, t in zip(names, types, strict=True) if t is _AS_JSON]
-        self.schema = pa.schema(
-            [(n, pa.string() if t is _AS_JSON else t) for n, t in zip(names, types, strict=True)]
-        )
-        # psycopg merges parameters into a COPY itself, and leaves a doubled % alone when there are none
-        self._con, self._sql, self._params = con, sql if params else sql.replace("%%", "%"), params or None
-
-    def _options(self) -> dict[str, Any]:
-        import pyarrow.csv as pcsv
-
-        return {
-            "read_options": pcsv.ReadOptions(
-                column_names=self.schema.names, block_size=1 << 22, use_threads=False
-            ),
-            "parse_options": pcsv.ParseOptions(newlines_in_values=True),
-            "convert_options": pcsv.ConvertOptions(
-                column_types=self.schema,
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=False,  # NULL is an empty field, '' a quoted one
-                true_values=["t"],
-                false_values=["f"],
-            ),
-        }
-
-    def _copy(self) -> Any:
-        return self._con.cursor().copy(f"COPY ({self._sql}) TO STDOUT (FORMAT csv)", self._params)
-
-    def _batches(self) -> Iterator[pa.RecordBatch]:
-        import pyarrow.csv as pcsv
-
-        with self._copy() as copy:
-            stream = _CopyStream(copy)
-            if stream.empty():
-                return
-            whole = io.BufferedReader(stream, buffer_size=1 << 22)  # Arrow makes a batch of each read()
-            yield from pcsv.open_csv(whole, **self._options())
-
-    def read_all(self) -> pa.Table:
-        return pa.Table.from_batches(list(self._batches()), schema=self.schema)
-
-    def frames(self, rows: int) -> Iterator[pd.DataFrame]:
-        """Frames of `rows` rows (the last one shorter), whatever size of batch Arrow parses."""
-        pending: list[pa.RecordBatch] = []
-        count = 0
-        for batch in self._batches():
-            pending.append(batch)
-            count += batch.num_rows
-            while count >= rows:
-                table = pa.Table.from_batches(pending, schema=self.schema)
-                yield _frame(table.slice(0, rows), self.json)
-                rest = table.slice(rows)
-                pending, count = rest.to_batches(), rest.num_rows
-        if count:
-            yield _frame(pa.Table.from_batches(pending, schema=self.schema), self.json)
-
-
-_AS_JSON = pa.null()  # a marker: this column travels as JSON text
-
-
-class _CopyStream(io.RawIOBase):
-    """The chunks of a COPY TO STDOUT as a file Arrow reads from."""
-
-    def __init__(self, copy: Any) -> None:
-        self._chunks = iter(copy)
-        self._left = b""
-
-    def empty(self) -> bool:
-        self._left = next(self._chunks, b"")
-        return not self._left
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        # COPY sends a message per row: join as many as fill the buffer, in one copy
-        want = len(buffer)
-        parts, size = [self._left], len(self._left)
-        for chunk in self._chunks:
-            parts.append(chunk)
-            size += len(chunk)
-            if size >= want:
-                break
-        data = b"".join(parts)
-        n = min(want, len(data))
-        buffer[:n] = data[:n]
-        self._left = data[n:]
-        return n
-
-
-def _copy_reader(con: Any, sql: str, params: Sequence[Any] | None) -> _Copied | None:
-    """The result as a COPY to parse, or None when it holds a type this path does not read (bytea, ...)."""
-    if not sql.lstrip().lower().startswith(_READS):
-        return None
-    query, values = _placeholders(sql), _values(params)
-    described = con.cursor()
-    described.execute(f"SELECT * FROM ({query}) AS stepgate_q LIMIT 0", values)
-    names = [d.name for d in described.description]
+def _arrow_table(description: Any, rows: list[tuple]) -> tuple[pa.Table, dict[str, list[Any]]] | None:
+    """The rows as an Arrow table and the columns kept as Python objects; None for a type not listed."""
+    names = [d.name for d in description]
     if len(set(names)) != len(names):
         return None
-    types: list[pa.DataType] = []
-    for d in described.description:
-        if d.type_code in _JSON_OIDS or d.type_code in _ARRAY_OIDS:
-            types.append(_AS_JSON)
+    values = list(zip(*rows, strict=True)) if rows else [()] * len(names)
+    arrays: dict[str, pa.Array] = {}
+    objects: dict[str, list[Any]] = {}
+    for d, column in zip(description, values, strict=True):
+        if d.type_code in _OBJECT_OIDS:
+            objects[d.name] = list(column)
+            arrays[d.name] = pa.nulls(len(column))
         elif d.type_code in _ARROW_OF_OID:
-            types.append(_ARROW_OF_OID[d.type_code])
+            try:
+                arrays[d.name] = pa.array(column, type=_ARROW_OF_OID[d.type_code])
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # infinity dates, say
+                return None
         else:
             return None
-    if any(t is _AS_JSON for t in types):  # a projection keeps the rows in the subquery's order
-        picked = ", ".join(
-            f'to_json(stepgate_q."{n}") AS "{n}"' if t is _AS_JSON else f'stepgate_q."{n}"'
-            for n, t in zip(names, types, strict=True)
-        )
-        query = f"SELECT {picked} FROM ({query}) AS stepgate_q"
-    return _Copied(con, query, values, names, types)
+    return pa.table(arrays), objects
 
 
 _CONVERTER: list[duckdb.DuckDBPyConnection] = []
@@ -687,7 +580,7 @@ _NULLABLE = {
 }
 
 
-def _frame(table: pa.Table, json_columns: list[str]) -> pd.DataFrame:
+def _frame(table: pa.Table, objects: dict[str, list[Any]]) -> pd.DataFrame:
     """A frame of the same dtypes as DuckDB's .df() of the same result (one Arrow conversion: per column
     costs five times more)."""
     for i, column in enumerate(table.columns):
@@ -704,9 +597,9 @@ def _frame(table: pa.Table, json_columns: list[str]) -> pd.DataFrame:
     unset = [
         n
         for n, c in zip(table.column_names, table.columns, strict=True)
-        if pa.types.is_string(c.type) and c.null_count == len(c) and n not in json_columns
+        if pa.types.is_string(c.type) and c.null_count == len(c)
     ]
-    plain = [n for n in table.column_names if n not in json_columns and n not in nullable and n not in unset]
+    plain = [n for n in table.column_names if n not in objects and n not in nullable and n not in unset]
     frame = table.select(plain).to_pandas()
     if nullable:
         masked = table.select(nullable).to_pandas(types_mapper=_NULLABLE.get)
@@ -714,11 +607,9 @@ def _frame(table: pa.Table, json_columns: list[str]) -> pd.DataFrame:
             frame[name] = masked[name]
     for name in unset:
         frame[name] = pd.Series([None] * table.num_rows, dtype=object)
-    for name in json_columns:
-        frame[name] = pd.Series(
-            [None if v is None else json.loads(v) for v in table.column(name).to_pylist()], dtype=object
-        )
-    return frame[table.column_names] if json_columns or nullable or unset else frame
+    for name, values in objects.items():
+        frame[name] = pd.Series(values, dtype=object)
+    return frame[table.column_names] if objects or nullable or unset else frame
 
 
 def engine_for(location: str | Path) -> Engine:
