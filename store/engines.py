@@ -538,6 +538,12 @@ def _arrow_table(description: Any, rows: list[tuple]) -> tuple[pa.Table, dict[st
     names = [d.name for d in description]
     if len(set(names)) != len(names):
         return None
+    if all(d.type_code in _ARROW_OF_OID for d in description):  # the tuples straight into Arrow, in C
+        fields = pa.struct([(d.name, _ARROW_OF_OID[d.type_code]) for d in description])
+        try:
+            return pa.Table.from_struct_array(pa.array(rows, type=fields)), {}
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # infinity dates, say
+            return None
     values = list(zip(*rows, strict=True)) if rows else [()] * len(names)
     arrays: dict[str, pa.Array] = {}
     objects: dict[str, list[Any]] = {}
