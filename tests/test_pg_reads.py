@@ -179,3 +179,13 @@ def test_a_read_inside_a_write_sees_the_write_on_postgresql(edge_twins: dict[str
         assert tx.df("SELECT code FROM edge_rows WHERE id = 4")["code"].tolist() == ["new"]
         raise RuntimeError("roll back")
     assert pg.df("SELECT code FROM edge_rows WHERE id = 4").empty
+
+
+def test_results_of_only_json_or_of_other_types_read_whole_on_postgresql(
+    edge_twins: dict[str, Store],
+) -> None:
+    pg = edge_twins["postgresql"]
+    only_json = pg.df("SELECT CAST(doc AS JSONB) AS doc FROM edge_rows ORDER BY id")
+    assert only_json["doc"].tolist() == [{"a": [1, 2]}, None, []]
+    other = pg.df("SELECT id, CAST(stamped AS TIMESTAMPTZ) AS at_utc FROM edge_rows ORDER BY id")
+    assert other["id"].tolist() == [1, 2, 3] and other["at_utc"].notna().tolist() == [True, True, False]
