@@ -495,6 +495,9 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         rows += replica_rows(Path(tmp), seconds=8.0 if args.quick else 20.0)
+    from bench.pg_reads import rows as postgres_rows  # QC and exports over PostgreSQL beside DuckDB
+
+    rows += postgres_rows((10_000,) if args.quick else (10_000, 100_000))
     print("| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -239,6 +240,9 @@ class DuckDBEngine(Engine):
 # serialised across replicas as one DuckDB process serialises them, so the store's read-then-write
 # rules (an item's target, a request id seen once) hold without per-statement retries.
 _WRITE_LOCK = 0x5374_6570_6761_7465  # "Stepgate"
+# Every session: timestamps in UTC; whole results planned as whole results (a server-side cursor is
+# otherwise planned for its first tenth: nested loops that made a 10k-item export take 17 s, not 0.4 s).
+_SESSION = "-c TimeZone=UTC -c cursor_tuple_fraction=1"
 # The domains that let DuckDB's spelling of types (in the shipped migrations) run unchanged.
 _DOMAINS = {"double": "double precision", "blob": "bytea"}
 
@@ -248,6 +252,7 @@ class PostgresEngine(Engine):
 
     name = "postgresql"
     cache_seconds = 2.0  # other replicas write too: a role change or a removal reaches this one soon
+    typed_frames = True  # frames typed as DuckDB types them (False: pandas guesses, as before; bench)
 
     def __init__(self, url: str) -> None:
         import psycopg
@@ -261,7 +266,7 @@ class PostgresEngine(Engine):
     def connection(self) -> Any:
         psycopg = self._psycopg
         try:
-            con = psycopg.connect(self.url, autocommit=True, options="-c TimeZone=UTC")
+            con = psycopg.connect(self.url, autocommit=True, options=_SESSION)
         except psycopg.OperationalError as exc:
             raise StoreOpenError(f"cannot connect to {self.location}: {str(exc).strip()}") from exc
         except psycopg.ProgrammingError as exc:  # a malformed URL
@@ -277,8 +282,13 @@ class PostgresEngine(Engine):
 
     def df(self, con: Any, sql: str, params: Sequence[Any] | None) -> pd.DataFrame:
         cur = self.run(con, sql, params)
-        names = [d.name for d in cur.description]
-        rows = cur.fetchall()
+        return self._frame(cur.description, cur.fetchall())
+
+    def _frame(self, description: Any, rows: list[tuple]) -> pd.DataFrame:
+        names = [d.name for d in description]
+        typed = _arrow_table(description, rows) if self.typed_frames else None
+        if typed is not None:
+            return _frame(*typed)
         if not rows:
             return pd.DataFrame({n: pd.Series(dtype=object) for n in names})
         return pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
@@ -293,11 +303,15 @@ class PostgresEngine(Engine):
                 batch = cursor.fetchmany(rows)
                 if not batch:
                     return
-                names = [d.name for d in cursor.description]
-                yield pd.DataFrame.from_records(batch, columns=names, coerce_float=True)
+                yield self._frame(cursor.description, batch)
 
     def columns(self, con: Any, sql: str, params: Sequence[Any] | None) -> dict[str, np.ndarray]:
-        frame = self.df(con, sql, params)
+        cur = self.run(con, sql, params)
+        typed = _arrow_table(cur.description, cur.fetchall()) if self.typed_frames else None
+        if typed is not None and not typed[1]:  # DuckDB's own conversion: the arrays fetchnumpy gives
+            with _converter() as converter:
+                return converter.from_arrow(typed[0]).fetchnumpy()  # type: ignore[no-any-return]
+        frame = _frame(*typed) if typed is not None else self._frame(cur.description, [])
         return {name: frame[name].to_numpy() for name in frame.columns}
 
     def executemany(self, con: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -494,6 +508,116 @@ def _columns(frame: pd.DataFrame | pa.Table) -> dict[str, tuple[str, list[Any]]]
         values = [_plain(v) for v in frame[name].tolist()]
         out[str(name)] = (_pg_type(values), values)
     return out
+
+
+# --- PostgreSQL results as frames typed as DuckDB types them --------------------------------------
+# psycopg's C loader makes the rows (faster than any COPY read through psycopg: COPY hands Python a
+# message per row; measured in bench/pg_reads.py); Arrow types each column by the type the server names
+# (int32 for INTEGER, never a guess from the values), and the frame is built as DuckDB's .df() builds it
+# (nullable integers where a NULL is, str columns), so QC and exports write the same bytes on both engines.
+
+_ARROW_OF_OID: dict[int, pa.DataType] = {
+    16: pa.bool_(),
+    19: pa.string(),  # name
+    20: pa.int64(),
+    21: pa.int16(),
+    23: pa.int32(),
+    25: pa.string(),
+    700: pa.float32(),
+    701: pa.float64(),
+    1042: pa.string(),
+    1043: pa.string(),
+    1082: pa.date32(),
+    1114: pa.timestamp("us"),
+    1700: pa.float64(),  # numeric: psycopg reads it as float here (connection()), as DuckDB's DOUBLE
+}
+# json, jsonb and arrays: the Python values psycopg made (dicts, lists), as objects
+_OBJECT_OIDS = {114, 3802, 1000, 1005, 1007, 1009, 1015, 1016, 1021, 1022}
+
+
+def _arrow_table(description: Any, rows: list[tuple]) -> tuple[pa.Table, dict[str, list[Any]]] | None:
+    """The rows as an Arrow table and the columns kept as Python objects; None for a type not listed."""
+    names = [d.name for d in description]
+    if len(set(names)) != len(names):
+        return None
+    if all(d.type_code in _ARROW_OF_OID for d in description):  # the tuples straight into Arrow, in C
+        fields = pa.struct([(d.name, _ARROW_OF_OID[d.type_code]) for d in description])
+        try:
+            return pa.Table.from_struct_array(pa.array(rows, type=fields)), {}
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # infinity dates, say
+            return None
+    values = list(zip(*rows, strict=True)) if rows else [()] * len(names)
+    arrays: dict[str, pa.Array] = {}
+    objects: dict[str, list[Any]] = {}
+    for d, column in zip(description, values, strict=True):
+        if d.type_code in _OBJECT_OIDS:
+            objects[d.name] = list(column)
+            arrays[d.name] = pa.nulls(len(column))
+        elif d.type_code in _ARROW_OF_OID:
+            try:
+                arrays[d.name] = pa.array(column, type=_ARROW_OF_OID[d.type_code])
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # infinity dates, say
+                return None
+        else:
+            return None
+    return pa.table(arrays), objects
+
+
+_CONVERTER: list[duckdb.DuckDBPyConnection] = []
+_CONVERTER_LOCK = threading.Lock()
+
+
+@contextmanager
+def _converter() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB cursor of this thread's own (an in-memory database, opened once: 35 ms) to convert with."""
+    with _CONVERTER_LOCK:
+        if not _CONVERTER:
+            _CONVERTER.append(duckdb.connect(":memory:"))
+        cursor = _CONVERTER[0].cursor()
+    try:
+        yield cursor
+    finally:
+        cursor.close()
+
+
+_NULLABLE = {
+    pa.int16(): pd.Int16Dtype(),
+    pa.int32(): pd.Int32Dtype(),
+    pa.int64(): pd.Int64Dtype(),
+    pa.bool_(): pd.BooleanDtype(),
+}
+
+
+def _frame(table: pa.Table, objects: dict[str, list[Any]]) -> pd.DataFrame:
+    """A frame of the same dtypes as DuckDB's .df() of the same result (one Arrow conversion: per column
+    costs five times more)."""
+    for i, column in enumerate(table.columns):
+        if pa.types.is_date32(column.type):  # DuckDB hands DATE to pandas as a timestamp
+            table = table.set_column(
+                i, table.field(i).with_type(pa.timestamp("us")), column.cast(pa.timestamp("us"))
+            )
+    nullable = [
+        n
+        for n, c in zip(table.column_names, table.columns, strict=True)
+        if c.null_count and c.type in _NULLABLE
+    ]
+    # DuckDB hands a text column with no value in it (none at all, or only NULLs) as objects: None
+    unset = [
+        n
+        for n, c in zip(table.column_names, table.columns, strict=True)
+        if pa.types.is_string(c.type) and c.null_count == len(c)
+    ]
+    plain = [n for n in table.column_names if n not in objects and n not in nullable and n not in unset]
+    frame = table.select(plain).to_pandas()
+    if nullable:
+        masked = table.select(nullable).to_pandas(types_mapper=_NULLABLE.get)
+        for name in nullable:
+            frame[name] = masked[name]
+    for name in unset:
+        frame[name] = pd.Series([None] * table.num_rows, dtype=object)
+    for name, values in objects.items():
+        frame[name] = pd.Series(values, dtype=object)
+    return frame[table.column_names] if objects or nullable or unset else frame
 
 
 def engine_for(location: str | Path) -> Engine:

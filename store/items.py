@@ -528,7 +528,13 @@ def _with_files_and_labels(frame: pd.DataFrame, files: Mapping[str, str | None])
     frame["image_files"] = [[files[h] for h in hashes if files.get(h)] if hashes else [] for hashes in images]
     frame["labels"] = [
         [
-            {**entry, "payload": json.loads(entry["payload"]), "created_at": str(entry["created_at"])}
+            {
+                **entry,
+                "payload": json.loads(entry["payload"]),
+                "created_at": str(entry["created_at"]),
+                # PostgreSQL's JSON writes the DOUBLE 5.0 as 5: a float, as DuckDB hands it
+                "seconds_spent": None if entry["seconds_spent"] is None else float(entry["seconds_spent"]),
+            }
             for entry in labels
         ]
         if isinstance(labels, list | np.ndarray)
