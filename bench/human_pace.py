@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.client import StepgateClient
 from bench.server import ROOT, free_port, start_server
+from bench.table import print_table
 
 __all__ = ["human_pace_rows"]
 
@@ -253,9 +254,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=300.0, help="seconds the ramp may take")
     args = parser.parse_args()
     rows = human_pace_rows(tuple(int(s) for s in args.steps.split(",")), args.window, args.budget)
-    print("| measure | result |\n| --- | --- |")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
+    print_table(rows)
     return 0
 
 

@@ -20,6 +20,7 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.table import print_table
 from qc.generators import IMAGE_OPERATIONS, perturb_image
 
 FIGURES = Path(__file__).resolve().parent.parent / "demo_data" / "images"
@@ -63,9 +64,7 @@ def main() -> int:
     )
     parser.add_argument("--rounds", type=int, default=3, help="passes over the figures; the best counts")
     args = parser.parse_args()
-    print("| measure | result |\n| --- | --- |")
-    for name, value in rows(args.rounds):
-        print(f"| {name} | {value} |")
+    print_table(rows(args.rounds))
     return 0
 
 

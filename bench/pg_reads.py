@@ -28,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import DATASET, make_items
+from bench.table import print_table
 
 ANNOTATORS = 5
 _LABELS = (  # every annotator labels every item; fixed times, so both engines' exports compare byte for byte
@@ -251,9 +252,7 @@ def main() -> int:
     )
     parser.add_argument("--sizes", default="10000,100000", help="item counts (5 labels each)")
     args = parser.parse_args()
-    print("| measure | result |\n| --- | --- |")
-    for name, value in rows(tuple(int(s) for s in args.sizes.split(","))):
-        print(f"| {name} | {value} |", flush=True)
+    print_table(rows(tuple(int(s) for s in args.sizes.split(","))))
     return 0
 
 

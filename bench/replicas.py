@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.client import ApiError, StepgateClient
 from bench.server import Server, start_server
+from bench.table import print_table
 
 __all__ = ["Team", "label_with_team", "lock_sampler", "replica_rows", "start_replicas"]
 
@@ -372,9 +373,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rows = replica_rows(Path(tmp), args.replicas, args.annotators, args.seconds, args.items)
-    print("| measure | result |\n| --- | --- |")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
+    print_table(rows)
     return 0
 
 

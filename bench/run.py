@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.client import StepgateClient
 from bench.server import rss_mb, start_server
+from bench.table import print_table
 
 DATASET = "bench"
 WORDS = (
@@ -463,9 +464,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             for n in [int(s) for s in args.sizes.split(",")]:
                 io_rows(Path(tmp), n, rows, f"{n // 1000}k")
-        print("| measure | result |\n| --- | --- |")
-        for name, value in rows:
-            print(f"| {name} | {value} |")
+        print_table(rows)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -498,9 +497,7 @@ def main() -> int:
     from bench.pg_reads import rows as postgres_rows  # QC and exports over PostgreSQL beside DuckDB
 
     rows += postgres_rows((10_000,) if args.quick else (10_000, 100_000))
-    print("| measure | result |\n| --- | --- |")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
+    print_table(rows)
     return 0
 
 
