@@ -272,6 +272,10 @@ class Store(_Reader):
         """Drop the read caches: called after a commit that changed datasets, users, items or versions."""
         self._cache.forget()
 
+    def analyze(self, tables: Sequence[str]) -> None:
+        """After a bulk write, outside its transaction: the planner's statistics (PostgreSQL)."""
+        self._engine.analyze(self._cursor(), tables)
+
     def checkpoint(self) -> None:
         with self._write_lock:
             self._engine.checkpoint(self._cursor())

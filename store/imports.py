@@ -44,6 +44,8 @@ _CHUNK = 20_000  # records written per step (a progress bar moves on long import
 _SPLIT_BYTES = 48 << 20  # a JSONL file this large is read in two processes (~35k items of 8-12 steps)
 _FIRST_SHARE = 0.55  # of the file read here: the other process starts later (it imports the store)
 _FORK_SPLIT_BYTES = 4 << 20  # the same when this process can be forked (it starts at once): ~3k items
+_ANALYZE_AFTER = 1000  # items an import adds before the planner's statistics are refreshed (PostgreSQL)
+_GROWN_BY_IMPORT = ("items", "item_versions", "steps", "item_state", "images", "version_images")
 
 TASK_OF_FORMAT = {
     "prmbench": STEP_REVIEW,
@@ -175,6 +177,8 @@ def _import_rows(
                 outcome.unchanged += written.unchanged
                 if progress:
                     progress(len(staged))
+        if outcome.added + outcome.new_versions >= _ANALYZE_AFTER:
+            store.analyze(_GROWN_BY_IMPORT)
         warnings = list(parsed.warnings)
         if parsed.problems or warnings:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")

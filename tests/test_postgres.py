@@ -275,3 +275,28 @@ def test_two_app_replicas_over_http_label_every_item_to_its_quorum_and_no_furthe
 def test_a_replica_killed_with_minus_9_loses_nothing_acknowledged(postgres_url: str, tmp_path: Path) -> None:
     unacknowledged = _label_on_two_replicas(postgres_url, tmp_path, kill_after=15)
     assert len(unacknowledged) <= 4  # at most the killed replica's four submits in flight
+
+
+def _analyzed(db: Store, table: str) -> int:
+    return int(db.scalar("SELECT analyze_count FROM pg_stat_user_tables WHERE relname = ?", [table]))
+
+
+def test_a_large_import_refreshes_the_planners_statistics(postgres_url: str, tmp_path: Path) -> None:
+    """Else the planner reads a fresh import's tables as nearly empty until autovacuum comes by, and
+    plans the next export's reads with nested loops."""
+    source = tmp_path / "pb.jsonl"
+    rows = [{"id": f"pb-{i}", "generator": "t", "problem": f"P{i}", "steps": ["a", "b"], "label": -1}
+            for i in range(1200)]  # fmt: skip
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with Store(postgres_url, data_dir=tmp_path / "files") as db:
+        before = {t: _analyzed(db, t) for t in ("items", "steps", "item_state")}
+        import_file(db, source, format="processbench", dataset="pb")
+        deadline = time.monotonic() + 10  # the statistics views may lag the ANALYZE by a moment
+        while not all(_analyzed(db, t) == before[t] + 1 for t in before) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert all(_analyzed(db, t) == before[t] + 1 for t in before)
+        assert int(db.scalar("SELECT reltuples FROM pg_class WHERE relname = 'steps'")) == 2400
+        small = tmp_path / "small.jsonl"
+        small.write_text("".join(json.dumps({**row, "id": f"s-{row['id']}"}) + "\n" for row in rows[:10]))
+        import_file(db, small, format="processbench", dataset="pb")  # a few items: no ANALYZE
+        assert _analyzed(db, "items") == before["items"] + 1
