@@ -14,7 +14,7 @@ import requests
 from playwright.sync_api import Browser, Page, expect
 
 from bench.server import Server
-from tests.browser_support import login
+from tests.browser_support import login, screenshot
 from tests.conftest import MATHVISTA_DIR
 from tests.security.support import PASSWORD, call_event, config, event_of, team_server
 from tests.security.support import login as http_login
@@ -83,6 +83,7 @@ def test_an_admin_makes_a_token_a_script_uploads_with_it_and_a_revoke_stops_it(
 ) -> None:
     page = open_tokens(browser, server)
     secret = make_token(page, "lead", "nightly generator")
+    screenshot(page, "tokens-created")
     sent = upload(server, secret, "generated")
     assert sent.status_code == 200, sent.text
     assert sent.json()["added"] == 2 and sent.json()["task"] == "quality_gate"

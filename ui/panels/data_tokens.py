@@ -110,7 +110,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             # Custom values pass Gradio's check so that the service's refusal is the one said.
             owner = gr.Dropdown(
                 [],
-                label="Acts as (annotator)",
+                label="Acts as (the token has this user's role)",
                 allow_custom_value=True,
                 elem_id="tokens-owner",
                 min_width=200,
