@@ -118,9 +118,16 @@ def to_step_review(page: Page) -> None:
     expect(_progress(page)).to_contain_text("Sample")
 
 
-def open_panel(page: Page, url: str, name: str, dataset: str, password: str = "") -> None:
-    """Log in, open Step review (it claims a sample of the remembered or first dataset); pick `dataset`."""
-    login(page, url, name, password or f"{name}-password")
+def open_panel(
+    page: Page, url: str, name: str, dataset: str, password: str = "", logged_in: bool = False
+) -> None:
+    """Log in (unless the page's session still holds), open Step review (it claims a sample of the
+    remembered or first dataset); pick `dataset`."""
+    if logged_in:
+        page.goto(url)
+        page.wait_for_selector("#logout-link", timeout=30_000)
+    else:
+        login(page, url, name, password or f"{name}-password")
     to_step_review(page)
     if page.locator("#step-review-dataset input").input_value() != dataset:
         page.locator("#step-review-dataset input").click()
@@ -272,7 +279,7 @@ def test_a_draft_survives_a_server_restart(tmp_path: Path, page: Page) -> None:
         server.stop()
     server = start_server(db, "--no-demo", port=port)  # drafts are kept in the database, per annotator
     try:
-        open_panel(page, server.url, "rio", "three")
+        open_panel(page, server.url, "rio", "three", logged_in=True)  # and so is the login session
         expect(_progress(page)).to_contain_text("Sample 1 / 3")
         expect(_choice(page, "difficulty", "hard")).to_be_checked()
         expect(_status(page)).to_contain_text("Your unsaved choices on this sample are back")

@@ -70,8 +70,10 @@ def make_token(page: Page, owner: str, name: str) -> str:
     page.get_by_role("option", name=owner, exact=True).click()
     page.locator("#tokens-name textarea, #tokens-name input").first.fill(name)
     page.locator("#tokens-create").click()
+    # this token's own line: a token made before left "shown only this once" in the status too
+    expect(page.locator("#tokens-status")).to_contain_text(f"({name}) acts as {owner}")
     expect(page.locator("#tokens-status")).to_contain_text("shown only this once")
-    secret = page.locator("#tokens-secret textarea, #tokens-secret input").first.input_value()
+    secret = page.locator("#tokens-new-token textarea, #tokens-new-token input").first.input_value()
     assert secret.startswith("sgt_")
     expect(page.locator("#tokens-table")).to_contain_text(name)
     assert secret not in page.locator("#tokens-table").inner_text()  # the list shows its start only
@@ -95,7 +97,7 @@ def test_an_admin_makes_a_token_a_script_uploads_with_it_and_a_revoke_stops_it(
     page.locator("#tokens-revoke").click()
     expect(page.locator("#tokens-status")).to_contain_text("is revoked")
     expect(page.locator("#tokens-table")).to_contain_text("revoked")
-    expect(page.locator("#tokens-secret")).to_be_hidden()
+    expect(page.locator("#tokens-new-token")).to_be_hidden()
     refused = upload(server, secret, "generated-after-revoke")
     assert refused.status_code == 401 and "revoked" in refused.json()["error"]
     wrong = upload(server, secret + "x", "generated-after-revoke")
@@ -123,7 +125,8 @@ def test_an_annotators_token_acts_as_an_annotator_and_stores_nothing(
         == 403
     )
     fresh = make_token(page, "lead", "admin script")
-    assert upload(server, fresh, "by-annotator").json()["added"] == 2  # nothing was there before
+    reply = upload(server, fresh, "by-annotator")
+    assert reply.status_code == 200 and reply.json()["added"] == 2, reply.text  # nothing was there before
     page.context.close()
 
 

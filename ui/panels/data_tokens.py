@@ -126,7 +126,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             interactive=False,
             visible=False,
             buttons=["copy"],
-            elem_id="tokens-secret",
+            elem_id="tokens-new-token",
         )
         table = gr.Dataframe(
             headers=COLUMNS, datatype="str", interactive=False, elem_id="tokens-table", show_label=False
