@@ -58,6 +58,9 @@ def s3_server() -> Iterator[S3Server]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
+    # moto keeps its buckets in this process's memory, shared by every server it starts: a module's
+    # server begins empty, whatever an earlier module stored.
+    requests.post(f"{endpoint}/moto-api/reset", timeout=30).raise_for_status()
     env = {**KEYS, "AWS_ENDPOINT_URL": endpoint, "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
