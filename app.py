@@ -491,7 +491,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = build_app(ctx)
     app.queue(default_concurrency_limit=8)
     from services.jobs import Worker
+    from ui.web.deferred import stop_deferring
 
+    stop_deferring()  # built: from here pandas and pyarrow load when something first uses them
     worker = None if args.no_worker else Worker(store).start()
     message = (
         "Local mode: type your annotator name and a password (8 characters or more). A new name "
@@ -541,10 +543,14 @@ def _forward(args: argparse.Namespace, argv: list[str], locked: Exception) -> in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("--") and argv[0] not in ("--help", "-h")):
         argv = ["serve", *argv]
+    if argv[0] == "serve":  # before the parser imports the export formats, and Gradio pandas
+        from ui.web.deferred import defer_imports
+
+        defer_imports()  # pandas and pyarrow load on first use (cmd_serve ends the deferral)
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.verb == "serve":
         return cmd_serve(args)

@@ -45,11 +45,7 @@ def no_cyclic_gc() -> Iterator[None]:
 # --- an import in two phases: records staged as Arrow outside the write lock, written under it ----
 
 
-_STAGED_TYPES = {
-    "final_answer_correct": pa.bool_(),
-    "earliest_error": pa.int32(),
-    "line": pa.int64(),
-}
+_STAGED_TYPES = {"final_answer_correct": "bool_", "earliest_error": "int32", "line": "int64"}  # else string
 
 
 @dataclass
@@ -98,7 +94,7 @@ def stage_records(records: Sequence[ItemRecord], hashes: Sequence[str] | None = 
     }
     versions = pa.table(
         {
-            name: pa.array(values, type=_STAGED_TYPES.get(name, pa.string()))
+            name: pa.array(values, type=getattr(pa, _STAGED_TYPES.get(name, "string"))())
             for name, values in columns.items()
         }
     )

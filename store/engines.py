@@ -528,21 +528,27 @@ def _columns(frame: pd.DataFrame | pa.Table) -> dict[str, tuple[str, list[Any]]]
 # (int32 for INTEGER, never a guess from the values), and the frame is built as DuckDB's .df() builds it
 # (nullable integers where a NULL is, str columns), so QC and exports write the same bytes on both engines.
 
-_ARROW_OF_OID: dict[int, pa.DataType] = {
-    16: pa.bool_(),
-    19: pa.string(),  # name
-    20: pa.int64(),
-    21: pa.int16(),
-    23: pa.int32(),
-    25: pa.string(),
-    700: pa.float32(),
-    701: pa.float64(),
-    1042: pa.string(),
-    1043: pa.string(),
-    1082: pa.date32(),
-    1114: pa.timestamp("us"),
-    1700: pa.float64(),  # numeric: psycopg reads it as float here (connection()), as DuckDB's DOUBLE
-}
+
+@functools.cache
+def _arrow_of_oid() -> dict[int, pa.DataType]:
+    """Arrow's type for each server type OID that goes into Arrow (built on first use: pyarrow loads late)."""
+    return {
+        16: pa.bool_(),
+        19: pa.string(),  # name
+        20: pa.int64(),
+        21: pa.int16(),
+        23: pa.int32(),
+        25: pa.string(),
+        700: pa.float32(),
+        701: pa.float64(),
+        1042: pa.string(),
+        1043: pa.string(),
+        1082: pa.date32(),
+        1114: pa.timestamp("us"),
+        1700: pa.float64(),  # numeric: psycopg reads it as float here (connection()), as DuckDB's DOUBLE
+    }
+
+
 # json, jsonb and arrays: the Python values psycopg made (dicts, lists), as objects
 _OBJECT_OIDS = {114, 3802, 1000, 1005, 1007, 1009, 1015, 1016, 1021, 1022}
 
@@ -552,8 +558,9 @@ def _arrow_table(description: Any, rows: list[tuple]) -> tuple[pa.Table, dict[st
     names = [d.name for d in description]
     if len(set(names)) != len(names):
         return None
-    if all(d.type_code in _ARROW_OF_OID for d in description):  # the tuples straight into Arrow, in C
-        fields = pa.struct([(d.name, _ARROW_OF_OID[d.type_code]) for d in description])
+    arrow_of_oid = _arrow_of_oid()
+    if all(d.type_code in arrow_of_oid for d in description):  # the tuples straight into Arrow, in C
+        fields = pa.struct([(d.name, arrow_of_oid[d.type_code]) for d in description])
         try:
             return pa.Table.from_struct_array(pa.array(rows, type=fields)), {}
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # infinity dates, say
@@ -565,9 +572,9 @@ def _arrow_table(description: Any, rows: list[tuple]) -> tuple[pa.Table, dict[st
         if d.type_code in _OBJECT_OIDS:
             objects[d.name] = list(column)
             arrays[d.name] = pa.nulls(len(column))
-        elif d.type_code in _ARROW_OF_OID:
+        elif d.type_code in arrow_of_oid:
             try:
-                arrays[d.name] = pa.array(column, type=_ARROW_OF_OID[d.type_code])
+                arrays[d.name] = pa.array(column, type=arrow_of_oid[d.type_code])
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # infinity dates, say
                 return None
         else:
@@ -592,12 +599,15 @@ def _converter() -> Iterator[duckdb.DuckDBPyConnection]:
         cursor.close()
 
 
-_NULLABLE = {
-    pa.int16(): pd.Int16Dtype(),
-    pa.int32(): pd.Int32Dtype(),
-    pa.int64(): pd.Int64Dtype(),
-    pa.bool_(): pd.BooleanDtype(),
-}
+@functools.cache
+def _nullable() -> dict[pa.DataType, Any]:
+    """pandas' nullable dtype for each Arrow type DuckDB's .df() makes nullable (pandas loads late)."""
+    return {
+        pa.int16(): pd.Int16Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.int64(): pd.Int64Dtype(),
+        pa.bool_(): pd.BooleanDtype(),
+    }
 
 
 def _frame(table: pa.Table, objects: dict[str, list[Any]]) -> pd.DataFrame:
@@ -611,7 +621,7 @@ def _frame(table: pa.Table, objects: dict[str, list[Any]]) -> pd.DataFrame:
     nullable = [
         n
         for n, c in zip(table.column_names, table.columns, strict=True)
-        if c.null_count and c.type in _NULLABLE
+        if c.null_count and c.type in _nullable()
     ]
     # DuckDB hands a text column with no value in it (none at all, or only NULLs) as objects: None
     unset = [
@@ -622,7 +632,7 @@ def _frame(table: pa.Table, objects: dict[str, list[Any]]) -> pd.DataFrame:
     plain = [n for n in table.column_names if n not in objects and n not in nullable and n not in unset]
     frame = table.select(plain).to_pandas()
     if nullable:
-        masked = table.select(nullable).to_pandas(types_mapper=_NULLABLE.get)
+        masked = table.select(nullable).to_pandas(types_mapper=_nullable().get)
         for name in nullable:
             frame[name] = masked[name]
     for name in unset:

@@ -306,21 +306,24 @@ def prefetch(db: Store | Tx, item_ids: Sequence[int]) -> None:
     wanted = [i for i in item_ids if store.versions.get(store.cache.get(("current", i))) is None]
     if not wanted:
         return
-    frame = pd.DataFrame({"item_id": wanted})
+    # the ids as one array parameter, not a registered frame: the annotator's path loads no pandas
+    wanted_ids = "(SELECT unnest(CAST(? AS BIGINT[])) AS item_id) w JOIN items i ON i.id = w.item_id"
     cols = ", ".join(f"v.{c}" for c in _VERSION_COLUMNS)
-    with store.reading_frame("_wanted", frame) as reader:
-        rows = reader.fetchall(
-            f"SELECT i.dataset_id, i.external_id, {cols} FROM _wanted w JOIN items i ON i.id = w.item_id "
-            "JOIN item_versions v ON v.id = i.current_version_id"
-        )
-        steps = reader.fetchall(
-            "SELECT s.version_id, s.role, s.text FROM _wanted w JOIN items i ON i.id = w.item_id "
-            "JOIN steps s ON s.version_id = i.current_version_id ORDER BY s.version_id, s.role, s.position"
-        )
-        images = reader.fetchall(
-            "SELECT vi.version_id, vi.image_hash FROM _wanted w JOIN items i ON i.id = w.item_id "
-            "JOIN version_images vi ON vi.version_id = i.current_version_id ORDER BY vi.version_id, vi.position"
-        )
+    rows = store.fetchall(
+        f"SELECT i.dataset_id, i.external_id, {cols} FROM {wanted_ids} "
+        "JOIN item_versions v ON v.id = i.current_version_id",
+        [wanted],
+    )
+    steps = store.fetchall(
+        f"SELECT s.version_id, s.role, s.text FROM {wanted_ids} "
+        "JOIN steps s ON s.version_id = i.current_version_id ORDER BY s.version_id, s.role, s.position",
+        [wanted],
+    )
+    images = store.fetchall(
+        f"SELECT vi.version_id, vi.image_hash FROM {wanted_ids} "
+        "JOIN version_images vi ON vi.version_id = i.current_version_id ORDER BY vi.version_id, vi.position",
+        [wanted],
+    )
     by_version: dict[int, dict[str, list[str]]] = {}
     for vid, role, text in steps:
         by_version.setdefault(vid, {}).setdefault(role, []).append(text)

@@ -229,13 +229,13 @@ def test_a_restart_mid_job_loses_nothing_and_repeats_nothing_finished(tmp_path: 
 
 
 def test_command_backend_errors_say_what_the_program_said(demo_store: Store, monkeypatch) -> None:
-    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE, "timeout_seconds": "1"})
     _reject_one(demo_store)
-    for mode, expected in (
-        ("fail", "exited with 3: the pipeline is down"),
-        ("garbage", "not JSON"),
-        ("slow", "1 s"),
+    for mode, expected, timeout in (
+        ("fail", "exited with 3: the pipeline is down", "60"),
+        ("garbage", "not JSON", "60"),  # not 1 s: a loaded machine took longer to start the program
+        ("slow", "1 s", "1"),
     ):
+        jobs.configure(demo_store, None, {"backend": "command", "command": FAKE, "timeout_seconds": timeout})
         monkeypatch.setenv("FAKE_GENERATOR_MODE", mode)
         jobs.run_pending(demo_store, backoff_seconds=0.0, limit=1)
         assert expected in (queue.list_jobs(demo_store)[0].error or "")

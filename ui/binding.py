@@ -21,8 +21,20 @@ from ui.context import AppContext
 __all__ = ["bind"]
 
 
+class _Unread:
+    """Names of pandas and pyarrow in a handler's hints, not resolved (that would import them)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return Any
+
+
+# Gradio reads a handler's hints for its request and event parameters only; a table's hint resolved
+# here would load pandas at the app's build (ui/web/deferred.py).
+_UNREAD = {"pd": _Unread(), "pa": _Unread()}
+
+
 def bind(handler: Callable[..., Any], ctx: AppContext) -> Callable[..., Any]:
-    hints = typing.get_type_hints(handler)
+    hints = typing.get_type_hints(handler, localns=_UNREAD)
     signature = inspect.signature(handler)
     first, *rest = signature.parameters.values()
 

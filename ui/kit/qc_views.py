@@ -8,13 +8,13 @@ import secrets
 import shutil
 from typing import Any
 
-import gradio as gr
 import pandas as pd
 
 from services import reports
 from services.records import Annotator
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
+from ui.kit.table import Table
 
 __all__ = ["agreement_view", "offer_report", "qc_frame"]
 
@@ -69,5 +69,5 @@ def offer_report(ctx: AppContext, user: Annotator, report: reports.Report) -> tu
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def qc_frame(elem_id: str, **kwargs: Any) -> gr.Dataframe:
-    return gr.Dataframe(interactive=False, wrap=True, elem_id=elem_id, elem_classes=["qc-table"], **kwargs)
+def qc_frame(elem_id: str, **kwargs: Any) -> Table:
+    return Table(interactive=False, wrap=True, elem_id=elem_id, elem_classes=["qc-table"], **kwargs)

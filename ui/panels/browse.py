@@ -26,6 +26,7 @@ from ui.context import AppContext
 from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown, step_body, word_diff
 
 __all__ = [
@@ -423,7 +424,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             previous = gr.Button("◀ Previous page", size="sm", elem_id="br-previous")
             page_line = gr.Markdown(elem_id="br-page-line")
             following = gr.Button("Next page ▶", size="sm", elem_id="br-next")
-        results = gr.Dataframe(interactive=False, elem_id="br-results", max_height=420)
+        results = Table(interactive=False, elem_id="br-results", max_height=420)
         with gr.Row():
             open_id = gr.Textbox(label="Open item (number)", elem_id="br-open-id", scale=1)
             go = gr.Button("Open", size="sm", elem_id="br-open", scale=0)
@@ -443,7 +444,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             with gr.Column(scale=3):
                 item_view = gr.Markdown(elem_id="br-item", **math)
                 lineage = gr.Markdown(elem_id="br-lineage", **math)
-                annotations = gr.Dataframe(
+                annotations = Table(
                     label="Every label on this item (all versions, time spent)",
                     interactive=False,
                     elem_id="br-annotations",

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-import pandas as pd
 
 from services import data
 from services import users as user_service
@@ -30,6 +29,7 @@ from ui.auth import require_admin, require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
+from ui.kit.table import Table, table_rows
 from ui.panels import data_study, data_tokens
 
 __all__ = [
@@ -83,7 +83,7 @@ files: `python app.py import PATH`.
 # ----- what the tables show (no SQL here: store functions, mapped to rows)
 
 
-def _datasets_frame(ctx: AppContext) -> pd.DataFrame:
+def _datasets_frame(ctx: AppContext) -> dict[str, Any]:
     rows = []
     for row in data.dataset_rows(ctx.store, None):
         d, counts = row.dataset, row.counts
@@ -97,15 +97,15 @@ def _datasets_frame(ctx: AppContext) -> pd.DataFrame:
                 *(int(d.setting(key)) for key in SETTINGS),
             ]
         )
-    return pd.DataFrame(rows, columns=DATASET_COLUMNS)
+    return table_rows(DATASET_COLUMNS, rows)  # plain rows: opening the app loads no pandas
 
 
-def _users_frame(ctx: AppContext) -> pd.DataFrame:
+def _users_frame(ctx: AppContext) -> dict[str, Any]:
     # Never the hash: only whether a password is set.
     rows = [
         [u.name, u.role, "set" if u.has_password else "none"] for u in user_service.list_all(ctx.store, None)
     ]
-    return pd.DataFrame(rows, columns=USER_COLUMNS)
+    return table_rows(USER_COLUMNS, rows)
 
 
 def _dataset_choices(ctx: AppContext, keep: str | None) -> tuple[dict, dict]:
@@ -400,7 +400,7 @@ def build(ctx: AppContext) -> None:
     refusal = gr.Markdown(ADMINS_ONLY, visible=False, elem_id="data-admins-only")
     with gr.Column(visible=False, elem_id="data-admin") as admin_area, gr.Tabs(elem_id="data-sections"):
         with gr.Tab("Datasets", id="data-datasets-tab"):
-            table = gr.Dataframe(
+            table = Table(
                 headers=DATASET_COLUMNS,
                 datatype="str",
                 interactive=False,
@@ -446,7 +446,7 @@ def build(ctx: AppContext) -> None:
             import_status = gr.Markdown("", elem_id="data-import-status", latex_delimiters=[])
             gr.Markdown(HELP, elem_classes=["data-help"])
         with gr.Tab("Annotators", id="data-annotators"), gr.Row():
-            people = gr.Dataframe(
+            people = Table(
                 headers=USER_COLUMNS,
                 datatype="str",
                 interactive=False,

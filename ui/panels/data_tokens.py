@@ -20,6 +20,7 @@ from ui.auth import require_admin
 from ui.context import AppContext
 from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 
 __all__ = ["COLUMNS", "build", "on_create", "on_open", "on_revoke"]
 
@@ -128,7 +129,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             buttons=["copy"],
             elem_id="tokens-new-token",
         )
-        table = gr.Dataframe(
+        table = Table(
             headers=COLUMNS, datatype="str", interactive=False, elem_id="tokens-table", show_label=False
         )
         with gr.Row(equal_height=True):

@@ -28,6 +28,7 @@ from ui.kit.keymap import keys_line
 from ui.kit.messages import refusal, said
 from ui.kit.opening import seconds_open
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 from ui.render import LATEX_DELIMITERS, escape_text
 
 __all__ = [
@@ -411,15 +412,15 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             with gr.Column(scale=3, min_width=420, elem_id="ee-main"):
                 with gr.Accordion("View statistics (v)", open=False, elem_id="ee-stats") as stats:
                     stats_note = gr.Markdown(elem_id="ee-stats-note")
-                    summary = gr.Dataframe(
+                    summary = Table(
                         label="Labels per annotator", interactive=False, elem_id="ee-stats-annotators"
                     )
-                    distribution = gr.Dataframe(
+                    distribution = Table(
                         label="Label distribution (latest label per item)",
                         interactive=False,
                         elem_id="ee-stats-labels",
                     )
-                    shares = gr.Dataframe(
+                    shares = Table(
                         label="Items settled at 3/3, 3/4, 3/5 or discarded (ProcessBench Table 2)",
                         interactive=False,
                         elem_id="ee-stats-shares",

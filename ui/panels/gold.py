@@ -17,6 +17,7 @@ from services.errors import ServiceError
 from ui.auth import require_admin, require_reviewer
 from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.table import Table
 
 __all__ = ["build", "on_calibration", "on_import", "on_mark", "on_mark_study"]
 
@@ -169,13 +170,9 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> None:
             )
             show = gr.Button("Show calibration", scale=1, elem_id="gold-show", elem_classes=["qc-action"])
         status = gr.Markdown("", elem_id="gold-status")
-        table = gr.Dataframe(
-            interactive=False, show_label=False, elem_id="gold-table", elem_classes=["qc-table"]
-        )
+        table = Table(interactive=False, show_label=False, elem_id="gold-table", elem_classes=["qc-table"])
         plot = gr.Plot(format="png", show_label=False, elem_id="gold-plot")
-        listed = gr.Dataframe(
-            interactive=False, label="Gold items", elem_id="gold-list", elem_classes=["qc-table"]
-        )
+        listed = Table(interactive=False, label="Gold items", elem_id="gold-list", elem_classes=["qc-table"])
     private = {"api_visibility": "private"}
     mark.click(bind(on_mark, ctx), [dataset, refs, label], [mark_status], **private)
     mark_study.click(bind(on_mark_study, ctx), [study], [mark_status], **private)

@@ -6,14 +6,16 @@ the annotator went elsewhere; an item is now leased only when its panel is opene
 
 from __future__ import annotations
 
+from typing import Any
+
 import gradio as gr
-import pandas as pd
 
 from services import annotate, gold
 from tasks import SPECS
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.table import Table, table_rows
 from ui.render import escape_text
 
 __all__ = ["build", "on_open"]
@@ -25,7 +27,7 @@ WELCOME = (
 )
 
 
-def on_open(ctx: AppContext, request: gr.Request) -> tuple[str, pd.DataFrame]:
+def on_open(ctx: AppContext, request: gr.Request) -> tuple[str, dict[str, Any]]:
     """The user's own counts per dataset (never the others': annotators work blind)."""
     user = require_user(ctx, request)
     rows = [
@@ -40,10 +42,10 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple[str, pd.DataFrame]:
     if user.is_admin:  # the calibration alert reaches admins where the app opens
         for alert in gold.admin_alerts(ctx.store, user):
             hello += f"\n\n⚠ Gold check: {escape_text(alert)}"
-    return hello, pd.DataFrame(rows, columns=COLUMNS)
+    return hello, table_rows(COLUMNS, rows)  # plain rows: an annotator's page loads no pandas
 
 
 def build(ctx: AppContext) -> None:
     hello = gr.Markdown(WELCOME, elem_id="home-hello")
-    work = gr.Dataframe(headers=COLUMNS, interactive=False, label="Your work", elem_id="home-work", wrap=True)
+    work = Table(headers=COLUMNS, interactive=False, label="Your work", elem_id="home-work", wrap=True)
     gr.on(None, bind(on_open, ctx), None, [hello, work], api_visibility="private")

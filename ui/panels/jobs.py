@@ -20,6 +20,7 @@ from ui.auth import require_admin
 from ui.context import AppContext
 from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 from ui.render import escape_text
 
 __all__ = [
@@ -168,11 +169,11 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             )
             retry = gr.Button("Retry failed", size="sm", elem_id="jobs-retry")
         warnings = gr.Markdown(elem_id="jobs-warnings")
-        jobs_table = gr.Dataframe(interactive=False, wrap=True, elem_id="jobs-table")
+        jobs_table = Table(interactive=False, wrap=True, elem_id="jobs-table")
         gr.Markdown("**Sent back** (rejected in a gate or failed a check): where each stands")
-        standing = gr.Dataframe(interactive=False, wrap=True, elem_id="jobs-standing")
+        standing = Table(interactive=False, wrap=True, elem_id="jobs-standing")
         gr.Markdown("**Items that re-iterated, per loop**")
-        loops = gr.Dataframe(interactive=False, elem_id="jobs-loops")
+        loops = Table(interactive=False, elem_id="jobs-loops")
         with gr.Accordion("Generators", open=False, elem_id="jobs-generators"):
             settings_note = gr.Markdown(elem_id="jobs-settings-note")
             with gr.Row():

@@ -28,6 +28,7 @@ from ui.kit import opening
 from ui.kit.messages import refusal, said
 from ui.kit.opening import has_item, seconds_open
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 from ui.render import LATEX_DELIMITERS, escape_text
 
 __all__ = [
@@ -326,7 +327,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         ) as admin_box:
             show = gr.Button("Show this unit's variants", size="sm", elem_id="pc-history")
             warnings = gr.Markdown(elem_id="pc-warnings")
-            variants = gr.Dataframe(interactive=False, wrap=True, elem_id="pc-variants")
+            variants = Table(interactive=False, wrap=True, elem_id="pc-variants")
 
     item = Outputs(
         header=header,

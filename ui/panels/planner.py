@@ -18,6 +18,7 @@ from services.errors import ServiceError
 from ui.auth import require_reviewer
 from ui.binding import bind
 from ui.context import AppContext
+from ui.kit.table import Table
 
 __all__ = ["build", "on_plan", "on_preset", "on_sequential"]
 
@@ -159,7 +160,7 @@ def build(ctx: AppContext) -> None:
             go = gr.Button("Plan", variant="primary", elem_id="plan-go", elem_classes=["qc-action"])
         answer = gr.Markdown("", elem_id="plan-answer")
         plot = gr.Plot(format="png", show_label=False, elem_id="plan-plot")
-        series = gr.Dataframe(
+        series = Table(
             interactive=False, label="Half-width by items", elem_id="plan-series", elem_classes=["qc-table"]
         )
         gr.Markdown(

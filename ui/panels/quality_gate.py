@@ -29,6 +29,7 @@ from ui.kit.keymap import keys_line
 from ui.kit.messages import refusal, said
 from ui.kit.opening import seconds_open
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 from ui.panels import quality_gate_disputes as disputes
 from ui.panels import quality_gate_render as view
 from ui.render import LATEX_DELIMITERS, escape_text
@@ -469,7 +470,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             with gr.Column(scale=3, min_width=480, elem_id="qg-right"):
                 gr.Markdown("**Reference steps**: edit a cell to change a step; tick *Incorrect* to mark one",
                             elem_id="qg-steps-title")  # fmt: skip
-                table = gr.Dataframe(
+                table = Table(
                     headers=COLUMNS, datatype=["str", "bool"], interactive=True, wrap=True,
                     show_row_numbers=True, max_height=220, column_widths=["76%", "24%"], elem_id="qg-steps",
                 )  # fmt: skip

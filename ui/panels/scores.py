@@ -27,6 +27,7 @@ from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 from ui.render import escape_text
 
 __all__ = ["build", "on_failures", "on_import", "on_open", "on_preset", "on_show"]
@@ -302,8 +303,8 @@ def on_preset(
     return made.display(), f"<p>{html.escape(made.note)}</p>{link}"
 
 
-def _frame(elem_id: str, label: str) -> gr.Dataframe:
-    return gr.Dataframe(interactive=False, wrap=True, elem_id=elem_id, label=label)
+def _frame(elem_id: str, label: str) -> Table:
+    return Table(interactive=False, wrap=True, elem_id=elem_id, label=label)
 
 
 def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:

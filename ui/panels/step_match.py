@@ -29,6 +29,7 @@ from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal, said
 from ui.kit.opening import has_item, seconds_open
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 from ui.render import LATEX_DELIMITERS, escape_text
 
 __all__ = [
@@ -319,12 +320,12 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 download = gr.Button("Download the report", size="sm", elem_id="sm-report-download")
             report_file = gr.HTML("", visible=False, elem_id="sm-report-file")
             report_note = gr.Markdown(elem_id="sm-report-note")
-            table = gr.Dataframe(label="Table S1: by similarity band", interactive=False, elem_id="sm-table")
-            sampling = gr.Dataframe(label="By sampling band", interactive=False, elem_id="sm-sampling")
-            models = gr.Dataframe(label="By model", interactive=False, elem_id="sm-models")
+            table = Table(label="Table S1: by similarity band", interactive=False, elem_id="sm-table")
+            sampling = Table(label="By sampling band", interactive=False, elem_id="sm-sampling")
+            models = Table(label="By model", interactive=False, elem_id="sm-models")
             humans = gr.Markdown(elem_id="sm-humans")
             calibration = gr.Markdown(elem_id="sm-calibration")
-            disagreements = gr.Dataframe(
+            disagreements = Table(
                 label="False and missed matches", interactive=False, wrap=True, elem_id="sm-disagreements"
             )
 

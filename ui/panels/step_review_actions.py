@@ -25,6 +25,7 @@ from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
+from ui.kit.table import Table
 from ui.render import escape_text
 
 __all__ = [
@@ -168,8 +169,8 @@ def on_export(ctx: AppContext, dataset_name: str | None, choice: str | None, req
     return gr.update(value=download_link_html(link), visible=True), said
 
 
-def _distribution(field: str, title: str, _order: list[str]) -> gr.Dataframe:
-    return gr.Dataframe(label=title, visible=False, interactive=False, elem_id=f"step-review-dist-{field}")
+def _distribution(field: str, title: str, _order: list[str]) -> Table:
+    return Table(label=title, visible=False, interactive=False, elem_id=f"step-review-dist-{field}")
 
 
 def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Dropdown:
@@ -189,7 +190,7 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Dropdown:
         status = gr.Markdown(elem_id="step-review-stats-status")
         download = gr.HTML("", visible=False, elem_id="step-review-export-file")
         with gr.Row():  # two tables a row, so their columns stay readable
-            summary = gr.Dataframe(
+            summary = Table(
                 label="Per annotator", visible=False, interactive=False, elem_id="step-review-summary"
             )
             tables = [_distribution(*FIELDS[0])]

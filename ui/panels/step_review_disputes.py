@@ -19,6 +19,7 @@ from ui.context import AppContext
 from ui.kit import disputes
 from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
+from ui.kit.table import Table
 from ui.panels import step_review_render as view
 
 __all__ = ["build", "on_list", "on_rule", "on_show"]
@@ -72,7 +73,7 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Accordion:
             pick = gr.Dropdown([], label="Disputed sample", elem_id="step-review-dispute-pick", scale=3)
             refresh = gr.Button("Refresh", elem_id="step-review-dispute-refresh", scale=1, size="sm")
         status = gr.Markdown(elem_id="step-review-dispute-status")
-        judgements = gr.Dataframe(
+        judgements = Table(
             headers=COLUMNS, interactive=False, label="Judgements", elem_id="step-review-dispute-judgements"
         )
         steps = gr.Markdown(elem_id="step-review-dispute-steps")

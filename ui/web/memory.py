@@ -1,6 +1,6 @@
 """Process-wide memory settings for the server, applied first thing at `serve` (before Gradio loads).
 
-Two documented knobs, each measured with bench/run.py's memory rows at 1M items:
+Three knobs, each measured (the first two with bench/run.py's memory rows at 1M items):
 
 - ``MPLBACKEND=agg`` (matplotlib's own environment variable). Gradio wraps every API call in a
   backend switch that imports matplotlib and asks for the current backend; left to resolve it,
@@ -10,6 +10,10 @@ Two documented knobs, each measured with bench/run.py's memory rows at 1M items:
   256 KiB and more get their own mapping, returned to the system when freed. By default glibc raises
   that threshold after each large free (up to 32 MiB), so the transient NumPy arrays of loading a
   million-item pool stay in the heap afterwards (-20 MB at the peak when fixed).
+- ``GRADIO_ANALYTICS_CACHE_FREQUENCY`` (read by Gradio's queue): after every queued event Gradio
+  rebuilds a summary of the last 10,000 events with pandas (10-16 ms of CPU per event, and pandas
+  loaded: 69 MB) for its monitoring dashboard, which stepgate does not enable. Asked to rebuild it
+  only every 2**62 events, it never does. An operator's own value wins.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ _M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 
 
 def apply_memory_settings(environ: MutableMapping[str, str] = os.environ) -> bool:
-    """Name matplotlib's backend and fix glibc's mmap threshold; False where glibc is not the allocator."""
+    """Name matplotlib's backend, turn off Gradio's unused event summary and fix glibc's mmap threshold;
+    False where glibc is not the allocator."""
     environ.setdefault("MPLBACKEND", "agg")
+    environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(2**62))
     if "MALLOC_MMAP_THRESHOLD_" in environ:  # the operator chose: glibc read it at start
         return True
     try:
