@@ -152,15 +152,12 @@ def concurrent(url: str, call: str, annotators: int, seconds: float) -> dict:
 
 
 def over_assigned(db: Path) -> int:
+    """Items labelled by more annotators than their quorum (store.integrity: the same count on both engines)."""
     from store import Store
+    from store.integrity import labelled_past_target
 
     with Store(db) as store:
-        return int(
-            store.scalar(
-                "SELECT count(*) FROM (SELECT a.item_id, count(DISTINCT a.annotator_id) AS n, max(s.target) AS t "
-                "FROM annotations a JOIN item_state s ON s.item_id = a.item_id GROUP BY a.item_id) WHERE n > t"
-            )
-        )
+        return labelled_past_target(store)
 
 
 def timed_export(db: Path, out: Path) -> float:
