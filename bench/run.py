@@ -2,6 +2,7 @@
 
     python bench/run.py            # 10k items, then how figures grow at 100k and 1M
     python bench/run.py --quick    # 10k items and shorter loads: under a minute
+    python bench/run.py --sizes-only --sizes 10000,1000000   # the per-size rows alone
 
 Prints a Markdown table. Latency is measured with plain HTTP (requests, keep-alive) on the
 endpoints a client uses, never through gradio_client (which adds ~140 ms per call of its own).
@@ -455,6 +456,11 @@ def main() -> int:
     parser.add_argument(
         "--io-only", action="store_true", help="only the import and export rows, at every size of --sizes"
     )
+    parser.add_argument(
+        "--sizes-only",
+        action="store_true",
+        help="only the rows taken at each size (import, start, memory, labelling, export), with their floors",
+    )
     args = parser.parse_args()
     rows: list[tuple[str, str]] = []
     if args.io_only:
@@ -474,6 +480,9 @@ def main() -> int:
         sizes = [10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
         for n in sizes:
             run_size(workdir, n, args.quick or n > 10_000, rows, f"{n // 1000}k")
+        if args.sizes_only:
+            print_table(rows)
+            return 0
         cold, cached, which = encoder_throughput(workdir)
         rows.append((f"encoding steps ({which}, CPU), cold / cached", f"{cold:,.0f} / {cached:,.0f} steps/s"))
     rows.append(
