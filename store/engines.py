@@ -123,6 +123,17 @@ class Engine(ABC):
     def records_agg(self, fields: dict[str, str], order: str) -> str:
         """SQL for an aggregate that reads back as a list of dicts {name: value}, in `order`."""
 
+    def json_text(self, expr: str) -> str | None:
+        """SQL for a value as compact JSON in UTF-8 bytes, spelled as orjson spells it (strings,
+        integers, booleans, nulls, lists, maps, structs as objects; only the case of a \\u00XX
+        escape's hex digits may differ), or None where the engine spells JSON otherwise (PostgreSQL's
+        has spaces): the caller then writes the value itself. Lets a whole export skip Python objects."""
+        return None
+
+    def json_object(self, fields: dict[str, str]) -> str | None:
+        """SQL for the fields as one JSON object {name: value}, in order, as json_text spells it."""
+        return None
+
     def translate(self, exc: Exception) -> Exception | None:
         """The store error an engine exception means, or None when it is not the engine's."""
         return None
@@ -135,6 +146,11 @@ _DUCKDB_BROKEN = (
     duckdb.InternalException,
     duckdb.PermissionException,
 )
+
+
+def _struct(fields: dict[str, str]) -> str:
+    """DuckDB's struct literal {'name': expr, ...}."""
+    return "{" + ", ".join(f"'{name}': {expr}" for name, expr in fields.items()) + "}"
 
 
 class DuckDBEngine(Engine):
@@ -214,8 +230,15 @@ class DuckDBEngine(Engine):
         return f"map(list({key}{by}), list({value}{by}))"
 
     def records_agg(self, fields: dict[str, str], order: str) -> str:
-        struct = ", ".join(f"'{name}': {expr}" for name, expr in fields.items())
-        return f"list({{{struct}}} ORDER BY {order})"
+        return f"list({_struct(fields)} ORDER BY {order})"
+
+    def json_text(self, expr: str) -> str | None:
+        # to_json writes orjson's bytes (checked for every code point) but for \u000B..\u001F's
+        # upper-case hex, which the reader puts right (store.items._orjson_spelling)
+        return f"encode(CAST(to_json({expr}) AS VARCHAR))"
+
+    def json_object(self, fields: dict[str, str]) -> str | None:
+        return self.json_text(_struct(fields))
 
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         """DuckDB reads the migrations as they are."""
