@@ -258,8 +258,8 @@ def write_items_jsonl(items: Iterable[tuple[ItemsJson, list[bool]]], path: Path)
     with open(path, "wb") as fh:
         for frame, gold in _read_ahead(items):
             lines = _item_lines(frame, gold, metas)
-            for start in range(0, len(lines), _BATCH):
-                fh.write(b"".join(lines[start : start + _BATCH]))
+            while batch := list(itertools.islice(lines, _BATCH)):  # a frame's text is not held twice
+                fh.write(b"".join(batch))
             count += len(frame.item_ids)
     return count
 
@@ -267,7 +267,7 @@ def write_items_jsonl(items: Iterable[tuple[ItemsJson, list[bool]]], path: Path)
 _OPTIONS = _ORJSON & ~orjson.OPT_APPEND_NEWLINE
 
 
-def _item_lines(frame: ItemsJson, gold: list[bool], metas: dict[str, bytes]) -> list[bytes]:
+def _item_lines(frame: ItemsJson, gold: list[bool], metas: dict[str, bytes]) -> Iterator[bytes]:
     """One frame's lines: {head..., "meta", "steps", "labels", tail..., "gold"}, as one JSON object
     of those fields written by orjson would be. A meta text met again (many items share theirs)
     is written once."""
@@ -283,14 +283,14 @@ def _item_lines(frame: ItemsJson, gold: list[bool], metas: dict[str, bytes]) -> 
         orjson.dumps(values, default=str, option=_OPTIONS) if values else b"[]" for values in frame.labels
     ]
     ends = (b',"gold":false}\n', b',"gold":true}\n')
-    return [
+    return (
         b"".join(
             (head[:-1], b',"meta":', m, b',"steps":', steps, b',"labels":', label, b",", tail[1:-1], ends[g])
         )
         for head, m, steps, label, tail, g in zip(
             frame.objects["head"], meta, frame.steps, labels, frame.objects["tail"], gold, strict=True
         )
-    ]
+    )
 
 
 def _read_ahead(frames: Iterable[Any]) -> Iterator[Any]:

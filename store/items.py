@@ -588,10 +588,12 @@ def _items_query(
     conditions: list[str] = []
     params: list[Any] = []
     versions, version_params = "", []  # the versions' rows read: all, or those of a span's items
+    labelled, label_params = "", []  # the annotations read: all, or those of a span's items
     if span is not None:
         conditions.append("i.id BETWEEN ? AND ?")
         params += [span[0], span[1]]
         versions, version_params = "WHERE version_id BETWEEN ? AND ? ", [span[2], span[3]]
+        labelled, label_params = "WHERE item_id BETWEEN ? AND ? ", [span[0], span[1]]
     if dataset_id is not None:
         conditions.append("i.dataset_id = ?")
         params.append(dataset_id)
@@ -621,7 +623,7 @@ def _items_query(
             if images
             else ""
         )
-        + "latest AS (SELECT max(id) AS id FROM annotations GROUP BY item_id, version_id, annotator_id), "
+        + f"latest AS (SELECT max(id) AS id FROM annotations {labelled}GROUP BY item_id, version_id, annotator_id), "
         f"lab AS (SELECT a.item_id, a.version_id, {labels} AS labels "
         "FROM annotations a JOIN latest USING (id) JOIN annotators u ON u.id = a.annotator_id "
         "GROUP BY a.item_id, a.version_id) "
@@ -631,7 +633,7 @@ def _items_query(
         + ("LEFT JOIN im ON im.version_id = v.id " if images else "")
         + "LEFT JOIN lab ON lab.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
         f"{where} ORDER BY i.id",
-        [*version_params, *(version_params if images else []), *params],
+        [*version_params, *(version_params if images else []), *label_params, *params],
     )
 
 

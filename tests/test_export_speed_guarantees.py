@@ -179,3 +179,37 @@ def test_items_jsonl_is_byte_for_byte_what_orjson_wrote(demo_store: Store, tmp_p
     export(demo_store, "items-jsonl", picked, manifest=False, items=ItemSelection(ids))
     lines = written.splitlines(keepends=True)
     assert picked.read_bytes() == b"".join(lines[order.index(i)] for i in sorted(ids))
+
+
+def test_items_read_as_json_in_spans_are_the_items_read_whole(demo_store: Store) -> None:
+    """Each span reads its own items' steps and labels (by id range): none lost or doubled at the edges."""
+    from exports.gated import ITEM_OBJECTS
+    from store.items import items_json_frames
+
+    for k, name in enumerate(("ann", "bea")):
+        _label(
+            demo_store,
+            name,
+            "prmbench-step-review",
+            40 + k,
+            {"original": "correct", "modification": "reasonable", "difficulty": "easy"},
+        )
+
+    def flat(rows: int) -> list[tuple]:
+        return [
+            row
+            for frame in items_json_frames(demo_store, objects=ITEM_OBJECTS, rows=rows)
+            for row in zip(
+                frame.item_ids,
+                frame.objects["head"],
+                frame.objects["tail"],
+                frame.meta,
+                frame.steps,
+                frame.labels,
+                strict=True,
+            )
+        ]
+
+    whole, spans = flat(10**6), flat(7)
+    assert len(whole) == 578 and sum(len(row[5]) for row in whole) == 81
+    assert spans == whole
