@@ -123,15 +123,16 @@ class Engine(ABC):
     def records_agg(self, fields: dict[str, str], order: str) -> str:
         """SQL for an aggregate that reads back as a list of dicts {name: value}, in `order`."""
 
-    def json_text(self, expr: str) -> str | None:
-        """SQL for a value as compact JSON in UTF-8 bytes, spelled as orjson spells it (strings,
-        integers, booleans, nulls, lists, maps, structs as objects; only the case of a \\u00XX
-        escape's hex digits may differ), or None where the engine spells JSON otherwise (PostgreSQL's
-        has spaces): the caller then writes the value itself. Lets a whole export skip Python objects."""
+    def json_object(self, fields: dict[str, str]) -> str | None:
+        """SQL for the fields as one compact JSON object {name: value, ...} in UTF-8 bytes, spelled as
+        orjson spells it (strings, integers, booleans, nulls; only the case of a \\u00XX escape's hex
+        digits may differ), or None where the engine spells JSON otherwise (PostgreSQL's has spaces):
+        the caller then writes the values itself. Lets a whole export skip Python objects."""
         return None
 
-    def json_object(self, fields: dict[str, str]) -> str | None:
-        """SQL for the fields as one JSON object {name: value}, in order, as json_text spells it."""
+    def json_lists_agg(self, key: str, order: str, value: str) -> str | None:
+        """SQL for an aggregate: the group's values as JSON {key: [value, ...], ...} spelled as
+        json_object's, keys in order, each list in ``order``; None as json_object."""
         return None
 
     def translate(self, exc: Exception) -> Exception | None:
@@ -232,13 +233,22 @@ class DuckDBEngine(Engine):
     def records_agg(self, fields: dict[str, str], order: str) -> str:
         return f"list({_struct(fields)} ORDER BY {order})"
 
-    def json_text(self, expr: str) -> str | None:
-        # to_json writes orjson's bytes (checked for every code point) but for \u000B..\u001F's
-        # upper-case hex, which the reader puts right (store.items._orjson_spelling)
-        return f"encode(CAST(to_json({expr}) AS VARCHAR))"
-
+    # to_json writes orjson's bytes (checked for every code point) but for \u000B..\u001F's upper-case
+    # hex, which the reader puts right (store.items._orjson_spelling)
     def json_object(self, fields: dict[str, str]) -> str | None:
-        return self.json_text(_struct(fields))
+        return f"encode(CAST(to_json({_struct(fields)}) AS VARCHAR))"
+
+    def json_lists_agg(self, key: str, order: str, value: str) -> str | None:
+        # One list of (key, order, value) sorted, where ordered aggregates per key and then per group
+        # cost half as much again; a group of one key (most) is written whole, others key by key.
+        rows = f"list_sort(list({{'k': {key}, 'o': {order}, 'v': {value}}}))"
+        one = f"'{{' || CAST(to_json({rows}[1].k) AS VARCHAR) || ':' || CAST(to_json(list_transform({rows}, lambda x: x.v)) AS VARCHAR) || '}}'"
+        each = (
+            f"list_transform(list_sort(list_distinct(list_transform({rows}, lambda x: x.k))), lambda r: "
+            f"CAST(to_json(r) AS VARCHAR) || ':' || "
+            f"CAST(to_json(list_transform(list_filter({rows}, lambda x: x.k = r), lambda x: x.v)) AS VARCHAR))"
+        )
+        return f"encode(CASE WHEN {rows}[1].k = {rows}[-1].k THEN {one} ELSE '{{' || array_to_string({each}, ',') || '}}' END)"
 
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         """DuckDB reads the migrations as they are."""

@@ -472,7 +472,7 @@ def items_json_frames(
     written = {
         name: engine.json_object({c: _ITEM_COLUMNS[c] for c in columns}) for name, columns in objects.items()
     }
-    steps = engine.json_text(_ITEM_COLUMNS["steps"])
+    steps = engine.json_lists_agg("role", "position", "text")
     select = {name: sql for name, sql in written.items() if sql is not None}
     if steps is None or len(select) < len(written):
         frames = (
@@ -482,12 +482,16 @@ def items_json_frames(
         )
         yield from (_json_in_python(frame, objects) for frame in frames if not frame.empty)
         return
-    select |= {"meta": _ITEM_COLUMNS["meta"], "steps": steps, "labels": _ITEM_COLUMNS["labels"]}
+    select |= {
+        "meta": _ITEM_COLUMNS["meta"],
+        "steps": _ITEM_COLUMNS["steps"],
+        "labels": _ITEM_COLUMNS["labels"],
+    }
     spans: list[tuple[int, int, int, int]] | list[None] = (
         _spans(db, dataset_id, rows) if item_ids is None else None
     ) or [None]
     for span in spans:  # as items_frames: one query per span of ``rows`` items
-        sql, params = _items_query(engine, dataset_id, item_ids, span, select)
+        sql, params = _items_query(engine, dataset_id, item_ids, span, select, steps)
         got = db.columns(sql, params)
         if len(got["item_id"]):
             yield ItemsJson(
@@ -583,8 +587,10 @@ def _items_query(
     item_ids: Sequence[int] | None,
     span: tuple[int, int, int, int] | None = None,
     select: dict[str, str] | None = None,
+    steps: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """items_frame's query; ``select``: other columns than _ITEM_COLUMNS (name -> SQL), no images."""
+    """items_frame's query; ``select``: other columns than _ITEM_COLUMNS (name -> SQL), no images;
+    ``steps``: an aggregate over a version's steps for sj.steps (else a map of role -> texts)."""
     conditions: list[str] = []
     params: list[Any] = []
     versions, version_params = "", []  # the versions' rows read: all, or those of a span's items
@@ -613,10 +619,14 @@ def _items_query(
     images = select is None
     columns = ", ".join(f"{expr} AS {name}" for name, expr in (select or _ITEM_COLUMNS).items())
     return (
-        "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
-        f"{versions}GROUP BY version_id, role), "
-        f"sj AS (SELECT version_id, {engine.map_agg('role', 'texts', 'role')} AS steps FROM s "
-        "GROUP BY version_id), "
+        (
+            f"WITH sj AS (SELECT version_id, {steps} AS steps FROM steps {versions}GROUP BY version_id), "
+            if steps is not None
+            else "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
+            f"{versions}GROUP BY version_id, role), "
+            f"sj AS (SELECT version_id, {engine.map_agg('role', 'texts', 'role')} AS steps FROM s "
+            "GROUP BY version_id), "
+        )
         + (
             "im AS (SELECT version_id, array_agg(image_hash ORDER BY position) AS images FROM version_images "
             f"{versions}GROUP BY version_id), "
