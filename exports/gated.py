@@ -12,9 +12,8 @@ import shutil
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-import numpy as np
 import orjson
 import pandas as pd
 
@@ -174,18 +173,6 @@ def _write_lines(path: Path, records: Iterable[dict[str, Any]]) -> int:
     return count
 
 
-def _texts(values: Any) -> list[Any]:
-    return values.tolist() if isinstance(values, np.ndarray) else list(values)
-
-
-def _column_values(column: pd.Series) -> list[Any]:
-    """A column as Python values (to_dict's, without its per-cell cost); a missing value is None."""
-    values = column.tolist()
-    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
-        return [None if v is pd.NA or (isinstance(v, float) and v != v) else v for v in values]
-    return values
-
-
 def _final(path: Path) -> Path:
     """The name the file will have (write_whole hands the writers a hidden partial file)."""
     return path.with_name(path.name.removeprefix(".").removesuffix(".partial"))
@@ -227,16 +214,86 @@ def write_processbench_all(items: pd.DataFrame, path: Path) -> int:
     return _write_lines(path, [processbench_record(r) for _, r in frame.iterrows()])
 
 
-def write_items_jsonl(items: pd.DataFrame | Iterable[pd.DataFrame], path: Path) -> int:
+# items-jsonl's line: these columns, then meta, steps, labels, then ITEM_TAIL's, then gold.
+ITEM_HEAD = (
+    "dataset",
+    "task",
+    "external_id",
+    "version",
+    "version_reason",
+    "question",
+    "reference_answer",
+    "reference_solution",
+    "error_type",
+    "rationale",
+    "source",
+    "final_answer_correct",
+    "earliest_error",
+    "error_steps",
+    "modified_steps",
+    "options",
+)
+ITEM_TAIL = ("status", "decision", "target", "settled_at")
+ITEM_OBJECTS = {"head": ITEM_HEAD, "tail": ITEM_TAIL}  # what the store hands as JSON (ItemsJson)
+
+
+class ItemsJson(Protocol):
+    """A frame of items with ITEM_OBJECTS and the steps as JSON (store.items.ItemsJson)."""
+
+    item_ids: list[int]
+    objects: dict[str, list[bytes]]
+    meta: list[str]
+    steps: list[bytes]
+    labels: list[list[dict[str, Any]]]
+
+
+def write_items_jsonl(items: Iterable[tuple[ItemsJson, list[bool]]], path: Path) -> int:
     """Every item with its state, gated or not: the full picture for analysis.
 
-    ``items``: the items frame, or frames of it one after another (written as they come: the next
-    one is read while this one is written)."""
-    frames = [items] if isinstance(items, pd.DataFrame) else _read_ahead(items)
-    return _write_lines(path, (record for frame in frames for record in _item_records(frame)))
+    ``items``: frames of items, each with whether each item is gold, written as they come (the next
+    one is read while this one is written). A line is the JSON the database wrote (ITEM_OBJECTS,
+    steps) spliced around meta and labels, which are written here: no item becomes a Python dict."""
+    count = 0
+    metas: dict[str, bytes] = {}
+    with open(path, "wb") as fh:
+        for frame, gold in _read_ahead(items):
+            lines = _item_lines(frame, gold, metas)
+            while batch := list(itertools.islice(lines, _BATCH)):  # a frame's text is not held twice
+                fh.write(b"".join(batch))
+            count += len(frame.item_ids)
+    return count
 
 
-def _read_ahead(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+_OPTIONS = _ORJSON & ~orjson.OPT_APPEND_NEWLINE
+
+
+def _item_lines(frame: ItemsJson, gold: list[bool], metas: dict[str, bytes]) -> Iterator[bytes]:
+    """One frame's lines: {head..., "meta", "steps", "labels", tail..., "gold"}, as one JSON object
+    of those fields written by orjson would be. A meta text met again (many items share theirs)
+    is written once."""
+    meta = []
+    for text in frame.meta:
+        written = metas.get(text)
+        if written is None:
+            written = orjson.dumps(_json(text, {}), default=str, option=_OPTIONS)
+            if len(metas) < _KEEP_METAS:
+                metas[text] = written
+        meta.append(written)
+    labels = [
+        orjson.dumps(values, default=str, option=_OPTIONS) if values else b"[]" for values in frame.labels
+    ]
+    ends = (b',"gold":false}\n', b',"gold":true}\n')
+    return (
+        b"".join(
+            (head[:-1], b',"meta":', m, b',"steps":', steps, b',"labels":', label, b",", tail[1:-1], ends[g])
+        )
+        for head, m, steps, label, tail, g in zip(
+            frame.objects["head"], meta, frame.steps, labels, frame.objects["tail"], gold, strict=True
+        )
+    )
+
+
+def _read_ahead(frames: Iterable[Any]) -> Iterator[Any]:
     """The frames, the next one fetched in another thread while the caller works on this one (the
     database reads without holding the GIL: a second core runs it). The first is read here, so the
     reading starts on the caller's connection; then one thread pulls every other frame, so the
@@ -250,14 +307,6 @@ def _read_ahead(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
             pending = pool.submit(next, source, None)
             yield frame
             frame = pending.result()
-
-
-def _item_records(items: pd.DataFrame) -> Iterator[dict[str, Any]]:
-    frame = _rows(items, None).drop(columns=["item_id", "image_files"])
-    columns = {name: _column_values(frame[name]) for name in frame.columns}
-    columns["steps"] = [{k: _texts(v) for k, v in (steps or {}).items()} for steps in columns["steps"]]
-    names = list(columns)
-    return (dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True))
 
 
 GATE_KEPT = ("accepted",)  # quality-gate items that passed the human gate (edited or not)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exports import EXPORT_FORMATS, FORMATS, ExportError, write_whole
+from exports.gated import ITEM_OBJECTS
 from exports.stepgate import IMAGE_MODES, BundleExport
 from services.errors import InvalidInput, NotAllowed, NotFound, ServiceError
 from services.reports import build_dataset_report
@@ -24,7 +25,7 @@ from store.bulk import no_cyclic_gc
 from store.bundles import database_counts, read_bundle
 from store.datasets import get_dataset, list_datasets
 from store.gold import gold_answer_ids, gold_ids, gold_items
-from store.items import items_frame, items_frames
+from store.items import items_frame, items_json_frames
 from store.study_bundles import study_people
 
 if TYPE_CHECKING:
@@ -103,10 +104,9 @@ def _data(
         return frame.assign(gold_answer=frame["annotation_id"].isin(gold_answer_ids(store, dataset_id)))
     if reads == "items":
         gold = _gold_items(store, dataset_id)
-        if stream and item_ids is None:  # read while written: a million items never held at once
-            return (
-                frame.assign(gold=frame["item_id"].isin(gold)) for frame in items_frames(store, dataset_id)
-            )
+        if stream:  # read while written: a million items never held at once, their texts as JSON
+            frames = items_json_frames(store, dataset_id, item_ids, objects=ITEM_OBJECTS)
+            return ((frame, [i in gold for i in frame.item_ids]) for frame in frames)
         items = items_frame(store, dataset_id, item_ids)
         return items.assign(gold=items["item_id"].isin(gold))
     if reads == "bundle":
@@ -212,7 +212,8 @@ def export(
         data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log, ids, spec.streams)
         if items is not None:
             step(0.45, f"keeping the {len(items.item_ids)} item(s) of the filter")
-            data = _only(data, spec.reads, set(items.item_ids))
+            if not spec.streams:  # a stream reads the selected items only
+                data = _only(data, spec.reads, set(items.item_ids))
         step(0.6, f"writing {out.name}")
         try:
             rows = write_whole(fmt, data, out)

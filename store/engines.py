@@ -123,6 +123,18 @@ class Engine(ABC):
     def records_agg(self, fields: dict[str, str], order: str) -> str:
         """SQL for an aggregate that reads back as a list of dicts {name: value}, in `order`."""
 
+    def json_object(self, fields: dict[str, str]) -> str | None:
+        """SQL for the fields as one compact JSON object {name: value, ...} in UTF-8 bytes, spelled as
+        orjson spells it (strings, integers, booleans, nulls; only the case of a \\u00XX escape's hex
+        digits may differ), or None where the engine spells JSON otherwise (PostgreSQL's has spaces):
+        the caller then writes the values itself. Lets a whole export skip Python objects."""
+        return None
+
+    def json_lists_agg(self, key: str, order: str, value: str) -> str | None:
+        """SQL for an aggregate: the group's values as JSON {key: [value, ...], ...} spelled as
+        json_object's, keys in order, each list in ``order``; None as json_object."""
+        return None
+
     def translate(self, exc: Exception) -> Exception | None:
         """The store error an engine exception means, or None when it is not the engine's."""
         return None
@@ -135,6 +147,11 @@ _DUCKDB_BROKEN = (
     duckdb.InternalException,
     duckdb.PermissionException,
 )
+
+
+def _struct(fields: dict[str, str]) -> str:
+    """DuckDB's struct literal {'name': expr, ...}."""
+    return "{" + ", ".join(f"'{name}': {expr}" for name, expr in fields.items()) + "}"
 
 
 class DuckDBEngine(Engine):
@@ -214,8 +231,24 @@ class DuckDBEngine(Engine):
         return f"map(list({key}{by}), list({value}{by}))"
 
     def records_agg(self, fields: dict[str, str], order: str) -> str:
-        struct = ", ".join(f"'{name}': {expr}" for name, expr in fields.items())
-        return f"list({{{struct}}} ORDER BY {order})"
+        return f"list({_struct(fields)} ORDER BY {order})"
+
+    # to_json writes orjson's bytes (checked for every code point) but for \u000B..\u001F's upper-case
+    # hex, which the reader puts right (store.items._orjson_spelling)
+    def json_object(self, fields: dict[str, str]) -> str | None:
+        return f"encode(CAST(to_json({_struct(fields)}) AS VARCHAR))"
+
+    def json_lists_agg(self, key: str, order: str, value: str) -> str | None:
+        # One list of (key, order, value) sorted, where ordered aggregates per key and then per group
+        # cost half as much again; a group of one key (most) is written whole, others key by key.
+        rows = f"list_sort(list({{'k': {key}, 'o': {order}, 'v': {value}}}))"
+        one = f"'{{' || CAST(to_json({rows}[1].k) AS VARCHAR) || ':' || CAST(to_json(list_transform({rows}, lambda x: x.v)) AS VARCHAR) || '}}'"
+        each = (
+            f"list_transform(list_sort(list_distinct(list_transform({rows}, lambda x: x.k))), lambda r: "
+            f"CAST(to_json(r) AS VARCHAR) || ':' || "
+            f"CAST(to_json(list_transform(list_filter({rows}, lambda x: x.k = r), lambda x: x.v)) AS VARCHAR))"
+        )
+        return f"encode(CASE WHEN {rows}[1].k = {rows}[-1].k THEN {one} ELSE '{{' || array_to_string({each}, ',') || '}}' END)"
 
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         """DuckDB reads the migrations as they are."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
 import pandas as pd
 import pyarrow as pa
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ItemView",
+    "ItemsJson",
     "WriteSummary",
     "add_version",
     "content_hash",
@@ -37,6 +39,7 @@ __all__ = [
     "get_item",
     "item_ids",
     "items_frames",
+    "items_json_frames",
     "position",
     "prefetch",
     "step_counts",
@@ -442,6 +445,114 @@ def items_frames(
             yield _with_files_and_labels(frame, files)
 
 
+@dataclass(frozen=True)
+class ItemsJson:
+    """Items (items_frame's rows, in item order) for a JSON-lines export, their plain columns already
+    JSON as orjson writes it (compact UTF-8): ``objects``, each named group of columns as one object
+    per item; ``steps``, {role: [text, ...]} ({} for none). ``meta`` is the stored text, ``labels``
+    as items_frame reads them. No images."""
+
+    item_ids: list[int]
+    objects: dict[str, list[bytes]]
+    meta: list[str]
+    steps: list[bytes]
+    labels: list[list[dict[str, Any]]]
+
+
+def items_json_frames(
+    db: Store | Tx,
+    dataset_id: int | None = None,
+    item_ids: Sequence[int] | None = None,
+    *,
+    objects: Mapping[str, Sequence[str]],
+    rows: int = 50_000,
+) -> Iterator[ItemsJson]:
+    """items_frames for a JSON-lines export, the ``objects`` (name -> items_frame column names) and
+    the steps written as JSON by the database where its JSON is orjson's (DuckDB): a million items'
+    texts never become Python strings, lists and dicts. Elsewhere (PostgreSQL) orjson writes them
+    here from items_frames, the same bytes. With ``item_ids``, those items (one query)."""
+    engine = db.engine
+    written = {
+        name: engine.json_object({c: _ITEM_COLUMNS[c] for c in columns}) for name, columns in objects.items()
+    }
+    steps = engine.json_lists_agg("role", "position", "text")
+    select = {name: sql for name, sql in written.items() if sql is not None}
+    if steps is None or len(select) < len(written):
+        frames = (
+            items_frames(db, dataset_id, rows=rows)
+            if item_ids is None
+            else [items_frame(db, dataset_id, item_ids)]
+        )
+        yield from (_json_in_python(frame, objects) for frame in frames if not frame.empty)
+        return
+    select |= {
+        "meta": _ITEM_COLUMNS["meta"],
+        "steps": _ITEM_COLUMNS["steps"],
+        "labels": _ITEM_COLUMNS["labels"],
+    }
+    spans: list[tuple[int, int, int, int]] | list[None] = (
+        _spans(db, dataset_id, rows) if item_ids is None else None
+    ) or [None]
+    for span in spans:  # as items_frames: one query per span of ``rows`` items
+        sql, params = _items_query(engine, dataset_id, item_ids, span, select, steps)
+        got = db.columns(sql, params)
+        if len(got["item_id"]):
+            yield ItemsJson(
+                item_ids=got["item_id"].tolist(),
+                objects={name: _orjson_spelling(got[name].tolist()) for name in objects},
+                meta=got["meta"].tolist(),
+                steps=[text or b"{}" for text in _orjson_spelling(got["steps"].tolist())],
+                labels=_read_labels(got["labels"].tolist()),
+            )
+
+
+def _orjson_spelling(texts: list[Any]) -> list[Any]:
+    """The database's JSON texts as orjson writes them: DuckDB writes \\u000B..\\u001F with upper-case
+    hex (orjson lower-case); a text with a \\u00 escape is read and written again by orjson (rare:
+    control characters, or a backslash before u00 in the text). None stays None."""
+    return [
+        orjson.dumps(orjson.loads(text)) if text is not None and b"\\u00" in text else text for text in texts
+    ]
+
+
+# How the exports' orjson writes a value: numpy scalars as numbers, keys that are not text as text.
+_ORJSON = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+
+def _json_in_python(frame: pd.DataFrame, objects: Mapping[str, Sequence[str]]) -> ItemsJson:
+    """An items_frame frame as items_json_frames hands it, written by orjson (what the DuckDB path's
+    to_json writes, byte for byte): a missing value is null, a step list a JSON list."""
+    values = {name: _plain_values(frame[name]) for columns in objects.values() for name in columns}
+    return ItemsJson(
+        item_ids=frame["item_id"].tolist(),
+        objects={
+            name: [
+                orjson.dumps(dict(zip(columns, row, strict=True)), default=str, option=_ORJSON)
+                for row in zip(*(values[c] for c in columns), strict=True)
+            ]
+            for name, columns in objects.items()
+        },
+        meta=frame["meta"].tolist(),
+        steps=[
+            orjson.dumps(
+                {k: v.tolist() if isinstance(v, np.ndarray) else list(v) for k, v in (steps or {}).items()},
+                default=str,
+                option=_ORJSON,
+            )
+            for steps in frame["steps"].tolist()
+        ],
+        labels=frame["labels"].tolist(),
+    )
+
+
+def _plain_values(column: pd.Series) -> list[Any]:
+    """A column as Python values; a missing one (NaN, pd.NA) is None."""
+    values = column.tolist()
+    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
+        return [None if v is pd.NA or (isinstance(v, float) and v != v) else v for v in values]
+    return values
+
+
 def _spans(db: Store | Tx, dataset_id: int | None, rows: int) -> list[tuple[int, int, int, int]] | None:
     """(first item id, last item id, lowest and highest current version id) of each ``rows`` items
     in id order; None when they fit in one frame (one query is then as good)."""
@@ -458,19 +569,40 @@ def _spans(db: Store | Tx, dataset_id: int | None, rows: int) -> list[tuple[int,
     return [(int(a), int(b), int(c), int(d)) for a, b, c, d in bounds]
 
 
+# items_frame's columns: name -> SQL over i (items), d (datasets), v (its current version), st (state).
+_ITEM_COLUMNS = {
+    "dataset": "d.name",
+    "task": "d.task",
+    "external_id": "i.external_id",
+    "version": "v.version",
+    "version_reason": "v.reason",
+    **{name: f"v.{name}" for name in _VERSION_COLUMNS[6:]},  # question .. meta
+    "steps": "sj.steps",
+    "images": "im.images",
+    "labels": "lab.labels",
+    **{name: f"st.{name}" for name in ("status", "decision", "target", "settled_at")},
+}
+
+
 def _items_query(
     engine: Engine,
     dataset_id: int | None,
     item_ids: Sequence[int] | None,
     span: tuple[int, int, int, int] | None = None,
+    select: dict[str, str] | None = None,
+    steps: str | None = None,
 ) -> tuple[str, list[Any]]:
+    """items_frame's query; ``select``: other columns than _ITEM_COLUMNS (name -> SQL), no images;
+    ``steps``: an aggregate over a version's steps for sj.steps (else a map of role -> texts)."""
     conditions: list[str] = []
     params: list[Any] = []
     versions, version_params = "", []  # the versions' rows read: all, or those of a span's items
+    labelled, label_params = "", []  # the annotations read: all, or those of a span's items
     if span is not None:
         conditions.append("i.id BETWEEN ? AND ?")
         params += [span[0], span[1]]
         versions, version_params = "WHERE version_id BETWEEN ? AND ? ", [span[2], span[3]]
+        labelled, label_params = "WHERE item_id BETWEEN ? AND ? ", [span[0], span[1]]
     if dataset_id is not None:
         conditions.append("i.dataset_id = ?")
         params.append(dataset_id)
@@ -487,26 +619,34 @@ def _items_query(
         },
         "a.id",
     )
+    images = select is None
+    columns = ", ".join(f"{expr} AS {name}" for name, expr in (select or _ITEM_COLUMNS).items())
     return (
-        "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
-        f"{versions}GROUP BY version_id, role), "
-        f"sj AS (SELECT version_id, {engine.map_agg('role', 'texts', 'role')} AS steps FROM s "
-        "GROUP BY version_id), "
-        "im AS (SELECT version_id, array_agg(image_hash ORDER BY position) AS images FROM version_images "
-        f"{versions}GROUP BY version_id), "
-        "latest AS (SELECT max(id) AS id FROM annotations GROUP BY item_id, version_id, annotator_id), "
+        (
+            f"WITH sj AS (SELECT version_id, {steps} AS steps FROM steps {versions}GROUP BY version_id), "
+            if steps is not None
+            else "WITH s AS (SELECT version_id, role, array_agg(text ORDER BY position) AS texts FROM steps "
+            f"{versions}GROUP BY version_id, role), "
+            f"sj AS (SELECT version_id, {engine.map_agg('role', 'texts', 'role')} AS steps FROM s "
+            "GROUP BY version_id), "
+        )
+        + (
+            "im AS (SELECT version_id, array_agg(image_hash ORDER BY position) AS images FROM version_images "
+            f"{versions}GROUP BY version_id), "
+            if images
+            else ""
+        )
+        + f"latest AS (SELECT max(id) AS id FROM annotations {labelled}GROUP BY item_id, version_id, annotator_id), "
         f"lab AS (SELECT a.item_id, a.version_id, {labels} AS labels "
         "FROM annotations a JOIN latest USING (id) JOIN annotators u ON u.id = a.annotator_id "
         "GROUP BY a.item_id, a.version_id) "
-        "SELECT i.id AS item_id, d.name AS dataset, d.task, i.external_id, v.version, v.reason AS version_reason, "
-        "v.question, v.reference_answer, v.reference_solution, v.error_type, v.rationale, v.source, "
-        "v.final_answer_correct, v.earliest_error, v.error_steps, v.modified_steps, v.options, v.meta, "
-        "sj.steps, im.images, lab.labels, st.status, st.decision, st.target, st.settled_at "
+        f"SELECT i.id AS item_id, {columns} "
         "FROM items i JOIN datasets d ON d.id = i.dataset_id JOIN item_versions v ON v.id = i.current_version_id "
-        "LEFT JOIN sj ON sj.version_id = v.id LEFT JOIN im ON im.version_id = v.id "
-        "LEFT JOIN lab ON lab.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
+        "LEFT JOIN sj ON sj.version_id = v.id "
+        + ("LEFT JOIN im ON im.version_id = v.id " if images else "")
+        + "LEFT JOIN lab ON lab.version_id = v.id LEFT JOIN item_state st ON st.item_id = i.id "
         f"{where} ORDER BY i.id",
-        [*version_params, *version_params, *params],
+        [*version_params, *(version_params if images else []), *label_params, *params],
     )
 
 
@@ -529,7 +669,13 @@ def _with_files_and_labels(frame: pd.DataFrame, files: Mapping[str, str | None])
     # One pass over plain lists per column (a Series walked cell by cell costs several times more).
     images = [list(h) if isinstance(h, list | np.ndarray) else [] for h in frame["images"].tolist()]
     frame["image_files"] = [[files[h] for h in hashes if files.get(h)] if hashes else [] for hashes in images]
-    frame["labels"] = [
+    frame["labels"] = _read_labels(frame["labels"].tolist())
+    return frame.drop(columns=["images"])
+
+
+def _read_labels(values: list[Any]) -> list[list[dict[str, Any]]]:
+    """Each item's labels with their payloads read; a missing list (no labels) is []."""
+    return [
         [
             {
                 **entry,
@@ -542,9 +688,8 @@ def _with_files_and_labels(frame: pd.DataFrame, files: Mapping[str, str | None])
         ]
         if isinstance(labels, list | np.ndarray)
         else []
-        for labels in frame["labels"].tolist()
+        for labels in values
     ]
-    return frame.drop(columns=["images"])
 
 
 def step_counts(db: Store | Tx, dataset_id: int | None = None, role: str = "solution") -> pd.DataFrame:
