@@ -102,7 +102,7 @@ def iter_jsonl(
                 position += 3
                 raw = raw[3:]
             position += len(raw)
-            if not raw.strip():
+            if not raw or raw.isspace():  # blank (as not raw.strip(), without copying the line)
                 continue
             yield number, decode_json_line(raw)
         if lines is not None:
