@@ -446,9 +446,8 @@ def test_steps_keep_their_rows_when_migration_13_drops_their_primary_key(tmp_pat
     with Store(path) as db, db.writing() as tx:
         write_records(tx, "ds", "earliest_error", _records(3), "test")
     steps = "SELECT version_id, role, position, text FROM steps ORDER BY ALL"
-    con = duckdb.connect(
-        str(path)
-    )  # the file as migration 12 left it: steps keyed by (version, role, position)
+    # The file as migration 12 left it: steps keyed by (version, role, position).
+    con = duckdb.connect(str(path))
     rows = con.execute(steps).fetchall()
     con.execute("BEGIN TRANSACTION")
     con.execute("DROP TABLE steps")
