@@ -68,12 +68,47 @@ def _repeated_texts(values: list[str], counts: np.ndarray) -> pa.DictionaryArray
     return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(distinct, type=pa.string()))
 
 
+def _flat_texts(lists: list[list[str]]) -> tuple[np.ndarray, pa.Array | pa.ChunkedArray]:
+    """How many texts each list holds, and all of them in order as one column: Arrow reads the lists
+    in C (a Python loop over every step text cost more than the rest of staging)."""
+    nested = pa.array(lists, type=pa.list_(pa.string()))
+    if isinstance(nested, pa.ChunkedArray):  # past 2 GB of text in one chunk: Arrow splits it
+        counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        return counts, pa.array(list(itertools.chain.from_iterable(lists)), type=pa.string())
+    offsets = nested.offsets.to_numpy().astype(np.int64)
+    return np.diff(offsets), nested.flatten()
+
+
+def _meta_texts(records: Sequence[ItemRecord]) -> list[str]:
+    """text(r.meta) for each record; a meta of plain texts many records share (a ProcessBench
+    generator) is written once. The key holds exact str keys and values only: json writes 1 and
+    True, or 1 and 1.0, differently, though a tuple of them compares and hashes the same."""
+    from store.items import _meta_text as text
+
+    known: dict[tuple[tuple[str, str], ...], str] = {}
+    out = []
+    for r in records:
+        meta = r.meta
+        if not meta:
+            out.append("{}")
+            continue
+        if all(type(k) is str and type(v) is str for k, v in meta.items()):
+            key = tuple(meta.items())
+            written = known.get(key)
+            if written is None:
+                written = known[key] = text(meta)
+            out.append(written)
+        else:
+            out.append(text(meta))
+    return out
+
+
 def stage_records(records: Sequence[ItemRecord], hashes: Sequence[str] | None = None) -> StagedChunk:
     """Hash and lay out records column by column: the work of an import that needs no lock.
 
     ``hashes``: the records' content hashes when the caller has them (a bundle carries its own).
     """
-    from store.items import _json_list, _meta_text, content_hash
+    from store.items import _json_list, content_hash
 
     columns: dict[str, list[Any]] = {
         "external_id": [r.external_id for r in records],
@@ -89,7 +124,7 @@ def stage_records(records: Sequence[ItemRecord], hashes: Sequence[str] | None = 
         "error_steps": [_json_list(r.error_steps) for r in records],
         "modified_steps": [_json_list(r.modified_steps) for r in records],
         "options": [_json_list(r.options) for r in records],
-        "meta": [_meta_text(r.meta) for r in records],
+        "meta": _meta_texts(records),
         "line": [r.line for r in records],
     }
     versions = pa.table(
@@ -98,18 +133,24 @@ def stage_records(records: Sequence[ItemRecord], hashes: Sequence[str] | None = 
             for name, values in columns.items()
         }
     )
-    lists = [(row, role, texts) for row, r in enumerate(records) for role, texts in r.steps.items()]
-    counts = np.fromiter((len(t) for _, _, t in lists), dtype=np.int64, count=len(lists))
-    total = int(counts.sum())
+    rows: list[int] = []
+    roles: list[str] = []
+    lists: list[list[str]] = []
+    for row, r in enumerate(records):
+        for role, texts in r.steps.items():
+            rows.append(row)
+            roles.append(role)
+            lists.append(texts)
+    counts, text = _flat_texts(lists)
     starts = np.cumsum(counts) - counts
     steps = pa.table(
         {
-            "row": pa.array(np.repeat(np.fromiter((r for r, _, _ in lists), np.int64, len(lists)), counts)),
-            "role": _repeated_texts([role for _, role, _ in lists], counts),
+            "row": pa.array(np.repeat(np.asarray(rows, dtype=np.int64), counts)),
+            "role": _repeated_texts(roles, counts),
             "position": pa.array(
-                (np.arange(total, dtype=np.int64) - np.repeat(starts, counts)).astype(np.int32)
+                (np.arange(len(text), dtype=np.int64) - np.repeat(starts, counts)).astype(np.int32)
             ),
-            "text": pa.array(list(itertools.chain.from_iterable(t for _, _, t in lists)), type=pa.string()),
+            "text": text,
         }
     )
     images = {row: list(r.images) for row, r in enumerate(records) if r.images}
@@ -119,11 +160,16 @@ def stage_records(records: Sequence[ItemRecord], hashes: Sequence[str] | None = 
 _PARTS = ("versions", "steps")
 
 
+_HELD_BYTES = 16 << 20  # staged chunks a spill of its own keeps in memory (a small file's), not on disk
+
+
 class Spill:
     """Staged chunks kept on disk until they are written, so a million records never sit in memory.
 
     ``folder``: another spill's folder, to stage a part of a file in another process (its chunks
-    are then adopted by that spill, which removes them); by default a temporary folder of its own.
+    are then adopted by that spill, which removes them); by default a temporary folder of its own,
+    and then the first chunks, up to _HELD_BYTES, stay in memory (a 10k-item file is written
+    without a round trip through the disk).
     """
 
     def __init__(self, folder: str | Path | None = None, prefix: str = "a") -> None:
@@ -132,16 +178,23 @@ class Spill:
         self._prefix = prefix
         self.bases: list[str] = []  # one per chunk, in the file's order
         self.records = 0
+        self._held: dict[str, StagedChunk] = {}
+        self._room = _HELD_BYTES if self._own else 0
 
     def add(self, chunk: StagedChunk) -> None:
         base = str(self.folder / f"{self._prefix}{len(self.bases):06d}")
+        self.bases.append(base)
+        self.records += len(chunk)
+        size = chunk.versions.nbytes + chunk.steps.nbytes
+        if size <= self._room:
+            self._room -= size
+            self._held[base] = chunk
+            return
         for part, table in zip(_PARTS, (chunk.versions, chunk.steps), strict=True):
             with pa.OSFile(f"{base}.{part}.arrow", "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
         if chunk.images:
             Path(f"{base}.images.pickle").write_bytes(pickle.dumps(chunk.images))
-        self.bases.append(base)
-        self.records += len(chunk)
 
     def adopt(self, bases: list[str], records: int) -> None:
         """Chunks another process staged in this spill's folder, after this spill's own."""
@@ -150,12 +203,17 @@ class Spill:
 
     def __iter__(self) -> Iterator[StagedChunk]:
         for base in self.bases:
+            held = self._held.get(base)
+            if held is not None:
+                yield held
+                continue
             tables = [pa.ipc.open_file(pa.memory_map(f"{base}.{part}.arrow")).read_all() for part in _PARTS]
             pickled = Path(f"{base}.images.pickle")
             images = pickle.loads(pickled.read_bytes()) if pickled.exists() else {}  # our own file
             yield StagedChunk(tables[0], tables[1], images)
 
     def close(self) -> None:
+        self._held.clear()
         if self._own is not None:
             self._own.cleanup()
 

@@ -37,6 +37,12 @@ def _plain(value: Any) -> bool:
     if kind is str or value is None or kind is bool or kind is int:
         return True
     if kind is list or kind is tuple:
+        try:
+            "".join(value)  # a list of texts (steps), checked in C; orjson writes a str subclass as json does
+        except TypeError:
+            pass
+        else:
+            return True
         for item in value:
             kind = type(item)
             if not (kind is str or item is None or kind is bool or kind is int or _plain(item)):

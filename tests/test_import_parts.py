@@ -125,3 +125,24 @@ def test_a_part_of_blank_lines_is_no_part_and_a_file_of_them_is_empty(store: Sto
     empty = _write(tmp_path / "empty.jsonl", [" " * 60] * 200)
     with pytest.raises(ImportFormatError, match=r"empty\.jsonl: is empty"):
         import_file(store, empty, format="processbench", dataset="e")
+
+
+@pytest.mark.parametrize("held", [16 << 20, 0], ids=["chunks in memory", "chunks on disk"])
+def test_a_spill_gives_back_its_chunks_in_order_from_memory_or_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: int
+) -> None:
+    import store.bulk as bulk
+    from store.importers import parse_file
+
+    monkeypatch.setattr(bulk, "_HELD_BYTES", held)
+    records = parse_file(_write(tmp_path / "s.jsonl", [_line(i) for i in range(30)]), "processbench").records
+    chunks = [bulk.stage_records(records[i : i + 10]) for i in range(0, 30, 10)]
+    with bulk.Spill() as spill:
+        for chunk in chunks:
+            spill.add(chunk)
+        on_disk = sorted(p.name for p in spill.folder.iterdir())
+        back = list(spill)
+    assert (on_disk == []) == bool(held), on_disk  # a small file's chunks never touch the disk
+    assert len(back) == 3 and spill.records == 30
+    for got, staged in zip(back, chunks, strict=True):
+        assert got.versions.equals(staged.versions) and got.steps.equals(staged.steps)

@@ -439,3 +439,33 @@ def test_nothing_left_says_how_many_items_others_hold_and_when_the_first_comes_b
     later = T0 + timedelta(minutes=16)  # ann's lease ran out: the item is bob's to take
     assert annotate.next_item(store, bob, dataset, later) is not None
     assert annotate.why_nothing_left(store, ann, dataset, later).startswith("1 item is")
+
+
+def test_steps_keep_their_rows_when_migration_13_drops_their_primary_key(tmp_path: Path) -> None:
+    path = tmp_path / "v12.duckdb"
+    with Store(path) as db, db.writing() as tx:
+        write_records(tx, "ds", "earliest_error", _records(3), "test")
+    steps = "SELECT version_id, role, position, text FROM steps ORDER BY ALL"
+    # The file as migration 12 left it: steps keyed by (version, role, position).
+    con = duckdb.connect(str(path))
+    rows = con.execute(steps).fetchall()
+    con.execute("BEGIN TRANSACTION")
+    con.execute("DROP TABLE steps")
+    con.execute(
+        "CREATE TABLE steps (version_id BIGINT NOT NULL, role VARCHAR NOT NULL, position INTEGER NOT NULL, "
+        "text VARCHAR NOT NULL, PRIMARY KEY (version_id, role, position))"
+    )
+    con.executemany("INSERT INTO steps VALUES (?, ?, ?, ?)", rows)
+    con.execute("DELETE FROM schema_migrations WHERE version >= 13")
+    con.execute("COMMIT")
+    con.close()
+    with Store(path) as db:
+        assert rows and db.fetchall(steps) == rows
+        assert (
+            db.fetchall("SELECT constraint_type FROM duckdb_constraints() WHERE table_name = 'steps'")
+            == [("NOT NULL",)] * 4
+        )
+        assert db.fetchall("SELECT expressions FROM duckdb_indexes() WHERE table_name = 'steps'") == [
+            ("[version_id]",)
+        ]
+        assert db.scalar("SELECT max(version) FROM schema_migrations") == MIGRATIONS[-1][0]

@@ -102,14 +102,16 @@ def iter_jsonl(
                 position += 3
                 raw = raw[3:]
             position += len(raw)
-            if not raw.strip():
+            if not raw or raw.isspace():  # blank (as not raw.strip(), without copying the line)
                 continue
             yield number, decode_json_line(raw)
         if lines is not None:
             lines.append(number)
 
 
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+# One pass of translate shows both what orjson may read otherwise than json: digits become "0" (a run
+# of 19 is a number that may pass 64 bits) and "{" becomes "[" (the brackets, counted at once).
+_DIGITS_AND_BRACKETS = bytes.maketrans(b"123456789{", b"000000000[")
 _LONG_NUMBER = b"0" * 19
 _FEW_BRACKETS = 256  # fewer brackets than this cannot nest anywhere near json's recursion limit
 
@@ -118,14 +120,12 @@ def decode_json_line(raw: bytes) -> dict[str, Any] | LineError:
     """One line's bytes to a JSON object, or the reason it is not one."""
     # orjson reads a line several times faster and, for these lines, to the same objects as json;
     # json decides (and words the reason) for anything else: bad lines, NaN, numbers past 64 bits
-    # (orjson would read an integer of 19+ digits as a float), escaped surrogates, deep nesting
-    # (orjson reads what json refuses as too deep, and what could not be written back).
-    if (
-        raw.translate(_DIGITS_AS_ZERO).find(_LONG_NUMBER) < 0
-        and b"\\ud" not in raw
-        and b"\\uD" not in raw
-        and raw.count(b"[") + raw.count(b"{") < _FEW_BRACKETS
-    ):
+    # (orjson would read an integer of 19+ digits as a float), deep nesting (orjson reads what json
+    # refuses as too deep, and what could not be written back), and unpaired escaped surrogates,
+    # which orjson refuses (a pair it reads to the character json reads): no need to look for them
+    # here, a search that cost more than reading the line.
+    shape = raw.translate(_DIGITS_AND_BRACKETS)
+    if shape.find(_LONG_NUMBER) < 0 and shape.count(b"[") < _FEW_BRACKETS:
         try:
             fast = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -280,12 +280,16 @@ def collect_chunks(
     records: list[ItemRecord] = []
     problems, warnings = result.problems, result.warnings
     first_seen = {} if first_seen is None else first_seen
+    # One context for the whole file, its line and warnings renewed per row (not a new object a row).
+    ctx = RowContext(file, 0, base_dir, max_image_pixels, max_image_bytes)
     for line, obj in rows:
         result.lines_read += 1
         if isinstance(obj, LineError):
             problems.append(ImportProblem(file, line, str(obj)))
             continue
-        ctx = RowContext(file, line, base_dir, max_image_pixels, max_image_bytes)
+        ctx.line = line
+        if ctx.warnings:
+            ctx.warnings = []  # a bad row's warnings go with it
         try:
             record = parse_row(obj, ctx)
         except LineError as exc:
