@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from services.annotate import now_utc, submit
+from services.demo import populate_demo
 from store import Store, datasets, users
-from store.demo import populate_demo
 from store.work import next_item
 from tests.browser_support import cli, login, logout, running, screenshot
 from tests.conftest import PRMBENCH_FILE
