@@ -553,6 +553,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         defer_imports()  # pandas and pyarrow load on first use (cmd_serve ends the deferral)
     parser = build_parser()
     args = parser.parse_args(argv)
+    from services.compose import compose
+
+    compose()  # what follows a decision and what runs each job kind, registered per task
     if args.verb == "serve":
         return cmd_serve(args)
     if args.verb == "plan":  # pure arithmetic: no database to open

@@ -231,7 +231,7 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
     start a perturbation check, queue loop-1 judging."""
     from tqdm import tqdm
 
-    from services import jobs
+    from services import generator_settings, jobs
     from services.errors import ServiceError
     from services.generation import GenerationError
 
@@ -264,8 +264,10 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
                     print(f"error: {pair!r}: write KEY=VALUE, e.g. backend=http", file=sys.stderr)
                     return 1
                 changes[key.strip()] = value
-            shown = jobs.shown_settings(
-                jobs.configure(store, None, changes) if changes else jobs.generator_config(store)
+            shown = generator_settings.shown_settings(
+                generator_settings.configure(store, None, changes)
+                if changes
+                else generator_settings.generator_config(store)
             )
             print(json.dumps(shown, indent=1))
             return 0

@@ -19,6 +19,7 @@ from qc import quality
 from qc.agreement import pairwise_matrix
 from qc.coverage import coverage_note
 from qc.presets import processbench_table2, table2_items
+from tasks.base import MAX_ANNOTATORS, QUORUM
 
 __all__ = ["DashboardReport", "build_dashboard", "consensus_states", "item_seconds", "stored_consensus"]
 
@@ -102,8 +103,8 @@ def _state_name(status: str, settled_at: float | None, quorum: int) -> str:
 def consensus_states(
     states: pd.DataFrame,
     by: str,
-    quorum: int = 3,
-    max_annotators: int = 5,
+    quorum: int = QUORUM,
+    max_annotators: int = MAX_ANNOTATORS,
     labels: dict[Any, Any] | None = None,
     quorums: dict[str, int] | None = None,
 ) -> pd.DataFrame:
@@ -140,8 +141,8 @@ def build_dashboard(
     scope: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
-    quorum: int = 3,
-    max_annotators: int = 5,
+    quorum: int = QUORUM,
+    max_annotators: int = MAX_ANNOTATORS,
     quorums: dict[str, int] | None = None,
     ci: float = 0.95,
 ) -> DashboardReport:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from tasks.base import QUORUM
+
 __all__ = ["annotator_summary", "label_distribution", "latest_labels", "settlement_shares"]
 
 
@@ -51,7 +53,7 @@ def label_distribution(annotations: pd.DataFrame, field: str, order: list[Any] |
     return table.reset_index().rename(columns={"row_0": "annotator"}).rename_axis(columns=None)
 
 
-def settlement_shares(states: pd.DataFrame, quorum: int = 3) -> pd.DataFrame:
+def settlement_shares(states: pd.DataFrame, quorum: int = QUORUM) -> pd.DataFrame:
     """Annotation progress: items settled at 3/3, 3/4, 3/5, discarded, still open; counts and shares of all items.
 
     A progress view for the annotation panel, not ProcessBench's Table 2 (whose agreement rows are

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.access import require_reviewer
-from services.annotate import dataset_for, now_utc
+from services.annotate import dataset_for
+from services.clock import now_utc
 from services.decide import settle
 from services.errors import Conflict, InvalidInput, NotFound
 from store import annotations as annotation_log

@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from typing import Any
 
 from services import studies as study_service
-from services.decide import label_limits, settings_of, settle
+from services.clock import now_utc
+from services.dataset_settings import label_limits, settings_of
+from services.decide import settle
 from services.errors import AlreadyLabelled, Conflict, InvalidInput, NotAllowed, NotFound
 from store import annotations as annotation_log
 from store import assignments, datasets, items, state, studies, work
@@ -38,7 +40,6 @@ __all__ = [
     "my_work",
     "next_in_history",
     "next_item",
-    "now_utc",
     "previous_item",
     "progress",
     "saved_attempt",
@@ -57,11 +58,6 @@ class Receipt:
 
     annotation_id: int
     duplicate: bool
-
-
-def now_utc() -> datetime:
-    """Naive UTC: what the store compares lease times in."""
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def dataset_for(store: Store, name: str | None, task: str | None = None) -> Dataset:

@@ -102,7 +102,7 @@ def _judge_first(store: Store, outcome: ImportOutcome) -> None:
     """CRYSTAL's loop 1 for generated items: with a judge model configured, new gate items go to it
     before they reach people (it regenerates up to its attempts, then lets them through flagged)."""
     from services import regeneration
-    from services.jobs import generator_config
+    from services.generator_settings import generator_config
 
     if outcome.task != QUALITY_GATE or not (outcome.added or outcome.new_versions):
         return

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.annotate import now_utc
+from services.clock import now_utc
 from store import drafts
 from store.db import Store
 from store.users import Annotator, get_user
 
-__all__ = ["clear", "clear_all", "clear_at_logout", "get", "put"]
+__all__ = ["clear", "clear_at_logout", "get", "put"]
 
 _MAX_VALUE = 8_000  # characters of JSON: a note and a few choices
 
@@ -38,11 +38,6 @@ def put(store: Store, user: Annotator, panel: str, key: str, value: Any) -> None
 
 def clear(store: Store, user: Annotator, panel: str, key: str) -> None:
     drafts.delete_draft(store, user.id, panel, key)
-
-
-def clear_all(store: Store, user: Annotator) -> None:
-    """At logout: nothing of this user's unsaved work stays for the next person."""
-    drafts.clear_annotator(store, user.id)
 
 
 def clear_at_logout(store: Store, name: str) -> None:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from qc.clustering import cluster_steps
-from services.annotate import dataset_for, now_utc
-from services.decide import settings_of
+from services.clock import now_utc
+from services.dataset_settings import settings_of
 from services.encoder import Encoder
 from services.errors import NotAllowed, NotFound
 from services.matching import embed
@@ -26,7 +26,7 @@ from store.users import Annotator
 from tasks import QUALITY_GATE
 from tasks.quality_gate import NUMBERS, OPTIONS, STEP_ROLE
 
-__all__ = ["StepGroup", "gate_settings", "judge_flag", "lineage", "step_groups"]
+__all__ = ["StepGroup", "judge_flag", "lineage", "step_groups"]
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,6 @@ class StepGroup:
 
     steps: tuple[int, ...]
     representative: int
-
-
-def gate_settings(store: Store, dataset_name: str) -> dict[str, Any]:
-    return settings_of(dataset_for(store, dataset_name, QUALITY_GATE))
 
 
 def _may_see(store: Store, user: Annotator, item_id: int, versions: list[dict[str, Any]]) -> bool:

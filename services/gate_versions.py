@@ -1,6 +1,7 @@
 """What follows a quality-gate decision: an item accepted with edited steps becomes a new version.
 
-Called by services.decide.settle in the submit's (or the ruling's) transaction, so the label, the
+Registered for the quality gate as a revise_decision hook (services/hooks.py, services/defaults.py)
+and so called by services.decide.settle in the submit's (or the ruling's) transaction: the label, the
 new version and the item's state are committed together or not at all. The new version names who
 made it: the adjudicator whose ruling set the steps, else the first annotator who wrote them.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from store.annotations import RULING, StoredAnnotation, latest_per_annotator
+from store.datasets import Dataset
 from store.db import Tx
 from store.items import ItemView
 from store.versions import save_edited_steps
@@ -27,7 +29,9 @@ def _author(rows: list[StoredAnnotation], steps: list[str], adjudicated: bool) -
     return next((r.annotator_id for r in labels if r.payload.get("edited_steps") == steps), None)
 
 
-def follow_up(tx: Tx, item: ItemView, rows: list[StoredAnnotation], result: Decision) -> Decision:
+def follow_up(
+    tx: Tx, dataset: Dataset, item: ItemView, rows: list[StoredAnnotation], result: Decision
+) -> Decision:
     """The decision as stored: an accepted edit is saved as the item's new version, named in it."""
     decision = result.decision or {}
     steps = decision.get("edited_steps")

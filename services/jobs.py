@@ -1,5 +1,6 @@
 """Running the job queue: a worker thread inside the app, `python app.py jobs run` beside it, and what
-admins do with jobs (see them, retry the failed ones, configure the generators).
+admins do with jobs (see them, retry the failed ones). What runs a job of each kind is registered at
+services.hooks (run_job); the generator settings are services/generator_settings.py.
 
 A job's handler generates outside any transaction (a model may take a minute), then stores its
 result and marks the job done in one transaction, and only while the job is still this worker's: a
@@ -23,28 +24,26 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from qc.generators import JOB_KINDS, AnswerError
-from services import logs
+from qc.generators import AnswerError
+from services import logs, perturbation
 from services.access import require_admin
-from services.annotate import now_utc
-from services.errors import InvalidInput, NotFound, ServiceError
-from services.generation import BACKENDS, GenerationError, GeneratorConfig, config_from
-from services.regeneration import LOOP_SETTINGS
+from services.clock import now_utc
+from services.errors import InvalidInput, ServiceError, from_store
+from services.generation import GenerationError
+from services.generator_settings import generator_config
+from services.hooks import HOOKS
 from store import datasets, items, state
 from store import jobs as queue
 from store.db import Store
 from store.errors import StoreRequestError
-from store.jobs import Job
+from store.jobs import BACKOFF_SECONDS, Job
 from store.users import Annotator
-from tasks import spec_for
+from tasks import PERTURBATION_CHECK, spec_for
 
 __all__ = [
-    "SETTINGS",
     "Job",
     "RunSummary",
     "Worker",
-    "configure",
-    "generator_config",
     "job_rows",
     "list_jobs",
     "loop_table",
@@ -52,26 +51,9 @@ __all__ = [
     "retry",
     "run_one",
     "run_pending",
-    "shown_settings",
     "standing",
 ]
 
-# What admins may set, and how; the command is set from the command line only (the web never
-# chooses a program for the server to run).
-SETTINGS = {
-    "backend": "none | http | command: where text jobs go (synonym, syntactic, regenerate_steps, ...)",
-    "judge_backend": "none | http | command: CRYSTAL's loop-1 judge (off while none)",
-    "base_url": "the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1",
-    "model": "the model name sent to the endpoint",
-    "api_key": "the endpoint's key (or STEPGATE_GENERATOR_KEY / OPENAI_API_KEY in the environment)",
-    "timeout_seconds": "how long one call may take",
-    "temperature": "sampling temperature of generation jobs (the judge runs at 0)",
-    "command": "the program of the command backend and its arguments (command line only)",
-    "loop1_max_attempts": "CRYSTAL loop 1: regenerations after a failed judgement before people (default 2)",
-    "loop2_max_restarts": "CRYSTAL loop 2: regenerations after human rejects; 0 = no cap (the default)",
-    "job_max_attempts": "attempts of one job (generator errors, timeouts) before it stays failed (default 3)",
-}
-BACKOFF_SECONDS = 30.0
 HEARTBEAT_SECONDS = 15.0  # a running job's worker says it is alive this often
 STALE_SECONDS = 60.0  # a running job without a heartbeat this long was left by a worker that stopped
 
@@ -103,20 +85,6 @@ def _heartbeat(store: Store, job: Job, worker: str, every: float) -> Iterator[No
         thread.join(timeout=every + 5)
 
 
-def _handlers() -> dict[str, Callable[[Store, Job, str, GeneratorConfig], None]]:
-    from services import perturbation, regeneration
-
-    return {
-        "perturb": perturbation.run_job,
-        "regenerate": regeneration.run_regenerate,
-        "judge": regeneration.run_judge,
-    }
-
-
-def generator_config(store: Store) -> GeneratorConfig:
-    return config_from(queue.generator_settings(store))
-
-
 def run_one(
     store: Store,
     worker: str,
@@ -127,7 +95,7 @@ def run_one(
     job = queue.claim(store, worker, now_utc())
     if job is None:
         return None
-    handler = _handlers().get(job.kind)
+    handler = HOOKS.job_runner(job.kind)
     started, error = time.perf_counter(), None
     try:
         if handler is None:
@@ -272,75 +240,7 @@ def retry(store: Store, user: Annotator | None, job_id: int | None = None) -> in
     try:
         return queue.retry(store, now_utc(), job_id)
     except queue.JobError as exc:
-        raise NotFound(str(exc)) if "no job" in str(exc) else InvalidInput(str(exc)) from exc
-
-
-def _clean(key: str, value: Any, user: Annotator | None) -> Any:
-    if key not in SETTINGS and not key.startswith("prompt."):
-        raise InvalidInput(f"unknown generator setting {key!r}: known are {', '.join(SETTINGS)}, prompt.KIND")
-    if key == "command" and user is not None:
-        raise InvalidInput("the command backend's program is set from the command line only (jobs config)")
-    if key in ("backend", "judge_backend") and value not in BACKENDS:
-        raise InvalidInput(f"{key} must be one of {', '.join(BACKENDS)}, not {value!r}")
-    if key in LOOP_SETTINGS:
-        whole = int(value) if isinstance(value, int) or str(value).strip().isdigit() else -1
-        if not 0 <= whole <= 1000 or (key == "job_max_attempts" and whole < 1):
-            raise InvalidInput(f"{key} must be a whole number from {int(key == 'job_max_attempts')} to 1000")
-        return whole
-    if key in ("timeout_seconds", "temperature"):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"{key} must be a number, not {value!r}") from None
-        if not 0 <= number <= (3600 if key == "timeout_seconds" else 2):
-            raise InvalidInput(f"{key}: {number:g} is out of range")
-        return number
-    if key == "command":
-        return value.split() if isinstance(value, str) else list(value)
-    if not isinstance(value, str) or len(value) > 20_000:
-        raise InvalidInput(f"{key} must be text of at most 20,000 characters")
-    return value
-
-
-def configure(store: Store, user: Annotator | None, changes: dict[str, Any]) -> GeneratorConfig:
-    """Change generator settings (an empty value removes one); ``prompt.KIND`` edits a prompt template."""
-    if user is not None:
-        require_admin(user)
-    saved = queue.generator_settings(store)
-    prompts = dict(saved.get("prompts") or {})
-    update: dict[str, Any] = {}
-    for key, value in changes.items():
-        if key.startswith("prompt."):
-            kind = key.removeprefix("prompt.")
-            if kind not in JOB_KINDS:
-                raise InvalidInput(f"no job kind {kind!r}: prompts exist for {', '.join(JOB_KINDS)}")
-            text = _clean(key, value, user)
-            if text.strip():
-                prompts[kind] = text
-            else:
-                prompts.pop(kind, None)
-            update["prompts"] = prompts
-        elif value in ("", None):
-            update[key] = None
-        else:
-            update[key] = _clean(key, value, user)
-    with store.writing() as tx:
-        queue.set_generator_settings(tx, update, user.name if user else "command line", now_utc())
-    return generator_config(store)
-
-
-def shown_settings(config: GeneratorConfig) -> dict[str, Any]:
-    """The settings as admins may see them: the key only as set or not."""
-    return {
-        "backend": config.backend,
-        "judge_backend": config.judge_backend,
-        "base_url": config.base_url,
-        "model": config.model,
-        "api_key": "set" if config.api_key else "not set",
-        "timeout_seconds": config.timeout_seconds,
-        "temperature": config.temperature,
-        "command": " ".join(config.command),
-    }
+        raise from_store(exc) from exc
 
 
 def _item_names(store: Store, item_ids: set[int]) -> dict[int, tuple[str, str]]:
@@ -438,9 +338,6 @@ def loop_table(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
 
 def perturbation_warnings(store: Store, user: Annotator | None) -> list[str]:
     """Every perturbation check's warnings (units past warn_after_attempts variants, units failed)."""
-    from services import perturbation
-    from tasks import PERTURBATION_CHECK
-
     if user is not None:
         require_admin(user)
     return [

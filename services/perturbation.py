@@ -25,11 +25,13 @@ from qc.generators import (
     pick_candidate,
 )
 from services.access import require_admin
-from services.annotate import dataset_for, now_utc
-from services.decide import settings_of
+from services.annotate import dataset_for
+from services.clock import now_utc
+from services.dataset_settings import settings_of
 from services.errors import InvalidInput, NotFound
 from services.generation import GenerationError, GeneratorConfig, Request, backend_for, png_bytes
-from services.regeneration import copy_record, loop_settings, write_result
+from services.generator_settings import loop_settings
+from services.job_results import copy_record, write_result
 from store import annotations as annotation_log
 from store import bulk, datasets, items, state, users
 from store import jobs as queue
@@ -150,8 +152,13 @@ def _queue(tx: Tx, dataset: Dataset, item_id: int, attempt: int, now: datetime) 
     )
 
 
-def on_failed_check(tx: Tx, dataset: Dataset, item: ItemView, result: Decision, now: datetime) -> None:
-    """A failed variant: re-apply (D4), or past the dataset's cap mark the item failed with its history."""
+def on_failed_check(
+    tx: Tx, dataset: Dataset, item: ItemView, result: Decision, labels: list[dict[str, Any]], now: datetime
+) -> None:
+    """The perturbation check's after_decision hook (services/hooks.py): a failed variant is made again
+    (D4), or past the dataset's cap the item is marked failed with its history."""
+    if result.status != "rejected":
+        return
     attempt = int(perturbation_of(item).get("attempt") or 0)
     cap = int(settings_of(dataset).get("max_attempts") or 0)
     if cap and attempt >= cap:

@@ -10,130 +10,36 @@ jobs_for_admins lists each one.
 
 from __future__ import annotations
 
-import io
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from PIL import Image
-
-from importers.records import ImageData, ItemRecord
 from qc.generators import judge_verdict, steps_from_answer
-from services.annotate import now_utc
+from services.access import require_admin
+from services.clock import now_utc
 from services.generation import GenerationError, GeneratorConfig, Request, backend_for
+from services.generator_settings import generator_config, loop_settings
+from services.job_results import copy_record, write_result
 from store import annotations as annotation_log
-from store import datasets, items, state, versions
+from store import datasets, items, state
 from store import jobs as queue
 from store.datasets import Dataset
 from store.db import Store, Tx
 from store.items import ItemView
 from store.jobs import Job
-from tasks import PERTURBATION_CHECK, QUALITY_GATE, Decision, spec_for
+from tasks import QUALITY_GATE, Decision
+from tasks.quality_gate import CRITERIA
 
-__all__ = [
-    "LOOP_SETTINGS",
-    "copy_record",
-    "loop_settings",
-    "on_decision",
-    "run_judge",
-    "run_regenerate",
-    "write_result",
-]
-
-# Both limits are settings (issue 13); 0 means no cap. Loop 1: 2 re-entries after the first failure
-# (004 l.84: "max 2 attempts"; PROTOCOLS E1's reading). Loop 2: no cap stated, none by default.
-LOOP_SETTINGS = {"loop1_max_attempts": 2, "loop2_max_restarts": 0, "job_max_attempts": 3}
+__all__ = ["judge_pending", "on_reject", "run_judge", "run_regenerate", "shares"]
 
 
-def loop_settings(db: Store | Tx) -> dict[str, int]:
-    saved = queue.generator_settings(db)
-    return {key: int(saved.get(key, default)) for key, default in LOOP_SETTINGS.items()}
-
-
-def _images(paths: list[str]) -> list[ImageData]:
-    found = []
-    for path in paths:
-        data = Path(path).read_bytes()
-        with Image.open(io.BytesIO(data)) as image:
-            mime = Image.MIME.get(image.format or "", "image/png")
-            found.append(
-                ImageData(data, origin=Path(path).name, mime=mime, width=image.width, height=image.height)
-            )
-    return found
-
-
-def copy_record(item: ItemView, **changes: Any) -> ItemRecord:
-    """The item's version as a record to store again, with some fields changed (steps, images, meta)."""
-    fields: dict[str, Any] = {
-        "external_id": item.external_id,
-        "question": item.question,
-        "steps": {role: list(texts) for role, texts in item.steps.items()},
-        "reference_answer": item.reference_answer,
-        "reference_solution": item.reference_solution,
-        "error_steps": list(item.error_steps),
-        "modified_steps": list(item.modified_steps),
-        "earliest_error": item.earliest_error,
-        "error_type": item.error_type,
-        "rationale": item.rationale,
-        "source": item.source,
-        "final_answer_correct": item.final_answer_correct,
-        "options": list(item.options),
-        "meta": dict(item.meta),
-    }
-    if "images" not in changes:
-        fields["images"] = _images(item.image_paths)
-    fields.update(changes)
-    return ItemRecord(**fields)
-
-
-def write_result(
-    store: Store,
-    job: Job,
-    worker: str,
-    record: ItemRecord | None,
-    reason: str,
-    then: Any = None,
-) -> int | None:
-    """Store a job's new version and mark the job done, in one transaction, only while the job is this
-    worker's and the item still at the version the job was made for. ``then(tx, version_id)`` runs in
-    the same transaction (e.g. holding the new version back for the judge)."""
-    now = now_utc()
-    with store.writing() as tx:
-        if not queue.holds(tx, job.id, worker):
-            return None
-        current = items.current_version_id(tx, job.item_id)
-        if current != job.version_id:
-            queue.finish(
-                tx,
-                job.id,
-                now,
-                None,
-                f"the item changed meanwhile (now version id {current}); nothing stored",
-            )
-            return None
-        vid = None
-        if record is not None:
-            vid = versions.add_version(tx, job.item_id, record, reason)
-            if then is not None:
-                then(tx, vid)
-        queue.finish(tx, job.id, now, vid)
-        return vid
-
-
-def on_decision(
+def on_reject(
     tx: Tx, dataset: Dataset, item: ItemView, result: Decision, labels: list[dict[str, Any]], now: datetime
 ) -> None:
-    """Called by services.decide.settle in the deciding transaction: a rejected item of a task that
-    regenerates goes back to generation (atomically with the decision)."""
-    if result.status != "rejected" or not spec_for(dataset.task).regenerate_on_reject:
-        return
-    if dataset.task == PERTURBATION_CHECK:
-        from services import perturbation
-
-        perturbation.on_failed_check(tx, dataset, item, result, now)
+    """The quality gate's after_decision hook (services/hooks.py): a rejected item goes back to
+    generation in the deciding transaction (atomically with the decision), or past loop 2's cap fails."""
+    if result.status != "rejected":
         return
     failed = sorted(
         {str(k) for p in labels for k, ok in (p.get("criteria") or {}).items() if ok is False}
@@ -213,7 +119,7 @@ def run_regenerate(store: Store, job: Job, worker: str, config: GeneratorConfig)
     write_result(store, job, worker, record, "regenerated", then=_judge_first(config, job.item_id))
 
 
-def _judge_first(config: GeneratorConfig, item_id: int) -> Any:
+def _judge_first(config: GeneratorConfig, item_id: int) -> Callable[[Tx, int], None] | None:
     """With a judge configured, a regenerated version waits for it before it reaches people (loop 1)."""
     if config.judge_backend == "none":
         return None
@@ -247,8 +153,6 @@ def _send_to_judge(tx: Tx, item_id: int, version_id: int, now: datetime) -> None
 def run_judge(store: Store, job: Job, worker: str, config: GeneratorConfig) -> None:
     """Loop 1: the judge passes the version (to people) or fails it (regenerated again, up to the limit;
     past it the item reaches people flagged)."""
-    from tasks.quality_gate import CRITERIA
-
     item = items.get_item(store, job.item_id, job.version_id)
     if item is None:
         raise GenerationError(f"item {job.item_id} version {job.version_id} no longer exists")
@@ -310,24 +214,8 @@ def _dataset_of(tx: Tx, item_id: int) -> int:
     return st.dataset_id if st else 0
 
 
-@dataclass(frozen=True)
-class RejectedItem:
-    """A rejected (or failed) item as admins see it: where it stands and why."""
-
-    dataset: str
-    item_id: int
-    external_id: str
-    version: int
-    standing: str  # regenerating | waiting | queued | failed | judging | no job
-    reason: str
-    attempts: int
-
-
 def judge_pending(store: Store, dataset: Dataset, user: Any) -> int:
     """Queue loop-1 judging of the gate dataset's open, unlabelled items (a judge must be configured)."""
-    from services.access import require_admin
-    from services.jobs import generator_config
-
     if user is not None:
         require_admin(user)
     if dataset.task != QUALITY_GATE:

@@ -26,7 +26,7 @@ from store.datasets import get_dataset
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
-__all__ = ["Claim", "Scheduler", "claim_item", "claim_next", "progress", "release"]
+__all__ = ["Claim", "Pool", "Scheduler", "claim_item", "claim_next", "progress", "release"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Claim:
 
 
 @dataclass
-class _Pool:
+class Pool:
     """One dataset's open items: targets, who has done each, live leases, skips."""
 
     target: dict[int, int] = field(default_factory=dict)
@@ -165,10 +165,10 @@ class Scheduler:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self._pools: dict[int, _Pool] = {}
-        self._stale: dict[int, _Pool] = {}
+        self._pools: dict[int, Pool] = {}
+        self._stale: dict[int, Pool] = {}
 
-    def pool(self, db: Store | Tx, dataset_id: int) -> _Pool:
+    def pool(self, db: Store | Tx, dataset_id: int) -> Pool:
         with self.lock:
             pool = self._pools.get(dataset_id)
             if pool is None:
@@ -178,9 +178,9 @@ class Scheduler:
                     _carry_leases(stale, pool)
             return pool
 
-    def new_pool(self) -> _Pool:
+    def new_pool(self) -> Pool:
         """An empty pool (store/leases.py's replicas keep their leases in the database)."""
-        return _Pool()
+        return Pool()
 
     def invalidate(self, dataset_id: int | None = None) -> None:
         """Reload a pool from the log after items or settings changed; live leases carry over."""
@@ -322,7 +322,7 @@ class Scheduler:
             pool.study_skipped.get(annotator_id, set()).discard(item_id)
 
 
-def _carry_leases(old: _Pool, new: _Pool) -> None:
+def _carry_leases(old: Pool, new: Pool) -> None:
     for who, skipped in old.study_skipped.items():
         new.study_skipped[who] = {i for i in skipped if i in new.study_pending.get(who, {})}
     for item_id, leases in old.leases.items():
@@ -347,7 +347,7 @@ def _done_annotators(db: Store | Tx, item_id: int) -> set[int]:
     return {r[0] for r in rows}
 
 
-def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
+def _load_pool(db: Store | Tx, dataset_id: int) -> Pool:
     pool = _scheduler(db).new_pool()
     # flat arrays, not a dict and a list of Python ints: ~12 bytes an open item instead of ~140
     pool.target = load_open_targets(db, dataset_id)  # type: ignore[assignment]
@@ -378,7 +378,7 @@ def _load_pool(db: Store | Tx, dataset_id: int) -> _Pool:
     return pool
 
 
-def _load_studies(db: Store | Tx, dataset_id: int, pool: _Pool) -> None:
+def _load_studies(db: Store | Tx, dataset_id: int, pool: Pool) -> None:
     """Every study assignment of the dataset; those without the rater's label yet are pending."""
     for study_id, item_id, annotator_id, labelled in db.fetchall(
         "SELECT a.study_id, a.item_id, a.annotator_id, EXISTS (SELECT 1 FROM study_labels l "
@@ -392,7 +392,7 @@ def _load_studies(db: Store | Tx, dataset_id: int, pool: _Pool) -> None:
             pool.study_pending.setdefault(int(annotator_id), {})[int(item_id)] = int(study_id)
 
 
-def _load_gold(db: Store | Tx, dataset_id: int, pool: _Pool) -> None:
+def _load_gold(db: Store | Tx, dataset_id: int, pool: Pool) -> None:
     dataset = get_dataset(db, dataset_id)
     pool.gold_share = int(dataset.setting("gold_percent")) / 100.0 if dataset is not None else 0.0
     pool.gold = {
@@ -444,7 +444,7 @@ def claim_next(
         return Claim(gold if gold is not None else item_id, resumed=False)
 
 
-def _next_open(pool: _Pool, annotator_id: int, now: datetime) -> int | None:
+def _next_open(pool: Pool, annotator_id: int, now: datetime) -> int | None:
     """The item the rules give this annotator next (not leased yet)."""
     for item_id in pool.started:
         if pool.eligible(item_id, annotator_id, now):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from store.cache import MISS
 from store.errors import StoreRequestError, written
 from tasks import EARLIEST_ERROR, TASKS, spec_for
+from tasks.base import ANNOTATOR_DEFAULTS
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -27,9 +28,7 @@ __all__ = [
 
 # Defaults per task. earliest_error follows ProcessBench: 3 annotators, one more at a time up to 5.
 DEFAULT_SETTINGS: dict[str, Any] = {
-    "annotators_per_item": 1,
-    "quorum": 3,
-    "max_annotators": 5,
+    **ANNOTATOR_DEFAULTS,  # tasks/base.py: 3 agreeing labels within 5 annotators, 1 per item elsewhere
     "lease_seconds": 900,
     "allow_corrections": 1,  # 0: a label, once saved, cannot be corrected by its annotator
     "max_payload_bytes": 64_000,  # a label's size as JSON

@@ -2,7 +2,10 @@
 
 StoreUnavailableError: the database cannot be used (locked by another process, missing folder,
 full disk, closed); nothing was stored. StoreRequestError: a request the store refuses (an unknown
-name, a bad setting, a bad line of an import); its message names what is wrong and where.
+name, a bad setting, a bad line of an import); its message names what is wrong and where. Its
+kinds say which refusal it is, so that the services turn each into their own error by its type
+(services.errors.from_store), never by its text: StoreNotFoundError (the row named does not exist),
+StoreStateError (the row is not in a state that allows the request).
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ __all__ = [
     "StoreConflictError",
     "StoreError",
     "StoreLockedError",
+    "StoreNotFoundError",
     "StoreOpenError",
     "StoreRequestError",
+    "StoreStateError",
     "StoreUnavailableError",
     "written",
 ]
@@ -50,6 +55,14 @@ class StoreConflictError(StoreError):
 
 class StoreRequestError(StoreError, ValueError):
     """A request the store refuses; the message is for the user who made it."""
+
+
+class StoreNotFoundError(StoreRequestError):
+    """The row a request names (a job, an item, a dataset) does not exist."""
+
+
+class StoreStateError(StoreRequestError):
+    """The row a request names is not in a state that allows it (e.g. a retry of a job that is not failed)."""
 
 
 def written(value: T | None, what: str) -> T:

@@ -17,14 +17,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from store.errors import StoreRequestError, written
+from store.errors import StoreNotFoundError, StoreRequestError, StoreStateError, written
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
 __all__ = [
+    "BACKOFF_SECONDS",
     "Job",
     "JobError",
+    "JobNotFailed",
+    "JobNotFound",
     "beat",
     "claim",
     "enqueue",
@@ -50,8 +53,19 @@ _COLUMNS = (
 )
 
 
+BACKOFF_SECONDS = 30.0  # a failed attempt's first wait; it doubles with each attempt (fail)
+
+
 class JobError(StoreRequestError):
-    """A job request that cannot be done (unknown job, a job that is not failed)."""
+    """A job request that cannot be done: JobNotFound or JobNotFailed."""
+
+
+class JobNotFound(JobError, StoreNotFoundError):
+    """There is no job of that id."""
+
+
+class JobNotFailed(JobError, StoreStateError):
+    """Only a failed job can be retried."""
 
 
 @dataclass(frozen=True)
@@ -189,14 +203,19 @@ def finish(
 
 
 def fail(
-    store: Store, job_id: int, worker: str, error: str, now: datetime, backoff_seconds: float = 30.0
+    store: Store,
+    job_id: int,
+    worker: str,
+    error: str,
+    now: datetime,
+    backoff_seconds: float = BACKOFF_SECONDS,
 ) -> Job:
     """A failed attempt: queued again after backoff_seconds * 2^(attempts - 1), or failed for good at
     its attempt limit. The error is kept with the job's earlier ones."""
     with store.writing() as tx:
         job = get_job(tx, job_id)
         if job is None:
-            raise JobError(f"there is no job {job_id}")
+            raise JobNotFound(f"there is no job {job_id}")
         if job.status != "running" or job.claimed_by != worker:
             return job  # released or retried meanwhile: this worker's failure no longer applies
         errors = [*job.errors, f"attempt {job.attempts}: {error}"][-20:]
@@ -241,9 +260,11 @@ def retry(store: Store, now: datetime, job_id: int | None = None) -> int:
         if job_id is not None:
             job = get_job(tx, job_id)
             if job is None:
-                raise JobError(f"there is no job {job_id}")
+                raise JobNotFound(f"there is no job {job_id}")
             if job.status != "failed":
-                raise JobError(f"job {job_id} is {job.status}, not failed: only a failed job can be retried")
+                raise JobNotFailed(
+                    f"job {job_id} is {job.status}, not failed: only a failed job can be retried"
+                )
         where, params = ("id = ?", [job_id]) if job_id is not None else ("status = 'failed'", [])
         count = int(tx.scalar(f"SELECT count(*) FROM jobs WHERE {where}", params) or 0)
         tx.execute(

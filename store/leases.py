@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from store.assignments import Scheduler, _Pool
+from store.assignments import Pool, Scheduler
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -77,7 +77,7 @@ class _ClaimLock:
             self._lock.release()
 
 
-class _SharedPool(_Pool):
+class SharedPool(Pool):
     """A pool whose leases are rows of the database, checked against every replica's work."""
 
     store: Store
@@ -174,12 +174,12 @@ class SharedScheduler(Scheduler):
         self.lock = _ClaimLock(store)  # type: ignore[assignment]
         self._checked: dict[int, tuple[float, tuple[object, ...]]] = {}
 
-    def new_pool(self) -> _Pool:
-        pool = _SharedPool()
+    def new_pool(self) -> Pool:
+        pool = SharedPool()
         pool.store = self._store
         return pool
 
-    def pool(self, db: Store | Tx, dataset_id: int) -> _Pool:
+    def pool(self, db: Store | Tx, dataset_id: int) -> Pool:
         """The dataset's pool, reloaded when another replica changed its items, settings or gold."""
         with self.lock:
             now = time.monotonic()

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ItemState", "get_item_state", "items_in_state", "set_item_state", "states_frame"]
 
-OPEN = "open"
-
 
 @dataclass(frozen=True)
 class ItemState:

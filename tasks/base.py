@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "ANNOTATOR_DEFAULTS",
+    "MAX_ANNOTATORS",
     "NO_ERROR",
+    "QUORUM",
     "Choice",
     "Decision",
     "Item",
@@ -34,6 +37,12 @@ __all__ = [
 ]
 
 NO_ERROR = -1  # ProcessBench's label for "all steps are correct"
+# How many annotators an item gets, by default, in every task: the one home of these numbers.
+# ProcessBench: 3 agreeing labels, one more annotator at a time up to 5 (an escalating task's rule);
+# a task that does not escalate gives each item annotators_per_item.
+QUORUM = 3
+MAX_ANNOTATORS = 5
+ANNOTATOR_DEFAULTS = {"annotators_per_item": 1, "quorum": QUORUM, "max_annotators": MAX_ANNOTATORS}
 
 
 class PayloadError(ValueError):
@@ -286,7 +295,7 @@ def choices_spec(
         name=name,
         title=title,
         choices=choices,
-        defaults={"annotators_per_item": 1, "quorum": 3, "max_annotators": 5},
+        defaults=dict(ANNOTATOR_DEFAULTS),
         export_formats=export_formats,
         validate_label=validate,
         decide_item=decide,

@@ -13,7 +13,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tasks.base import NO_ERROR, Decision, Item, PayloadError, TaskSpec, solution_length
+from tasks.base import (
+    ANNOTATOR_DEFAULTS,
+    MAX_ANNOTATORS,
+    NO_ERROR,
+    QUORUM,
+    Decision,
+    Item,
+    PayloadError,
+    TaskSpec,
+    solution_length,
+)
 
 __all__ = ["SPEC", "Consensus", "earliest_error_consensus"]
 
@@ -29,7 +39,9 @@ class Consensus:
     n_labels: int  # labels received
 
 
-def earliest_error_consensus(labels: Sequence[Any], quorum: int = 3, max_annotators: int = 5) -> Consensus:
+def earliest_error_consensus(
+    labels: Sequence[Any], quorum: int = QUORUM, max_annotators: int = MAX_ANNOTATORS
+) -> Consensus:
     """ProcessBench's rule: ``quorum`` agreeing labels within ``max_annotators``.
 
     Labels are read in arrival order; the item settles on the first prefix that decides it, and
@@ -69,8 +81,8 @@ def _validate(payload: Mapping[str, Any], item: Item) -> dict[str, Any]:
 def _decide(labels: list[dict[str, Any]], target: int, settings: Mapping[str, Any], item: Item) -> Decision:
     result = earliest_error_consensus(
         [int(p["earliest_error"]) for p in labels],
-        quorum=int(settings.get("quorum", 3)),
-        max_annotators=int(settings.get("max_annotators", 5)),
+        quorum=int(settings.get("quorum", QUORUM)),
+        max_annotators=int(settings.get("max_annotators", MAX_ANNOTATORS)),
     )
     status = "open" if result.status == "pending" else result.status
     decision: dict[str, Any] = {"label": result.label, "labels": len(labels)}
@@ -84,7 +96,7 @@ SPEC = TaskSpec(
     name="earliest_error",
     title="Earliest error",
     choices={},
-    defaults={"annotators_per_item": 1, "quorum": 3, "max_annotators": 5},
+    defaults=dict(ANNOTATOR_DEFAULTS),
     export_formats=("processbench", "processbench-all"),
     validate_label=_validate,
     decide_item=_decide,

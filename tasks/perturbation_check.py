@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.base import Choice, Decision, Item, NumberSetting, PayloadError, TaskSpec
+from tasks.base import ANNOTATOR_DEFAULTS, Choice, Decision, Item, NumberSetting, PayloadError, TaskSpec
 
 __all__ = ["CHECKLISTS", "CHOICES", "PERTURBATION_TYPES", "SPEC", "checklist_of", "perturbation_of"]
 
@@ -88,7 +88,7 @@ SPEC = TaskSpec(
     name="perturbation_check",
     title="Perturbation check",
     choices=CHOICES,
-    defaults={"annotators_per_item": 1, "quorum": 3, "max_annotators": 5},
+    defaults=dict(ANNOTATOR_DEFAULTS),
     export_formats=(),
     validate_label=_validate,
     decide_item=_decide,

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.base import Choice, Decision, Item, NumberSetting, PayloadError, TaskSpec
+from tasks.base import ANNOTATOR_DEFAULTS, Choice, Decision, Item, NumberSetting, PayloadError, TaskSpec
 
 __all__ = [
     "CRITERIA",
@@ -243,7 +243,7 @@ SPEC = TaskSpec(
     name="quality_gate",
     title="Quality gate",
     choices={"verdict": VERDICT},
-    defaults={"annotators_per_item": 1, "quorum": 3, "max_annotators": 5},
+    defaults=dict(ANNOTATOR_DEFAULTS),
     export_formats=("crystal",),
     validate_label=_validate,
     decide_item=_decide,

@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.base import Choice, Decision, Item, PayloadError, TaskSpec, choose, majority_vote
+from tasks.base import (
+    ANNOTATOR_DEFAULTS,
+    Choice,
+    Decision,
+    Item,
+    PayloadError,
+    TaskSpec,
+    choose,
+    majority_vote,
+)
 
 __all__ = ["CHOICES", "FEATURES", "OPTIONS", "RULING", "RULINGS", "SPEC"]
 
@@ -123,7 +132,7 @@ SPEC = TaskSpec(
     name="step_review",
     title="Step review",
     choices=CHOICES,
-    defaults={"annotators_per_item": 1, "quorum": 3, "max_annotators": 5},
+    defaults=dict(ANNOTATOR_DEFAULTS),
     export_formats=("prmbench",),
     validate_label=_validate,
     decide_item=_decide,

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from services.compose import compose
 from services.demo import DEMO_DIR, populate_demo
 from store import Store
 from tests.pg_support import PostgresServer, find_bin
+
+compose()  # as app.py does: the default follow-ups of a decision and the job runners (services/hooks.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 _SHARED = ROOT.parent / "shared" / "data"

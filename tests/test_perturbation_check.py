@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from services import annotate, jobs, perturbation
+from services import annotate, generator_settings, jobs, perturbation
 from services.errors import InvalidInput, NotAllowed, ServiceError
 from store import Store, datasets, items, state, users
 from store import jobs as queue
@@ -92,7 +92,7 @@ def test_a_failed_image_check_comes_back_with_a_new_variant_of_the_same_image(de
 
 @pytest.mark.parametrize("kind", ["synonym", "syntactic"])
 def test_text_variants_record_candidates_and_the_one_transformation(demo_store: Store, kind: str) -> None:
-    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
     perturbation.create_check_dataset(demo_store, None, "mathvista-quality-gate", "txt", kind, limit=2)
     jobs.run_pending(demo_store)
     shown = _check(demo_store, "cleo", "txt", kind, passes=True)
@@ -173,7 +173,7 @@ def test_the_panel_shows_the_transformation_and_a_failed_check_brings_a_new_vari
     from ui.panels import jobs as jobs_panel
     from ui.panels import perturbation_check as panel
 
-    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
     ctx = AppContext(store=demo_store)
     users.add_user(demo_store, "cleo", "annotator")
     users.add_user(demo_store, "ada", "admin")
@@ -210,14 +210,14 @@ def test_the_panel_shows_the_transformation_and_a_failed_check_brings_a_new_vari
 def test_reapply_from_the_remaining_candidates_draws_another_without_a_new_generation(
     demo_store: Store,
 ) -> None:
-    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
     perturbation.create_check_dataset(
         demo_store, None, "mathvista-quality-gate", "rest", "syntactic", limit=1
     )
     datasets.update_settings(demo_store, "rest", {"reapply": "remaining", "image_draw": "per_image"})
     jobs.run_pending(demo_store)
     first = _check(demo_store, "cleo", "rest", "syntactic", passes=False)
-    jobs.configure(demo_store, None, {"backend": "none"})  # a new generation would fail now
+    generator_settings.configure(demo_store, None, {"backend": "none"})  # a new generation would fail now
     assert jobs.run_pending(demo_store).done == 1
     again = items.get_item(demo_store, first.item_id)
     assert again is not None

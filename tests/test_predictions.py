@@ -371,7 +371,7 @@ def test_crs_counts_only_steps_whose_perturbed_variant_passed_its_check(
     import sys
 
     from qc.confidence import confidence_scores
-    from services import jobs, perturbation
+    from services import generator_settings, jobs, perturbation
     from tests.gold_support import label_items
     from tests.test_perturbation_check import _check
 
@@ -391,7 +391,7 @@ def test_crs_counts_only_steps_whose_perturbed_variant_passed_its_check(
     )
     # The check dataset's first units are the first steps of the first item (the one scored here).
     fake = [sys.executable, str(Path(__file__).parent / "fake_generator.py")]
-    jobs.configure(demo_store, None, {"backend": "command", "command": fake})
+    generator_settings.configure(demo_store, None, {"backend": "command", "command": fake})
     perturbation.create_check_dataset(demo_store, None, name, "syn", "synonym", role="modified", limit=2)
     jobs.run_pending(demo_store)
     first = _check(demo_store, "cleo", "syn", "synonym", passes=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from services import annotate, jobs, regeneration
+from services import annotate, generator_settings, jobs, regeneration
 from services.annotate import now_utc
 from services.demo import populate_demo
 from store import Store, items, state, users
@@ -77,7 +77,7 @@ def _back_in_the_gate_and_accepted(store: Store, before: items.ItemView) -> item
 
 
 def test_a_reject_comes_back_regenerated_by_the_command_backend(demo_store: Store) -> None:
-    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
     before = _reject_one(demo_store)
     (job,) = queue.list_jobs(demo_store)
     assert (job.kind, job.status, job.loop) == ("regenerate", "queued", "loop2")
@@ -142,7 +142,7 @@ def chat() -> Iterator[_ChatServer]:
 def test_a_reject_comes_back_regenerated_by_the_http_backend_through_errors_and_timeouts(
     demo_store: Store, chat: _ChatServer
 ) -> None:
-    jobs.configure(
+    generator_settings.configure(
         demo_store,
         None,
         {"backend": "http", "base_url": chat.url, "model": "tiny", "api_key": "k-1", "timeout_seconds": "1"},
@@ -174,7 +174,7 @@ def test_a_reject_comes_back_regenerated_by_the_http_backend_through_errors_and_
 def test_a_job_stops_at_its_attempt_limit_and_an_admin_sees_why_and_retries(
     demo_store: Store, chat: _ChatServer
 ) -> None:
-    jobs.configure(demo_store, None, {"backend": "http", "base_url": chat.url, "model": "m"})
+    generator_settings.configure(demo_store, None, {"backend": "http", "base_url": chat.url, "model": "m"})
     before = _reject_one(demo_store)
     chat.mode = "prose"
     summary = jobs.run_pending(demo_store, backoff_seconds=0.0)
@@ -204,7 +204,7 @@ def test_a_restart_mid_job_loses_nothing_and_repeats_nothing_finished(tmp_path: 
     path = tmp_path / "restart.duckdb"
     store = Store(path)
     populate_demo(store)
-    jobs.configure(store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(store, None, {"backend": "command", "command": FAKE})
     first = _reject_one(store)
     second = _reject_one(store, "rolf")
     assert jobs.run_pending(store, limit=1).done == 1  # the first finished before the restart
@@ -235,7 +235,9 @@ def test_command_backend_errors_say_what_the_program_said(demo_store: Store, mon
         ("garbage", "not JSON", "60"),  # not 1 s: a loaded machine took longer to start the program
         ("slow", "1 s", "1"),
     ):
-        jobs.configure(demo_store, None, {"backend": "command", "command": FAKE, "timeout_seconds": timeout})
+        generator_settings.configure(
+            demo_store, None, {"backend": "command", "command": FAKE, "timeout_seconds": timeout}
+        )
         monkeypatch.setenv("FAKE_GENERATOR_MODE", mode)
         jobs.run_pending(demo_store, backoff_seconds=0.0, limit=1)
         assert expected in (queue.list_jobs(demo_store)[0].error or "")
@@ -247,22 +249,24 @@ def test_the_web_never_sets_the_command_and_only_admins_configure(demo_store: St
     admin = users.add_user(demo_store, "ada", "admin")
     annotator = users.add_user(demo_store, "ann", "annotator")
     with pytest.raises(InvalidInput, match="command line only"):
-        jobs.configure(demo_store, admin, {"command": "rm -rf /"})
+        generator_settings.configure(demo_store, admin, {"command": "rm -rf /"})
     with pytest.raises(NotAllowed):
-        jobs.configure(demo_store, annotator, {"backend": "http"})
+        generator_settings.configure(demo_store, annotator, {"backend": "http"})
     with pytest.raises(NotAllowed):
         jobs.list_jobs(demo_store, annotator)
-    shown = jobs.shown_settings(
-        jobs.configure(demo_store, admin, {"api_key": "secret", "prompt.judge": "Judge $steps"})
+    shown = generator_settings.shown_settings(
+        generator_settings.configure(demo_store, admin, {"api_key": "secret", "prompt.judge": "Judge $steps"})
     )
     assert shown["api_key"] == "set" and "secret" not in json.dumps(shown)
-    assert jobs.generator_config(demo_store).prompt("judge") == "Judge $steps"
+    assert generator_settings.generator_config(demo_store).prompt("judge") == "Judge $steps"
 
 
 def test_loop_one_judges_a_regenerated_version_before_people_and_flags_it_past_its_attempts(
     demo_store: Store, monkeypatch
 ) -> None:
-    jobs.configure(demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE})
+    generator_settings.configure(
+        demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE}
+    )
     passed = _reject_one(demo_store)
     jobs.run_pending(demo_store)
     kinds = [(j.kind, j.loop, j.status) for j in queue.item_jobs(demo_store, passed.item_id)]
@@ -311,7 +315,9 @@ def test_the_jobs_verbs_configure_run_list_and_retry(tmp_path: Path, capsys) -> 
     db = str(tmp_path / "cli.duckdb")
     with Store(db) as store:
         populate_demo(store)
-        jobs.configure(store, None, {"job_max_attempts": 1})  # jobs made from now on get one attempt
+        generator_settings.configure(
+            store, None, {"job_max_attempts": 1}
+        )  # jobs made from now on get one attempt
         before = _reject_one(store)
 
     def run(*argv: str) -> tuple[int, str, str]:
@@ -365,7 +371,7 @@ def test_the_app_killed_mid_job_runs_it_again_on_restart_and_stores_one_version(
     db = tmp_path / "killed.duckdb"
     with Store(db) as store:
         populate_demo(store)
-        jobs.configure(store, None, {"backend": "command", "command": FAKE})
+        generator_settings.configure(store, None, {"backend": "command", "command": FAKE})
         before = _reject_one(store)
     monkeypatch.setenv("FAKE_GENERATOR_MODE", "slow")  # the generator is mid-answer when the app dies
     with running(db, "--no-demo") as server:
@@ -389,14 +395,14 @@ def test_the_app_killed_mid_job_runs_it_again_on_restart_and_stores_one_version(
 def test_every_item_sent_back_is_listed_with_where_it_stands_and_loop_two_stops_at_its_cap(
     demo_store: Store,
 ) -> None:
-    jobs.configure(demo_store, None, {"loop2_max_restarts": 1, "job_max_attempts": 1})
+    generator_settings.configure(demo_store, None, {"loop2_max_restarts": 1, "job_max_attempts": 1})
     first = _reject_one(demo_store)  # no backend: its job fails, saying why
     jobs.run_pending(demo_store)
     admin = users.add_user(demo_store, "ada", "admin")
     (row,) = jobs.standing(demo_store, admin)
     assert row["item"] == first.external_id and row["standing"] == "job failed"
     assert "no generator is configured" in row["reason"]
-    jobs.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
     jobs.retry(demo_store, admin)
     jobs.run_pending(demo_store)
     assert jobs.standing(demo_store, admin) == []  # back in the gate, open
@@ -411,7 +417,9 @@ def test_every_item_sent_back_is_listed_with_where_it_stands_and_loop_two_stops_
 def test_loop_one_judges_imported_items_before_people_and_counts_its_attempts_per_round(
     demo_store: Store, monkeypatch
 ) -> None:
-    jobs.configure(demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE})
+    generator_settings.configure(
+        demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE}
+    )
     monkeypatch.setenv("FAKE_GENERATOR_MODE", "judge_fail")
     ds = annotate.dataset_for(demo_store, GATE)
     total = len(items.item_ids(demo_store, ds.id))
@@ -462,7 +470,7 @@ def test_with_a_judge_configured_imported_gate_items_go_to_it_before_people(tmp_
     from services import data
 
     with Store(tmp_path / "judged.duckdb") as store:
-        jobs.configure(store, None, {"judge_backend": "command", "command": FAKE})
+        generator_settings.configure(store, None, {"judge_backend": "command", "command": FAKE})
         outcome = data.import_file(
             store, None, ROOT / "demo_data" / "crystal_demo.jsonl", format="crystal", dataset="judged"
         )

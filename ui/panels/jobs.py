@@ -12,7 +12,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from services import jobs, perturbation, statistics
+from services import generator_settings, jobs, perturbation, statistics
 from services.errors import ServiceError
 from tasks import TASKS
 from tasks.perturbation_check import PERTURBATION_TYPES
@@ -47,8 +47,8 @@ def on_refresh(ctx: AppContext, status: str | None, request: gr.Request) -> dict
     user = require_admin(ctx, request)
     try:
         wanted = None if status in (None, "", "all") else status
-        config = jobs.generator_config(ctx.store)
-        shown = jobs.shown_settings(config)
+        config = generator_settings.generator_config(ctx.store)
+        shown = generator_settings.shown_settings(config)
         sources = [n for task in TASKS for n in statistics.dataset_names(ctx.store, task)]
         return {
             "jobs_table": _frame(jobs.job_rows(ctx.store, user, wanted), "No jobs."),
@@ -113,7 +113,7 @@ def on_save_settings(
     if api_key:
         changes["api_key"] = api_key
     try:
-        jobs.configure(ctx.store, user, changes)
+        generator_settings.configure(ctx.store, user, changes)
     except ServiceError as exc:
         return {"status_line": refusal(str(exc))}
     return {
@@ -125,14 +125,14 @@ def on_save_settings(
 
 def on_prompt_kind(ctx: AppContext, kind: str, request: gr.Request) -> dict[str, Any]:
     require_admin(ctx, request)
-    return {"prompt": jobs.generator_config(ctx.store).prompt(kind) if kind in KINDS else ""}
+    return {"prompt": generator_settings.generator_config(ctx.store).prompt(kind) if kind in KINDS else ""}
 
 
 def on_save_prompt(ctx: AppContext, kind: str, text: str, request: gr.Request) -> dict[str, Any]:
     """Save the prompt template of a job kind; an empty text restores the default."""
     user = require_admin(ctx, request)
     try:
-        config = jobs.configure(ctx.store, user, {f"prompt.{kind}": text or ""})
+        config = generator_settings.configure(ctx.store, user, {f"prompt.{kind}": text or ""})
     except ServiceError as exc:
         return {"status_line": refusal(str(exc))}
     return {"prompt": config.prompt(kind), "status_line": said(f"Prompt for {kind} jobs saved.")}
