@@ -472,7 +472,8 @@ def items_for_coefficient(
 ) -> CheckedSize:
     """The items a simulated coefficient needs for ``target``: the fitted size, checked on draws of
     its own (stream 1, CHECK_SIMS_FACTOR times the studies) and stepped up by the 1/sqrt(n) law until
-    half-width + CHECK_Z * its simulation error <= target. Never stepped down: a fit that overshoots stays (its promise holds)."""
+    half-width + CHECK_Z * its simulation error <= target. Never stepped down: a fit that overshoots
+    stays (its promise holds)."""
     fitted = _search_items(statistic, target, raters, shares, agreement, confidence, level, n_sims, seed)
     n = fitted
     sims = max(n_sims, min(CHECK_SIMS_FACTOR * n_sims, CHECK_SIMS_CAP))
