@@ -48,7 +48,7 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from exports import EXPORT_FORMATS
-    from store.importers import FORMATS
+    from importers import FORMATS
     from store.users import ROLES
     from tasks import TASKS
 
@@ -445,8 +445,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from commands import make_encoder, run_captured
     from services import drafts
+    from services.demo import populate_demo
     from store import users
-    from store.demo import populate_demo
     from ui.app import build_app, launch_kwargs
     from ui.context import LOCAL, TEAM, AppContext, WebSettings
     from ui.web.control import new_token, remove_control_file, write_control_file
@@ -462,8 +462,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     store = _open_store(args)
     from store.memory import release_freed_memory_in_background
 
-    if store.path is not None:  # a DuckDB file: a PostgreSQL server's memory is its own
-        release_freed_memory_in_background(store)
+    release_freed_memory_in_background(store)  # a database in this process (DuckDB): a server's is its own
     if mode == TEAM and not any(u.has_password for u in users.list_users(store)):
         store.close()
         sys.exit(
@@ -502,9 +501,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         else "Log in with your stepgate annotator name and password."
     )
     print(f"stepgate: serving {store.location} on http://{args.host}:{args.port} ({mode} mode)", flush=True)
-    # Verbs beside a running app reach it through this file; over PostgreSQL they open the server.
-    if store.path is not None:
-        write_control_file(store.path, args.port, ctx.control_token or "")
+    # Verbs beside a running app reach it through a file beside the database it holds alone (DuckDB);
+    # where other processes may open the database (PostgreSQL), they open it themselves.
+    control = store.engine.file if store.engine.exclusive else None
+    if control is not None:
+        write_control_file(control, args.port, ctx.control_token or "")
     # uvicorn shuts down gracefully on SIGTERM, then raises the signal again: let that end in
     # SystemExit, so the control file goes and the store closes instead of the process just dying.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -522,8 +523,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if worker is not None:
             worker.stop()
-        if store.path is not None:
-            remove_control_file(store.path)
+        if control is not None:
+            remove_control_file(control)
         store.close()
     return 0
 

@@ -76,6 +76,8 @@ def cmd_export(args: argparse.Namespace, store: Store) -> int:
     )
     matched = f" of the {len(items.item_ids)} item(s) the filter matches" if items is not None else ""
     print(f"wrote {written.rows} row(s){matched} to {written.path} (manifest: {written.manifest})")
+    if written.left_out:
+        print(f"left out (not datasets of {args.format}'s task): {', '.join(written.left_out)}")
     return 0
 
 
@@ -99,7 +101,7 @@ def cmd_users(args: argparse.Namespace, store: Store) -> int:
     if args.users_verb == "add":
         password = None if args.no_password else _password(args.password, args.name)
         if password is not None and len(password) < users.MIN_PASSWORD:
-            sys.exit("error: a password needs at least 8 characters; nothing was changed")
+            sys.exit(f"error: a password needs at least {users.MIN_PASSWORD} characters; nothing was changed")
         user = users.add(store, None, args.name, args.role, password)
         print(f"added {user.name} ({user.role}{', no password' if password is None else ''})")
     elif args.users_verb == "list":

@@ -112,8 +112,8 @@ def measure(workdir: Path, n: int, engine: str = "duckdb") -> list[tuple[str, fl
     from services import browse
     from services.browse import BrowseFilter
     from services.exports import export
+    from services.imports import import_file
     from store import Store, users
-    from store.imports import import_file
 
     source = workdir / f"items-{n}.jsonl"
     make_items(source, n)

@@ -73,9 +73,9 @@ def _gate_file(folder: Path, copies: int = 10) -> Path:
 
 
 def _prepare(folder: Path) -> Path:
+    from services.imports import import_file
     from store import Store
     from store.datasets import update_settings
-    from store.imports import import_file
     from store.users import add_user
 
     db = folder / "browser-bench.duckdb"

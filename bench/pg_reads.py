@@ -53,8 +53,8 @@ SNAPSHOT_TABLES = (
 
 
 def _fill(location: str | Path, source: Path, data_dir: Path) -> None:
+    from services.imports import import_file
     from store import Store, users
-    from store.imports import import_file
 
     with Store(location, data_dir=data_dir) as store:
         import_file(store, source, format="processbench", dataset=DATASET)

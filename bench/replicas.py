@@ -244,8 +244,8 @@ def lock_sampler(url: str, key: int, every: float = 0.01) -> Iterator[dict[str, 
 
 
 def _prepare(store: Any, source: Path, names: list[str]) -> None:
+    from services.imports import import_file
     from store import users
-    from store.imports import import_file
 
     import_file(store, source, format="processbench", dataset=DATASET)
     for name in names:

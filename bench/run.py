@@ -83,8 +83,8 @@ def percentiles(samples: list[float]) -> tuple[float, float, float]:
 
 
 def timed_import(db: Path, source: Path) -> tuple[float, int]:
+    from services.imports import import_file
     from store import Store
-    from store.imports import import_file
 
     with Store(db) as store:
         started = time.perf_counter()

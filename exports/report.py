@@ -29,6 +29,8 @@ __all__ = [
     "coefficient_order",
     "finite_number",
     "format_ci",
+    "md_cell",
+    "md_table",
     "paradox_warning",
     "report_csv",
     "report_json",
@@ -234,18 +236,20 @@ def paradox_warning(report: ReportTables) -> str:
     )
 
 
-def _cell(value: Any) -> str:
+def md_cell(value: Any) -> str:
+    """A value as one Markdown table cell: numbers to 3 places, text escaped, one line, pipes escaped."""
     if isinstance(value, float):
         return "n/a" if math.isnan(value) else f"{value:.3f}"
     text = html.escape(str(value), quote=False)
     return re.sub(r"[\r\n]+", " ", text).replace("|", "\\|")
 
 
-def _md_table(frame: pd.DataFrame) -> str:
+def md_table(frame: pd.DataFrame) -> str:
+    """A frame as a Markdown table of md_cell cells ("_none yet_" when empty)."""
     if frame.empty:
         return "_none yet_\n"
-    lines = ["| " + " | ".join(_cell(c) for c in frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    lines = ["| " + " | ".join(md_cell(c) for c in frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
 
@@ -282,32 +286,32 @@ def _table2_records(table2: pd.DataFrame) -> list[dict[str, Any]]:
 def report_markdown(report: ReportTables) -> str:
     """The whole report as one Markdown page."""
     out = [
-        f"# QC report: {_cell(report.scope)}\n",
-        f"Dataset **{_cell(report.dataset)}** ({report.task}); {report.n_labels} labels by "
+        f"# QC report: {md_cell(report.scope)}\n",
+        f"Dataset **{md_cell(report.dataset)}** ({report.task}); {report.n_labels} labels by "
         f"{len(report.annotators)} annotators; {report.ci_label} intervals ({interval_note(report)}); "
         f"generated {report.generated_at}.\n",
         "## Agreement per field\n",
     ]
     notes: list[str] = getattr(report, "notes", [])  # a study's progress; if sequential, why it stopped
-    out[-1:-1] = [f"{_cell(note)}\n" for note in notes]
+    out[-1:-1] = [f"{md_cell(note)}\n" for note in notes]
     warning = paradox_warning(report)
     if warning:
         out.append(f"> **Warning.** {warning}\n")
-    out.append(_md_table(agreement_display(report)))
+    out.append(md_table(agreement_display(report)))
     if len(report.by_position):
-        out += ["\n## Earliest error: agreement by step position\n", _md_table(report.by_position)]
-    out += ["\n## Agreement by error type\n", _md_table(report.by_error_type)]
+        out += ["\n## Earliest error: agreement by step position\n", md_table(report.by_position)]
+    out += ["\n## Agreement by error type\n", md_table(report.by_error_type)]
     for field, matrix in report.pairwise.items():
         out += [
-            f"\n## Pairwise observed agreement: {_cell(field)}\n",
-            _md_table(matrix.reset_index(names="annotator")),
+            f"\n## Pairwise observed agreement: {md_cell(field)}\n",
+            md_table(matrix.reset_index(names="annotator")),
         ]
-    out += ["\n## Annotators\n", _md_table(report.quality), f"\nOutlier rules: {report.outlier_rules}\n"]
-    out += ["\n## Consensus states by dataset\n", _md_table(report.states_by_dataset)]
+    out += ["\n## Annotators\n", md_table(report.quality), f"\nOutlier rules: {report.outlier_rules}\n"]
+    out += ["\n## Consensus states by dataset\n", md_table(report.states_by_dataset)]
     if not report.table2.empty:
-        out += ["\n## ProcessBench Table 2\n", f"{TABLE2_NOTE}\n", _md_table(table2_display(report.table2))]
+        out += ["\n## ProcessBench Table 2\n", f"{TABLE2_NOTE}\n", md_table(table2_display(report.table2))]
     if len(report.gating):
-        out += ["\n## Rejections and regeneration\n", _md_table(report.gating)]
+        out += ["\n## Rejections and regeneration\n", md_table(report.gating)]
     out += ["\n## Methods\n", *(f"- {note}" for note in METHOD_NOTES)]
     return "\n".join(out)
 

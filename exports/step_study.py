@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from exports.report import _cell, _md_table
+from exports.report import md_cell, md_table
 
 __all__ = ["STUDY_REPORT_FORMATS", "study_report_csv", "study_report_markdown", "write_study_report"]
 
@@ -36,10 +36,10 @@ def _shown(frame: pd.DataFrame) -> pd.DataFrame:
 def study_report_markdown(report: Any) -> str:
     humans, cal = report.humans, report.calibration
     lines = [
-        f"# Step-match study {_cell(report.dataset)}: CRYSTAL Table S1",
+        f"# Step-match study {md_cell(report.dataset)}: CRYSTAL Table S1",
         "",
-        f"- **Encoder:** {_cell(report.encoder)}",
-        f"- {_cell(report.note)}",
+        f"- **Encoder:** {md_cell(report.encoder)}",
+        f"- {md_cell(report.note)}",
         f"- Pairs: {report.pairs}, with a human label (majority of annotators; ties left out): {report.labelled}",
         f"- Human-human agreement over {humans.pairs} pairs with two or more labels ({humans.annotators} "
         f"annotators): observed {_num(humans.observed)}, Fleiss' kappa {_num(humans.fleiss_kappa)}, "
@@ -47,14 +47,14 @@ def study_report_markdown(report: Any) -> str:
     ]
     if cal is not None and not math.isnan(cal.threshold):
         lines.append(
-            f"- Calibrated threshold for {_cell(report.encoder)}: {cal.threshold:.2f} (95% interval "
+            f"- Calibrated threshold for {md_cell(report.encoder)}: {cal.threshold:.2f} (95% interval "
             f"{_num(cal.low, '.2f')}-{_num(cal.high, '.2f')}), kappa {_num(cal.kappa)}; Match F1 "
             f"{_num(report.f1_at_tau)} at 0.35, {_num(report.f1_calibrated)} at {cal.threshold:.2f}"
         )
-    lines += ["", "## Human vs encoder by similarity band (Table S1)", "", _md_table(_shown(report.table))]
-    lines += ["## By sampling band", "", _md_table(_shown(report.sampling))]
-    lines += ["## By model", "", _md_table(_shown(report.models))]
-    lines += ["## False and missed matches", "", _md_table(report.disagreements)]
+    lines += ["", "## Human vs encoder by similarity band (Table S1)", "", md_table(_shown(report.table))]
+    lines += ["## By sampling band", "", md_table(_shown(report.sampling))]
+    lines += ["## By model", "", md_table(_shown(report.models))]
+    lines += ["## False and missed matches", "", md_table(report.disagreements)]
     return "\n".join(lines)
 
 

@@ -4,7 +4,7 @@ Why a format of our own: the benchmark formats carry what their consumers read, 
 history. This one carries every item with all its versions (parent, reason, time), steps, fields,
 images, gating state, agreement studies and, optionally, the annotation log and the studies' own
 labels, so that `app.py import` brings it into a
-new database with nothing lost (store/importers/stepgate.py reads it back). docs/EXPORTS.md
+new database with nothing lost (importers/stepgate.py reads it back). docs/EXPORTS.md
 describes the lines.
 
 The output is canonical: keys sorted, rows in a fixed order (datasets by name, items by dataset

@@ -35,12 +35,16 @@ import pandas as pd
 
 __all__ = [
     "LEVELS",
+    "alpha_values",
+    "as_ratings_array",
     "category_counts",
     "cohen_kappa",
     "encode_labels",
     "fleiss_kappa",
     "fleiss_kappa_from_counts",
     "gwet_ac1",
+    "is_kappa_paradox",
+    "item_agreement",
     "kappa_paradox",
     "krippendorff_alpha",
     "observed_agreement",
@@ -56,7 +60,8 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 _EPS = 1e-12
 
 
-def _as_2d(ratings: Any) -> np.ndarray:
+def as_ratings_array(ratings: Any) -> np.ndarray:
+    """Ratings (list of lists, numpy array or DataFrame) as a 2-D items x annotators array; text as objects."""
     if isinstance(ratings, pd.DataFrame):
         arr = ratings.to_numpy()
     elif isinstance(ratings, np.ndarray):
@@ -86,7 +91,7 @@ def encode_labels(ratings: Any, order: Sequence[Any] | None = None) -> tuple[np.
     Categories are ``order`` when given (a label outside it raises ValueError), else the sorted
     distinct labels; integral numeric labels come back as ints.
     """
-    arr = _as_2d(ratings)
+    arr = as_ratings_array(ratings)
     flat = arr.ravel()
     numeric = arr.dtype.kind in "iuf"
     if numeric:
@@ -135,7 +140,7 @@ def _counts(ratings: Any, order: Sequence[Any] | None = None) -> tuple[np.ndarra
     return category_counts(codes, len(categories)), len(categories)
 
 
-def _item_agreement(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def item_agreement(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per item: share of agreeing annotator pairs, and whether the item has >= 2 ratings."""
     m = counts.sum(axis=1)
     pairable = m >= 2
@@ -146,7 +151,7 @@ def _item_agreement(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def observed_agreement(ratings: Any) -> float:
     """Mean over items (>= 2 ratings) of the share of agreeing pairs: P-bar of Fleiss 1971, Psychol. Bull. 76:378-382."""
-    agree, pairable = _item_agreement(_counts(ratings)[0])
+    agree, pairable = item_agreement(_counts(ratings)[0])
     if pairable.sum() < 2:
         return NAN
     return float(agree[pairable].mean())
@@ -157,7 +162,7 @@ def fleiss_kappa_from_counts(counts: Any) -> float:
     counts = np.asarray(counts, dtype=float)
     if counts.ndim != 2:
         raise ValueError("counts must be 2-D (items x categories)")
-    agree, pairable = _item_agreement(counts)
+    agree, pairable = item_agreement(counts)
     if pairable.sum() < 2:
         return NAN
     # Varying raters per item: P-bar over items, p_j pooled over all ratings of pairable items.
@@ -190,7 +195,7 @@ def gwet_ac1(ratings: Any, categories: Sequence[Any] | None = None) -> float:
     shares of every item with >= 1 rating, single-rated items included, as Gwet does.
     """
     counts, q = _counts(ratings, categories)
-    agree, pairable = _item_agreement(counts)
+    agree, pairable = item_agreement(counts)
     if pairable.sum() < 2 or q < 2:
         return NAN
     m = counts.sum(axis=1)
@@ -257,7 +262,7 @@ def pabak(a: Sequence[Any], b: Sequence[Any], n_categories: int | None = None) -
     return _pabak_codes(x, y, n_categories if n_categories is not None else k)
 
 
-def _alpha_values(categories: list[Any], level: str, order: Sequence[Any] | None) -> np.ndarray:
+def alpha_values(categories: list[Any], level: str, order: Sequence[Any] | None) -> np.ndarray:
     """The number each category stands for in alpha's distances: itself if numeric, else its rank."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
@@ -282,7 +287,7 @@ def krippendorff_alpha(ratings: Any, level: str = "nominal", order: Sequence[Any
     ``order`` for ordinal and interval (equal spacing by rank); ratio on strings raises ValueError.
     """
     codes, categories = encode_labels(ratings, order)
-    values = _alpha_values(categories, level, order)
+    values = alpha_values(categories, level, order)
     counts = category_counts(codes, len(categories))
     pairable = counts.sum(axis=1) >= 2
     if pairable.sum() < 2 or (counts[pairable].sum(axis=0) > 0).sum() < 2:
@@ -347,12 +352,13 @@ def kappa_paradox(ratings: Any, threshold: float = 0.8, gap: float = 0.2) -> boo
     undefined (one label everywhere) or at least ``gap`` below observed agreement. PRMBench-V
     reports observed agreement in this situation.
     """
-    return _paradox(
+    return is_kappa_paradox(
         observed_agreement(ratings), fleiss_kappa(ratings), prevalence_skew(ratings), threshold, gap
     )
 
 
-def _paradox(oa: float, kappa: float, prevalence: float, threshold: float, gap: float) -> bool:
+def is_kappa_paradox(oa: float, kappa: float, prevalence: float, threshold: float, gap: float) -> bool:
+    """kappa_paradox's rule on figures already computed (observed agreement, Fleiss' kappa, prevalence)."""
     if np.isnan(oa) or not prevalence >= threshold:
         return False
     return bool(np.isnan(kappa) or oa - kappa >= gap)

@@ -21,14 +21,14 @@ import numpy as np
 import pandas as pd
 
 from qc.agreement import (
-    _alpha_values,
-    _as_2d,
-    _item_agreement,
-    _paradox,
+    alpha_values,
+    as_ratings_array,
     category_counts,
     encode_labels,
     fleiss_kappa,
     gwet_ac1,
+    is_kappa_paradox,
+    item_agreement,
     krippendorff_alpha,
     observed_agreement,
 )
@@ -97,7 +97,7 @@ def _pivot(rows: pd.DataFrame) -> pd.DataFrame:
 
 def tolerance_items(values: Any, tolerance: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Per item: share of annotator pairs within ``tolerance`` steps (-1 agrees only with -1), and pair counts."""
-    values = np.asarray(_as_2d(values), dtype=float)
+    values = np.asarray(as_ratings_array(values), dtype=float)
     agree = np.zeros(len(values))
     pairs = np.zeros(len(values))
     for i in range(values.shape[1]):
@@ -161,7 +161,7 @@ def _columns(
 def _category_blocks(counts: np.ndarray, q: int) -> dict[str, _Block]:
     """Observed agreement (Fleiss' P-bar), Fleiss' kappa and Gwet's AC1 from per-item category counts."""
     k = counts.shape[1]
-    agree, pairable = _item_agreement(counts)
+    agree, pairable = item_agreement(counts)
     m = counts.sum(axis=1)
     rated = m >= 1
     base = np.column_stack([agree, pairable.astype(float)])
@@ -341,7 +341,7 @@ def _blocks_from_codes(
     if {"observed_agreement", "fleiss_kappa", "gwet_ac1"} & set(names):
         blocks.update(_category_blocks(counts, k))
     if "krippendorff_alpha" in names:
-        values = _alpha_values(categories, level, order)
+        values = alpha_values(categories, level, order)
         blocks["krippendorff_alpha"] = _alpha_block(codes, counts, values, level)
     if {"pabak", "mean_cohen_kappa"} & set(names):
         blocks.update(_pairwise_blocks(codes, k))
@@ -464,7 +464,7 @@ def _replicates(
 
 def _rated_rows(ratings: Any) -> Any:
     """The ratings without the rows that have no rating at all (a DataFrame stays a DataFrame)."""
-    arr = _as_2d(ratings)
+    arr = as_ratings_array(ratings)
     rated = ~np.asarray(pd.isna(arr), dtype=bool).all(axis=1) if arr.size else np.zeros(len(arr), bool)
     if rated.all():
         return ratings
@@ -507,7 +507,7 @@ def bootstrap_ci(
     if isinstance(statistic, str):
         raise ValueError(f"unknown statistic {statistic!r}")
     frame = ratings if isinstance(ratings, pd.DataFrame) else None
-    arr = _as_2d(ratings)
+    arr = as_ratings_array(ratings)
     values = []
     for draws in resample_indices(len(arr), n_boot, seed):
         for row in draws:
@@ -566,7 +566,7 @@ def agreement_report(
             row.update({name: points[name], f"{name}_low": low, f"{name}_high": high})
         row["ci"] = ci
         row["max_prevalence"] = prevalence
-        row["kappa_paradox"] = _paradox(
+        row["kappa_paradox"] = is_kappa_paradox(
             points["observed_agreement"], points["fleiss_kappa"], prevalence, paradox_threshold, paradox_gap
         )
         records.append(row)

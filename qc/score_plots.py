@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from qc.confidence import reliability_bins
 from qc.model_scores import step_confidences
-from qc.plots import _empty, _text  # one look for every empty plot and data label
+from qc.plots import empty_figure, plain_label  # one look for every empty plot and data label
 
 __all__ = ["reliability_figure", "scores_figure"]
 
@@ -32,10 +32,10 @@ _BARS = (
 def scores_figure(table: pd.DataFrame) -> Figure:
     """Grouped bars per model: its accuracies and F1 in percent (metrics it has no data for left out)."""
     if table.empty:
-        return _empty("No predictions on this dataset yet.")
+        return empty_figure("No predictions on this dataset yet.")
     bars = [(c, label) for c, label in _BARS if c in table and table[c].notna().any()]
     if not bars:
-        return _empty("The predictions have no figure to plot.")
+        return empty_figure("The predictions have no figure to plot.")
     fig = Figure(figsize=(_WIDTH, _HEIGHT), dpi=100)
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.22, top=0.9)
     ax = fig.add_subplot()
@@ -50,7 +50,7 @@ def scores_figure(table: pd.DataFrame) -> Figure:
             label=label,
             color=_COLOURS[k % len(_COLOURS)],
         )
-    ax.set_xticks(x, [_text(m) for m in table["model"]], rotation=20, ha="right", fontsize=9)
+    ax.set_xticks(x, [plain_label(m) for m in table["model"]], rotation=20, ha="right", fontsize=9)
     ax.set_ylim(0, 100)
     ax.set_ylabel("percent")
     ax.legend(fontsize=8, ncols=len(bars), loc="upper center", bbox_to_anchor=(0.5, 1.13), frameon=False)
@@ -75,11 +75,11 @@ def reliability_figure(outcomes: pd.DataFrame, n_bins: int = 10) -> Figure:
             filled["accuracy"],
             marker="o",
             color=_COLOURS[k % len(_COLOURS)],
-            label=_text(model),
+            label=plain_label(model),
         )
         drawn += 1
     if not drawn:
-        return _empty("No model here has step confidences (ConfProBench's reliability diagram).")
+        return empty_figure("No model here has step confidences (ConfProBench's reliability diagram).")
     ax.plot([0.5, 1.0], [0.5, 1.0], linestyle="--", color="#888888", label="calibrated")
     ax.set_xlim(0.45, 1.02)
     ax.set_ylim(-0.02, 1.02)

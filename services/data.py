@@ -12,16 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from importers import FORMATS, ImportFormatError
+from importers.records import ImportProblem
+from services import imports
 from services.access import require_admin
 from services.errors import InvalidInput, NotFound
+from services.imports import ImportOutcome, ImportRejected
 from store import datasets
 from store.assignments import progress
 from store.datasets import Dataset, DatasetError
 from store.db import Store
-from store.importers import FORMATS, ImportFormatError
-from store.imports import ImportOutcome, ImportRejected
-from store.imports import import_file as _import_file
-from store.records import ImportProblem
 from store.users import Annotator
 from tasks import QUALITY_GATE
 
@@ -77,7 +77,7 @@ def import_file(
     _admin(user)
     path = Path(path)
     try:
-        outcome = _import_file(
+        outcome = imports.import_file(
             store,
             path,
             format=format,

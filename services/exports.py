@@ -27,6 +27,7 @@ from store.datasets import get_dataset, list_datasets
 from store.gold import gold_answer_ids, gold_ids, gold_items
 from store.items import items_frame, items_json_frames
 from store.study_bundles import study_people
+from tasks import spec_for, task_of_format
 
 if TYPE_CHECKING:
     from store import Store
@@ -38,6 +39,7 @@ __all__ = [
     "Progress",
     "Written",
     "export",
+    "formats_for_task",
     "manifest_path",
     "stepgate_version",
     "suffix_of",
@@ -66,6 +68,20 @@ class Written:
     path: Path
     rows: int
     manifest: Path | None = None
+    # Datasets of another task that a benchmark format over "all datasets" did not write.
+    left_out: tuple[str, ...] = ()
+
+
+def formats_for_task(task: str) -> tuple[str, ...]:
+    """The formats that fit a dataset of this task: its benchmark formats and those that fit every task."""
+    return tuple(f for f in EXPORT_FORMATS if task_of_format(f) in (None, task))
+
+
+def _refuse_other_task(fmt: str, dataset: str, task: str, wanted: str) -> InvalidInput:
+    return InvalidInput(
+        f"{fmt} writes {spec_for(wanted).title} items, and the dataset {dataset!r} holds "
+        f"{spec_for(task).title} items: formats that fit it are {', '.join(formats_for_task(task))}"
+    )
 
 
 def stepgate_version() -> str:
@@ -118,7 +134,7 @@ def _data(
             stepgate_version=stepgate_version(),
         )
     if dataset is None:
-        raise InvalidInput("the report covers one dataset: give --dataset NAME")
+        raise InvalidInput("a report covers one dataset: choose the dataset to report on")
     return build_dataset_report(store, dataset)
 
 
@@ -192,11 +208,20 @@ def export(
             f"{fmt} holds every annotator's decisions: only log formats can be limited to one annotator"
         )
     dataset_id = None
+    wanted = task_of_format(fmt)  # a benchmark format writes the items of one task only
+    left_out: tuple[str, ...] = ()
     if dataset is not None:
         found = get_dataset(store, dataset)
         if found is None:
             raise NotFound(f"no dataset named {dataset!r}")
+        if wanted is not None and found.task != wanted:
+            raise _refuse_other_task(fmt, dataset, found.task, wanted)
         dataset_id = found.id
+    elif wanted is not None:
+        every = list_datasets(store)
+        if not any(d.task == wanted for d in every):
+            raise InvalidInput(f"{fmt} writes {spec_for(wanted).title} items, and there is no such dataset")
+        left_out = tuple(d.name for d in every if d.task != wanted)
     out = Path(out)
     if not out.parent.exists():
         raise InvalidInput(f"the folder {out.parent} does not exist")
@@ -214,6 +239,12 @@ def export(
             step(0.45, f"keeping the {len(items.item_ids)} item(s) of the filter")
             if not spec.streams:  # a stream reads the selected items only
                 data = _only(data, spec.reads, set(items.item_ids))
+        if wanted is not None:  # a selection or "all datasets": the format's own task only
+            fits = data["task"] == wanted
+            if items is not None and not fits.all():
+                others = sorted(set(data.loc[~fits, "dataset"]))
+                left_out = tuple(sorted(set(left_out) | set(others)))
+            data = data[fits].reset_index(drop=True)
         step(0.6, f"writing {out.name}")
         try:
             rows = write_whole(fmt, data, out)
@@ -221,7 +252,7 @@ def export(
             raise ServiceError(str(exc)) from exc
         del data
     if not manifest:
-        return Written(out, rows)
+        return Written(out, rows, left_out=left_out)
     filters = {"dataset": dataset, "annotator": annotator}
     state = {
         "format": fmt,
@@ -240,9 +271,11 @@ def export(
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "stepgate_version": stepgate_version(),
     }
+    if wanted is not None and left_out:
+        state["left_out"] = {"datasets": list(left_out), "why": f"not {spec_for(wanted).title} datasets"}
     if annotator is None:  # which items were gold (their labels calibrate annotators, store/gold.py)
         state["gold_items"] = sorted(_gold_refs(store, dataset_id))
     side = manifest_path(out)
     side.write_text(json.dumps(state, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     step(1.0, f"wrote {rows} row(s)")
-    return Written(out, rows, side)
+    return Written(out, rows, side, left_out)

@@ -18,11 +18,11 @@ from services.errors import NotAllowed, NotFound
 from services.matching import embed
 from store import annotations as annotation_log
 from store import state as item_states
+from store.browse import lineage_with_authors
 from store.datasets import get_dataset
 from store.db import Store
 from store.items import get_item
 from store.users import Annotator
-from store.versions import lineage_with_authors
 from tasks import QUALITY_GATE
 from tasks.quality_gate import NUMBERS, OPTIONS, STEP_ROLE
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from importers.records import ImageData, ItemRecord
 from qc.generators import (
     TRANSFORMATIONS,
     Perturbed,
@@ -30,13 +31,12 @@ from services.errors import InvalidInput, NotFound
 from services.generation import GenerationError, GeneratorConfig, Request, backend_for, png_bytes
 from services.regeneration import copy_record, loop_settings, write_result
 from store import annotations as annotation_log
-from store import datasets, items, state, users
+from store import bulk, datasets, items, state, users
 from store import jobs as queue
 from store.datasets import Dataset
 from store.db import Store, Tx
 from store.items import ItemView
 from store.jobs import Job
-from store.records import ImageData, ItemRecord
 from store.users import Annotator
 from tasks import PERTURBATION_CHECK, Decision
 from tasks.perturbation_check import PERTURBATION_TYPES, perturbation_of
@@ -120,7 +120,7 @@ def create_check_dataset(
         raise InvalidInput(f"{src.name} has no {what} to perturb")
     now = now_utc()
     with store.writing() as tx:
-        summary = items.write_records(tx, name, PERTURBATION_CHECK, records, source_format="perturbation")
+        summary = bulk.write_records(tx, name, PERTURBATION_CHECK, records, source_format="perturbation")
         made = datasets.get_dataset(tx, name)
         assert made is not None
         for item_id in summary.item_ids:

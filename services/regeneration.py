@@ -20,17 +20,17 @@ from typing import Any
 
 from PIL import Image
 
+from importers.records import ImageData, ItemRecord
 from qc.generators import judge_verdict, steps_from_answer
 from services.annotate import now_utc
 from services.generation import GenerationError, GeneratorConfig, Request, backend_for
 from store import annotations as annotation_log
-from store import datasets, items, state
+from store import datasets, items, state, versions
 from store import jobs as queue
 from store.datasets import Dataset
 from store.db import Store, Tx
 from store.items import ItemView
 from store.jobs import Job
-from store.records import ImageData, ItemRecord
 from tasks import PERTURBATION_CHECK, QUALITY_GATE, Decision, spec_for
 
 __all__ = [
@@ -116,7 +116,7 @@ def write_result(
             return None
         vid = None
         if record is not None:
-            vid = items.add_version(tx, job.item_id, record, reason)
+            vid = versions.add_version(tx, job.item_id, record, reason)
             if then is not None:
                 then(tx, vid)
         queue.finish(tx, job.id, now, vid)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from exports.step_study import STUDY_REPORT_FORMATS, write_study_report
+from importers.records import ItemRecord
 from qc.matching import DEFAULT_EDGES, TAU, greedy_matches, macro_scores, table_s1
 from qc.step_study import (
     SAMPLING_COUNTS,
@@ -33,13 +34,12 @@ from qc.step_study import (
 from services.access import require_admin, require_reviewer
 from services.encoder import Encoder
 from services.errors import InvalidInput, NotFound
+from services.imports import import_records
 from services.matching import similarity
 from store import annotations as annotation_log
 from store import datasets, items
 from store.datasets import Dataset
 from store.db import Store
-from store.imports import import_records
-from store.records import ItemRecord
 from store.users import Annotator
 from tasks import STEP_MATCH
 

@@ -12,14 +12,12 @@ from typing import TYPE_CHECKING
 from services.access import require_admin
 from services.errors import InvalidInput, NotFound
 from store import users
-from store.users import Annotator, UserError
+from store.users import MIN_PASSWORD, Annotator, UserError
 
 if TYPE_CHECKING:
     from store import Store
 
-__all__ = ["add", "check_login", "find", "list_all", "remove", "set_password", "set_role"]
-
-MIN_PASSWORD = 8  # the same floor as store.users
+__all__ = ["MIN_PASSWORD", "add", "check_login", "find", "list_all", "remove", "set_password", "set_role"]
 
 
 def _check(acting: Annotator | None) -> None:
@@ -33,9 +31,10 @@ def _as_service_error(exc: UserError) -> InvalidInput | NotFound:
 
 
 def add(store: Store, acting: Annotator | None, name: str, role: str, password: str | None) -> Annotator:
+    """None: an account without a password (the command line's `--no-password`, local mode only)."""
     _check(acting)
     try:
-        return users.add_user(store, (name or "").strip(), role, password or None)
+        return users.add_user(store, (name or "").strip(), role, password)
     except UserError as exc:
         raise _as_service_error(exc) from exc
 
@@ -84,10 +83,11 @@ def find(store: Store, name: str) -> Annotator | None:
 def check_login(store: Store, local: bool, name: str, password: str) -> bool:
     """A login. Team mode checks the password; local mode also lets a new name in.
 
-    In local mode a new name creates the annotator with the password typed (the login form needs
-    one), so the name stays theirs; the first person on a fresh local database is its admin. A name
-    created without a password (`users add --no-password`) logs in with any password on this machine;
-    a name that has a password keeps it even there.
+    In local mode a new name creates the annotator with the password typed, which follows the one
+    password rule (InvalidInput says so: never an account without one), so the name stays theirs;
+    the first person on a fresh local database is its admin. A name an operator created without a
+    password (`users add --no-password`) logs in with any password on this machine; a name that has a
+    password keeps it even there.
     """
     name = (name or "").strip()
     existing = users.get_user(store, name)
@@ -95,9 +95,13 @@ def check_login(store: Store, local: bool, name: str, password: str) -> bool:
         return users.authenticate(store, name, password or "") is not None
     if existing is not None:
         return not existing.has_password or users.authenticate(store, name, password or "") is not None
+    if len(password or "") < MIN_PASSWORD:
+        raise InvalidInput(
+            f"A new name needs a password of at least {MIN_PASSWORD} characters: nothing was created."
+        )
     try:
         role = "admin" if not users.list_users(store) else "annotator"
-        users.add_user(store, name, role, password or None)
+        users.add_user(store, name, role, password)
     except UserError:
         return False
     return True

@@ -28,6 +28,7 @@ __all__ = [
     "filter_choices",
     "label_time_rows",
     "lineage_rows",
+    "lineage_with_authors",
     "matching_item_ids",
     "step_count_rows",
 ]
@@ -197,6 +198,22 @@ def lineage_rows(db: Store | Tx, item_id: int) -> list[dict[str, Any]]:
     )
     for row in rows:
         row["error_steps"] = json.loads(row["error_steps"])
+    return rows
+
+
+def lineage_with_authors(db: Store | Tx, item_id: int) -> list[dict[str, Any]]:
+    """lineage_rows (versions oldest first: number, parent, why, when) with who made each
+    (None for imports and generators)."""
+    rows = lineage_rows(db, item_id)
+    authors = dict(
+        db.fetchall(
+            "SELECT v.id, u.name FROM item_versions v LEFT JOIN annotators u ON u.id = v.created_by "
+            "WHERE v.item_id = ?",
+            [item_id],
+        )
+    )
+    for row in rows:
+        row["created_by"] = authors.get(row["version_id"])
     return rows
 
 

@@ -1,6 +1,6 @@
 """Whole databases (or one dataset) read out and written back: what stepgate's own format carries.
 
-Why a path beside `write_records`: an import of a source file makes version 1 of each item and starts
+Why a path beside `store.bulk.write_records`: an import of a source file makes version 1 of each item and starts
 its gating afresh; a bundle carries items that already have a history (every version with its
 parent, reason and time), a gating state and an annotation log, and must come back exactly so.
 Rows are named by what survives a move (dataset name, external id, version number, annotator
@@ -17,12 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from importers.records import ItemRecord
+from importers.stepgate import BundleItem, BundleVersion, ParsedBundle
 from store.datasets import get_dataset
 from store.errors import StoreRequestError
 from store.images import image_path
-from store.items import _VERSION_COLUMNS, _ids, _insert_columns, _write_versions, content_hash
-from store.records import ItemRecord
+from store.inserts import insert_columns, new_ids
+from store.items import VERSION_COLUMNS
+from store.staging import content_hash
 from store.study_bundles import read_studies, study_annotators, study_people, write_studies
+from store.versions import write_versions
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -39,9 +43,7 @@ __all__ = [
 
 # A version's own fields: every column of item_versions but its ids, lineage and hash (items.py's list).
 _VERSION_FIELDS = tuple(
-    c
-    for c in _VERSION_COLUMNS
-    if c not in ("id", "item_id", "version", "parent_id", "reason", "content_hash")
+    c for c in VERSION_COLUMNS if c not in ("id", "item_id", "version", "parent_id", "reason", "content_hash")
 )
 
 
@@ -161,37 +163,6 @@ def read_bundle(
 
 
 @dataclass
-class BundleVersion:
-    record: ItemRecord
-    version: int
-    parent_version: int | None
-    reason: str
-    created_at: str | None
-
-
-@dataclass
-class BundleItem:
-    dataset: str
-    external_id: str
-    created_at: str | None
-    versions: list[BundleVersion]
-    state: dict[str, Any] | None
-    gold: dict[str, Any] | None = None  # the gold mark (label, source, version, marked_by, ...)
-
-
-@dataclass
-class ParsedBundle:
-    """What store.importers.stepgate read from a file, ready for write_bundle."""
-
-    datasets: list[dict[str, Any]] = field(default_factory=list)
-    items: list[BundleItem] = field(default_factory=list)
-    annotators: list[dict[str, Any]] = field(default_factory=list)
-    annotations: list[dict[str, Any]] = field(default_factory=list)
-    studies: list[dict[str, Any]] = field(default_factory=list)  # each with its file line under "_line"
-    study_labels: list[dict[str, Any]] = field(default_factory=list)  # the same
-
-
-@dataclass
 class BundleSummary:
     datasets: list[str] = field(default_factory=list)
     items: int = 0
@@ -234,8 +205,8 @@ def write_bundle(tx: Tx, bundle: ParsedBundle, rename: str | None = None) -> Bun
     for item in bundle.items:
         if item.dataset not in dataset_ids:
             raise BundleConflict(f"item {item.external_id!r} names dataset {item.dataset!r}, not in the file")
-    item_ids = _ids(tx, "item_ids", len(bundle.items))
-    _insert_columns(
+    item_ids = new_ids(tx, "item_ids", len(bundle.items))
+    insert_columns(
         tx,
         "items",
         {
@@ -255,7 +226,7 @@ def write_bundle(tx: Tx, bundle: ParsedBundle, rename: str | None = None) -> Bun
             keys.append((item.dataset, item.external_id, v.version))
             parents.append(v.parent_version)
             stamps.append(v.created_at)
-    vids = _write_versions(tx, pending)
+    vids = write_versions(tx, pending)
     version_ids = {key: (p[1], vid) for key, p, vid in zip(keys, pending, vids, strict=True)}
     lineage = pd.DataFrame(
         {
@@ -362,7 +333,7 @@ def _write_log(
         spent.append(a.get("seconds_spent"))
         stamps.append(a["created_at"])
     if stamps:
-        frame = pd.DataFrame({"id": _ids(tx, "annotation_ids", len(stamps)), **rows})
+        frame = pd.DataFrame({"id": new_ids(tx, "annotation_ids", len(stamps)), **rows})
         frame["seconds_spent"] = pd.array(spent, dtype="Float64")
         frame["created_at"] = pd.to_datetime(pd.Series(stamps, dtype="object"))
         _refuse_known_requests(tx, frame)

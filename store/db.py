@@ -19,7 +19,7 @@ import pandas as pd
 
 from store.assignments import Scheduler
 from store.cache import Bypass, LruCache, ReadCache, ReadOnly
-from store.engines import Engine, engine_for, is_server_url
+from store.engines import Engine, engine_for
 from store.errors import StoreClosedError, StoreError, StoreLockedError, StoreOpenError, StoreUnavailableError
 from store.migrations import migrate
 from store.objects import ImageStore, image_store
@@ -175,10 +175,11 @@ class Store(_Reader):
     def __init__(
         self, path: str | Path, *, data_dir: str | Path | None = None, images: str | None = None
     ) -> None:
-        server = is_server_url(path)
-        self.path: Path | None = None if server else Path(path)
-        # Images live beside a DuckDB file, named by content hash (see store/images.py for why); replicas
-        # over PostgreSQL share the folder they are given (default: ./stepgate.files).
+        self._engine = engine_for(path)
+        self.location = self._engine.location
+        self.path: Path | None = self._engine.file  # the database's file (DuckDB); None over a server
+        # Images live beside a database file, named by content hash (see store/images.py for why);
+        # replicas over a server share the folder they are given (default: ./stepgate.files).
         if data_dir:
             self.data_dir = Path(data_dir)
         elif self.path is not None:
@@ -191,8 +192,6 @@ class Store(_Reader):
         self._cursors_lock = threading.Lock()
         self._closed = False
         self.versions = LruCache()  # ItemView by version id: versions are immutable
-        self._engine = engine_for(path)
-        self.location = self._engine.location
         self.scheduler: Scheduler = self._engine.scheduler(self)
         # Small read caches (datasets, users, current versions, item order); forget() after structural writes.
         self._cache = ReadCache(max_age=self._engine.cache_seconds)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from importers.records import GOLD_SOURCES
 from store.annotations import RULING
 from store.errors import StoreRequestError
 
@@ -40,7 +41,7 @@ __all__ = [
     "unmark_gold",
 ]
 
-SOURCES = ("adjudicated", "consensus", "study", "import", "manual")
+SOURCES = GOLD_SOURCES  # importers.records holds them: a bundle's gold lines are checked as they are read
 
 
 class GoldError(StoreRequestError):

@@ -9,12 +9,12 @@ The `images` table records each file's hash, type and size so the two can be che
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.records import ImageData
+from importers.images import image_hash
+from importers.records import ImageData
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -29,10 +29,6 @@ _EXT = {
     "image/webp": ".webp",
     "image/bmp": ".bmp",
 }
-
-
-def image_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _key(digest: str, mime: str) -> str:

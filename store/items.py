@@ -1,53 +1,47 @@
-"""Items and their versions: bulk writes from importers, reads for the panels.
+"""Items and their versions as the panels and the exports read them (store.versions writes them).
 
-Every change makes a new row in item_versions that names its parent and why (imported,
-reimported, edited, regenerated); items.current_version_id points at the newest one.
+An item's versions are rows of item_versions; items.current_version_id points at the newest one.
+Reads for one item (get_item, cached by version), for many (prefetch), and the export frames
+(items_frame, items_frames, items_json_frames) that read a whole dataset a frame at a time.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
 import pandas as pd
-import pyarrow as pa
 
 from store.cache import MISS
-from store.datasets import Dataset, get_or_create_dataset, initial_target
-from store.errors import written
-from store.fastjson import canonical_bytes
-from store.images import image_files, image_hash, image_path
-from store.records import ItemRecord
+from store.images import image_files, image_path
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
     from store.engines import Engine
 
 __all__ = [
+    "VERSION_COLUMNS",
     "ItemView",
     "ItemsJson",
-    "WriteSummary",
-    "add_version",
-    "content_hash",
     "current_version_id",
     "existing_versions",
     "get_item",
     "item_ids",
+    "items_frame",
     "items_frames",
     "items_json_frames",
     "position",
     "prefetch",
     "step_counts",
     "version_rows",
-    "write_records",
 ]
 
-_VERSION_COLUMNS = [
+# item_versions' columns, in the order reads select them and writes fill them.
+VERSION_COLUMNS = [
     "id",
     "item_id",
     "version",
@@ -67,15 +61,6 @@ _VERSION_COLUMNS = [
     "options",
     "meta",
 ]
-
-
-@dataclass
-class WriteSummary:
-    dataset: str
-    added: int = 0
-    new_versions: int = 0
-    unchanged: int = 0
-    item_ids: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -103,98 +88,6 @@ class ItemView:
     image_paths: list[str]
 
 
-def content_hash(record: ItemRecord) -> str:
-    """What makes two imports of an item the same: its content, not where it was read from.
-
-    sha256 of json.dumps(content_body(record), sort_keys=True, default=str, separators=(",", ":")),
-    byte for byte (every stored hash was made so), computed faster by store.fastjson.
-    """
-    return hashlib.sha256(canonical_bytes(content_body(record))).hexdigest()
-
-
-def content_body(record: ItemRecord) -> dict[str, Any]:
-    """The fields content_hash hashes: changing any of them makes a new version on re-import."""
-    return {
-        "question": record.question,
-        "steps": record.steps,
-        "reference_answer": record.reference_answer,
-        "reference_solution": record.reference_solution,
-        "error_steps": record.error_steps,
-        "modified_steps": record.modified_steps,
-        "earliest_error": record.earliest_error,
-        "error_type": record.error_type,
-        "rationale": record.rationale,
-        "source": record.source,
-        "final_answer_correct": record.final_answer_correct,
-        "options": record.options,
-        "images": [image_hash(i.data) for i in record.images],
-        "meta": record.meta,
-    }
-
-
-def _meta_text(meta: dict[str, Any]) -> str:
-    """json.dumps(meta, default=str); the encoder json keeps for plain calls when nothing needs str()."""
-    if not meta:
-        return "{}"
-    try:
-        return json.dumps(meta)
-    except TypeError:
-        return json.dumps(meta, default=str)
-
-
-def _json_list(values: list[Any]) -> str:
-    return json.dumps(values) if values else "[]"
-
-
-def _ids(tx: Tx, sequence: str, n: int) -> list[int]:
-    if n == 0:
-        return []
-    return [r[0] for r in tx.fetchall(f"SELECT nextval('{sequence}') FROM generate_series(1, ?)", [n])]
-
-
-def _insert_columns(tx: Tx, table: str, columns: dict[str, Any], types: dict[str, pa.DataType]) -> None:
-    """Bulk insert through an Arrow table: no per-row Python work on the DuckDB side."""
-    first = next(iter(columns.values()))
-    if len(first) == 0:
-        return
-    arrow = pa.table(
-        {
-            name: values
-            if isinstance(values, pa.Array | pa.ChunkedArray)
-            else pa.array(values, type=types.get(name))
-            for name, values in columns.items()
-        }
-    )
-    name = f"_incoming_{table}"
-    tx.register(name, arrow)
-    try:
-        cols = ", ".join(columns)
-        tx.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
-    finally:
-        tx.unregister(name)
-
-
-def _insert_frame(tx: Tx, table: str, columns: Sequence[str], rows: list[list[Any]]) -> None:
-    if rows:
-        _insert_columns(tx, table, {c: [r[i] for r in rows] for i, c in enumerate(columns)}, {})
-
-
-def _write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:
-    """pending: (record, item_id, version, parent_id, reason, hash) -> the new version ids."""
-    from store.bulk import insert_versions, stage_records
-
-    chunk = stage_records([p[0] for p in pending], hashes=[p[5] for p in pending])
-    return insert_versions(
-        tx,
-        chunk,
-        list(range(len(pending))),
-        item_ids=[p[1] for p in pending],
-        versions=[p[2] for p in pending],
-        parents=[p[3] for p in pending],
-        reasons=[p[4] for p in pending],
-    )
-
-
 def existing_versions(tx: Tx, dataset_id: int) -> dict[str, tuple[int, int, int, str]]:
     """external id -> (item id, current version id, version, content hash) for a dataset's items."""
     return {
@@ -205,71 +98,6 @@ def existing_versions(tx: Tx, dataset_id: int) -> dict[str, tuple[int, int, int,
             [dataset_id],
         )
     }
-
-
-def write_records(
-    tx: Tx,
-    dataset_name: str,
-    task: str,
-    records: Sequence[ItemRecord],
-    source_format: str | None = None,
-    existing: dict[str, tuple[int, int, int, str]] | None = None,
-) -> WriteSummary:
-    """Store parsed records: new ids become items, changed content a new version, the rest nothing.
-
-    ``existing``: the dataset's items as existing_versions read them before the first of several
-    chunks of one file (ids are unique within a file); read here when not given.
-    """
-    from store.bulk import stage_records, write_staged
-
-    dataset = get_or_create_dataset(tx, dataset_name, task, source_format)
-    if existing is None:
-        existing = existing_versions(tx, dataset.id)
-    return write_staged(tx, dataset, stage_records(records), existing)
-
-
-def _reset_state(tx: Tx, dataset: Dataset, item_ids: list[int], new_items: Sequence[int] = ()) -> None:
-    """A new version starts its gating afresh; the old version's labels stay in the log.
-
-    ``new_items``: items made in this transaction, which have no state or leases to remove yet.
-    """
-    if not item_ids and not new_items:
-        return
-    tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
-    tx.forget_after_commit()
-    frame = pd.DataFrame(
-        {"item_id": [*new_items, *item_ids], "known": [False] * len(new_items) + [True] * len(item_ids)}
-    )
-    tx.register("_reset", frame)
-    try:
-        if item_ids:
-            tx.execute("DELETE FROM item_state WHERE item_id IN (SELECT item_id FROM _reset WHERE known)")
-            tx.execute("DELETE FROM assignments WHERE item_id IN (SELECT item_id FROM _reset WHERE known)")
-        tx.execute(
-            "INSERT INTO item_state (item_id, dataset_id, target, status) "
-            "SELECT item_id, ?, ?, 'open' FROM _reset",
-            [dataset.id, initial_target(dataset)],
-        )
-    finally:
-        tx.unregister("_reset")
-
-
-def add_version(tx: Tx, item_id: int, record: ItemRecord, reason: str) -> int:
-    """A new version of one item (edited in a panel, or regenerated); returns its version id."""
-    row = tx.fetchone(
-        "SELECT v.id, v.version, i.dataset_id FROM items i JOIN item_versions v ON v.id = i.current_version_id "
-        "WHERE i.id = ?",
-        [item_id],
-    )
-    if row is None:
-        raise KeyError(f"no item {item_id}")
-    (vid,) = _write_versions(tx, [(record, item_id, row[1] + 1, row[0], reason, content_hash(record))])
-    tx.execute("UPDATE items SET current_version_id = ? WHERE id = ?", [vid, item_id])
-    from store.datasets import get_dataset
-
-    dataset = written(get_dataset(tx, int(row[2])), f"the dataset of item {item_id}")
-    _reset_state(tx, dataset, [item_id])
-    return vid
 
 
 def item_ids(db: Store | Tx, dataset_id: int) -> list[int]:
@@ -311,7 +139,7 @@ def prefetch(db: Store | Tx, item_ids: Sequence[int]) -> None:
         return
     # the ids as one array parameter, not a registered frame: the annotator's path loads no pandas
     wanted_ids = "(SELECT unnest(CAST(? AS BIGINT[])) AS item_id) w JOIN items i ON i.id = w.item_id"
-    cols = ", ".join(f"v.{c}" for c in _VERSION_COLUMNS)
+    cols = ", ".join(f"v.{c}" for c in VERSION_COLUMNS)
     rows = store.fetchall(
         f"SELECT i.dataset_id, i.external_id, {cols} FROM {wanted_ids} "
         "JOIN item_versions v ON v.id = i.current_version_id",
@@ -336,7 +164,7 @@ def prefetch(db: Store | Tx, item_ids: Sequence[int]) -> None:
         if path is not None:
             pictures.setdefault(vid, []).append(str(path))
     for row in rows:
-        rec = dict(zip(["dataset_id", "external_id", *_VERSION_COLUMNS], row, strict=True))
+        rec = dict(zip(["dataset_id", "external_id", *VERSION_COLUMNS], row, strict=True))
         store.versions.put(rec["id"], _view(rec, by_version.get(rec["id"], {}), pictures.get(rec["id"], [])))
         store.cache.put(("current", rec["item_id"]), rec["id"])
 
@@ -357,7 +185,7 @@ def get_item(db: Store | Tx, item_id: int, version_id: int | None = None) -> Ite
 
 
 def _load_version(db: Store | Tx, item_id: int, version_id: int) -> ItemView | None:
-    cols = ", ".join(f"v.{c}" for c in _VERSION_COLUMNS)
+    cols = ", ".join(f"v.{c}" for c in VERSION_COLUMNS)
     row = db.fetchone(
         f"SELECT i.dataset_id, i.external_id, {cols} FROM items i JOIN item_versions v ON v.item_id = i.id "
         "WHERE v.id = ? AND v.item_id = ?",
@@ -365,7 +193,7 @@ def _load_version(db: Store | Tx, item_id: int, version_id: int) -> ItemView | N
     )
     if row is None:
         return None
-    rec = dict(zip(["dataset_id", "external_id", *_VERSION_COLUMNS], row, strict=True))
+    rec = dict(zip(["dataset_id", "external_id", *VERSION_COLUMNS], row, strict=True))
     steps: dict[str, list[str]] = {}
     for role, text in db.fetchall(
         "SELECT role, text FROM steps WHERE version_id = ? ORDER BY role, position", [rec["id"]]
@@ -576,7 +404,7 @@ _ITEM_COLUMNS = {
     "external_id": "i.external_id",
     "version": "v.version",
     "version_reason": "v.reason",
-    **{name: f"v.{name}" for name in _VERSION_COLUMNS[6:]},  # question .. meta
+    **{name: f"v.{name}" for name in VERSION_COLUMNS[6:]},  # question .. meta
     "steps": "sj.steps",
     "images": "im.images",
     "labels": "lab.labels",

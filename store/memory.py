@@ -19,5 +19,6 @@ __all__ = ["release_freed_memory_in_background"]
 
 
 def release_freed_memory_in_background(store: Store) -> None:
-    """Turn on DuckDB's allocator background threads (a DuckDB file's store; the caller knows which)."""
-    store.execute("SET allocator_background_threads = true")
+    """Turn on DuckDB's allocator background threads; nothing where the database is not in this process."""
+    if store.engine.embedded:
+        store.execute("SET allocator_background_threads = true")

@@ -347,7 +347,7 @@ ALTER TABLE jobs ADD COLUMN heartbeat_at TIMESTAMP
 # primary-key index of that key (an item's steps are a scan its zone maps narrow), while keeping it
 # cost a fifth to a quarter of a large import's writing, and it was two fifths of the file at 1M
 # items. Uniqueness holds by construction: steps are written only with their version, numbered
-# 0..n-1 (store.bulk.insert_versions). An index on version_id serves PostgreSQL's reads, as its
+# 0..n-1 (store.versions.insert_versions). An index on version_id serves PostgreSQL's reads, as its
 # primary key did, and DuckDB's lookups of one version, for about a tenth of the cost.
 _V13_STEPS_BY_VERSION = """
 CREATE TABLE steps_by_version (

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from store.db import Store, Tx
 
 __all__ = [
+    "MIN_PASSWORD",
     "ROLES",
     "Annotator",
     "UserError",
@@ -36,6 +37,7 @@ ROLES = ("annotator", "adjudicator", "admin")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 # scrypt parameters: n=2**14, r=8 costs ~30 ms per check here, slow enough for offline guessing.
 _N, _R, _P = 2**14, 8, 1
+MIN_PASSWORD = 8  # characters: one rule for every password, local and team mode alike
 # Checked against an unknown name so that a wrong name costs the same scrypt work as a wrong password.
 _DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 _COLUMNS = "id, name, role, password_hash, sessions_valid_after"
@@ -134,8 +136,8 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
             "starting with a letter or digit"
         )
     _check_role(role)
-    if password is not None and len(password) < 8:
-        raise UserError("a password needs at least 8 characters")
+    if password is not None and len(password) < MIN_PASSWORD:
+        raise UserError(f"a password needs at least {MIN_PASSWORD} characters")
     with db.writing() as tx:
         if get_user(tx, name) is not None:
             raise UserError(f"annotator {name!r} already exists")
@@ -151,8 +153,8 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
 
 
 def set_password(db: Store | Tx, name: str, password: str) -> None:
-    if len(password) < 8:
-        raise UserError("a password needs at least 8 characters")
+    if len(password) < MIN_PASSWORD:
+        raise UserError(f"a password needs at least {MIN_PASSWORD} characters")
     with db.writing() as tx:
         if get_user(tx, name) is None:
             raise UserError(f"no annotator named {name!r}")

@@ -1,24 +1,139 @@
-"""Versions made by people: a step list edited in a panel saved as a new version, and who made each.
+"""Item versions: the one module that writes them (an import's, a bundle's, an edit's, a generator's).
 
-The new version copies its parent (question, answer, options, images, meta) with one step list
-replaced, names its parent, why ("edited") and who (migration 6: item_versions.created_by).
+Every change makes a new row in item_versions that names its parent, why (imported, reimported,
+edited, regenerated, ...) and, for a person's edit, who (migration 6: item_versions.created_by);
+items.current_version_id points at the newest one, and the item's gating starts afresh. Reads are
+store.items'; the lineage with its authors is store.browse's.
 """
 
 from __future__ import annotations
 
 import mimetypes
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from store.browse import lineage_rows
-from store.images import image_hash
-from store.items import ItemView, add_version, get_item
-from store.records import ImageData, ItemRecord
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from importers.records import ImageData, ItemRecord
+from store.datasets import Dataset, get_dataset, initial_target
+from store.errors import written
+from store.images import image_hash, save_image
+from store.inserts import insert_columns, insert_rows, new_ids
+from store.items import VERSION_COLUMNS, ItemView, get_item
+from store.staging import StagedChunk, content_hash, stage_records
 
 if TYPE_CHECKING:
-    from store.db import Store, Tx
+    from store.db import Tx
 
-__all__ = ["lineage_with_authors", "save_edited_steps"]
+__all__ = ["add_version", "insert_versions", "restart_gating", "save_edited_steps", "write_versions"]
+
+
+def insert_versions(
+    tx: Tx,
+    chunk: StagedChunk,
+    order: list[int],
+    *,
+    item_ids: list[int],
+    versions: list[int],
+    parents: list[int | None],
+    reasons: list[str],
+) -> list[int]:
+    """The rows ``order`` of a staged chunk as versions (with their steps and images); their new ids."""
+    vids = new_ids(tx, "version_ids", len(order))
+    taken = chunk.version_rows(order)
+    columns: dict[str, Any] = {
+        "id": pa.array(vids, type=pa.int64()),
+        "item_id": pa.array(item_ids, type=pa.int64()),
+        "version": pa.array(versions, type=pa.int32()),
+        "parent_id": pa.array(parents, type=pa.int64()),
+        "reason": pa.array(reasons, type=pa.string()),
+    }
+    insert_columns(tx, "item_versions", columns | {c: taken.column(c) for c in VERSION_COLUMNS[5:]}, {})
+    vid_of_row = np.full(len(chunk), -1, dtype=np.int64)
+    vid_of_row[np.asarray(order, dtype=np.int64)] = np.asarray(vids, dtype=np.int64)
+    step_vids = vid_of_row[chunk.steps.column("row").to_numpy()]
+    steps = chunk.steps
+    if len(order) < len(chunk):  # rows left out (unchanged items) keep their steps
+        keep = step_vids >= 0
+        steps, step_vids = steps.filter(pa.array(keep)), step_vids[keep]
+    insert_columns(
+        tx,
+        "steps",
+        {
+            "version_id": pa.array(step_vids, type=pa.int64()),
+            "role": steps.column("role"),
+            "position": steps.column("position"),
+            "text": steps.column("text"),
+        },
+        {},
+    )
+    if chunk.images:
+        image_rows = [
+            [int(vid_of_row[row]), pos, save_image(tx, image)]
+            for row in order
+            for pos, image in enumerate(chunk.images.get(row, ()))
+        ]
+        insert_rows(tx, "version_images", ["version_id", "position", "image_hash"], image_rows)
+    return vids
+
+
+def write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:
+    """pending: (record, item_id, version, parent_id, reason, hash) -> the new version ids."""
+    chunk = stage_records([p[0] for p in pending], hashes=[p[5] for p in pending])
+    return insert_versions(
+        tx,
+        chunk,
+        list(range(len(pending))),
+        item_ids=[p[1] for p in pending],
+        versions=[p[2] for p in pending],
+        parents=[p[3] for p in pending],
+        reasons=[p[4] for p in pending],
+    )
+
+
+def restart_gating(tx: Tx, dataset: Dataset, item_ids: list[int], new_items: Sequence[int] = ()) -> None:
+    """A new version starts its gating afresh; the old version's labels stay in the log.
+
+    ``new_items``: items made in this transaction, which have no state or leases to remove yet.
+    """
+    if not item_ids and not new_items:
+        return
+    tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+    tx.forget_after_commit()
+    frame = pd.DataFrame(
+        {"item_id": [*new_items, *item_ids], "known": [False] * len(new_items) + [True] * len(item_ids)}
+    )
+    tx.register("_reset", frame)
+    try:
+        if item_ids:
+            tx.execute("DELETE FROM item_state WHERE item_id IN (SELECT item_id FROM _reset WHERE known)")
+            tx.execute("DELETE FROM assignments WHERE item_id IN (SELECT item_id FROM _reset WHERE known)")
+        tx.execute(
+            "INSERT INTO item_state (item_id, dataset_id, target, status) "
+            "SELECT item_id, ?, ?, 'open' FROM _reset",
+            [dataset.id, initial_target(dataset)],
+        )
+    finally:
+        tx.unregister("_reset")
+
+
+def add_version(tx: Tx, item_id: int, record: ItemRecord, reason: str) -> int:
+    """A new version of one item (edited in a panel, or regenerated); returns its version id."""
+    row = tx.fetchone(
+        "SELECT v.id, v.version, i.dataset_id FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+        "WHERE i.id = ?",
+        [item_id],
+    )
+    if row is None:
+        raise KeyError(f"no item {item_id}")
+    (vid,) = write_versions(tx, [(record, item_id, row[1] + 1, row[0], reason, content_hash(record))])
+    tx.execute("UPDATE items SET current_version_id = ? WHERE id = ?", [vid, item_id])
+    dataset = written(get_dataset(tx, int(row[2])), f"the dataset of item {item_id}")
+    restart_gating(tx, dataset, [item_id])
+    return vid
 
 
 def _record(view: ItemView, role: str, steps: list[str]) -> ItemRecord:
@@ -51,7 +166,7 @@ def save_edited_steps(
 ) -> int:
     """A new current version of the item with ``role``'s steps replaced; returns its version number.
 
-    Its gating starts afresh (store.items.add_version): the caller settles it in the same transaction.
+    Its gating starts afresh (add_version): the caller settles it in the same transaction.
     """
     view = get_item(tx, item_id)
     if view is None:
@@ -59,19 +174,3 @@ def save_edited_steps(
     vid = add_version(tx, item_id, _record(view, role, steps), reason)
     tx.execute("UPDATE item_versions SET created_by = ? WHERE id = ?", [created_by, vid])
     return view.version + 1
-
-
-def lineage_with_authors(db: Store | Tx, item_id: int) -> list[dict[str, Any]]:
-    """store.browse.lineage_rows (versions oldest first: number, parent, why, when) with who made each
-    (None for imports and generators)."""
-    rows = lineage_rows(db, item_id)
-    authors = dict(
-        db.fetchall(
-            "SELECT v.id, u.name FROM item_versions v LEFT JOIN annotators u ON u.id = v.created_by "
-            "WHERE v.item_id = ?",
-            [item_id],
-        )
-    )
-    for row in rows:
-        row["created_by"] = authors.get(row["version_id"])
-    return rows

@@ -23,6 +23,7 @@ __all__ = [
     "PayloadError",
     "TaskSpec",
     "spec_for",
+    "task_of_format",
 ]
 
 SPECS: dict[str, TaskSpec] = {
@@ -48,3 +49,12 @@ def spec_for(task: str) -> TaskSpec:
         return SPECS[task]
     except KeyError:
         raise ValueError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}") from None
+
+
+def task_of_format(fmt: str) -> str | None:
+    """The task whose items a benchmark format writes (prmbench: step review), or None for a format
+    that fits every task (the log, items-jsonl, stepgate's own, reports)."""
+    for spec in SPECS.values():
+        if fmt in spec.export_formats:
+            return spec.name
+    return None

@@ -53,7 +53,7 @@ CRITERIA: dict[str, Criterion] = {
 }
 VERDICT = Choice("Verdict", ("accept", "reject"))
 STEP_MARKS = ("correct", "incorrect")
-STEP_ROLE = "candidate"  # the step list a CRYSTAL item carries (store.importers.crystal)
+STEP_ROLE = "candidate"  # the step list a CRYSTAL item carries (importers.crystal)
 RULING = "adjudication"  # the payload key of an adjudicator's ruling (as in step review)
 RULINGS = VERDICT.values
 MAX_STEPS = 200  # the paper's chains have 3-42 reference steps (Table 1)

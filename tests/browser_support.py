@@ -53,11 +53,15 @@ def running(db: Path, *extra: str) -> Iterator[Server]:
         server.stop()
 
 
-def login(page, url: str, name: str, password: str = "") -> None:
-    """stepgate's login form (ui/web/login.py): fill it and wait for the app's tabs."""
+def login(page, url: str, name: str, password: str | None = None) -> None:
+    """stepgate's login form (ui/web/login.py): fill it and wait for the app's tabs.
+
+    Without a password, the name's own (f"{name}-password"): in local mode a new name is created with
+    it (a password has 8 characters or more), and a name made with `users add --no-password` takes any.
+    """
     page.goto(url)
     page.get_by_label("username").fill(name)
-    page.get_by_label("password").fill(password)
+    page.get_by_label("password").fill(password if password is not None else f"{name}-password")
     page.get_by_role("button", name="Login").click()
     page.wait_for_selector("#panels", timeout=30_000)
     # The header and the role's tabs arrive in one load event: once the header shows, the tabs are set.

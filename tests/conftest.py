@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from services.demo import DEMO_DIR, populate_demo
 from store import Store
-from store.demo import DEMO_DIR, populate_demo
 from tests.pg_support import PostgresServer, find_bin
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,13 +7,13 @@ import uuid
 
 import pytest
 
+from importers.records import ItemRecord
 from services import adjudicate, annotate
 from services.errors import Conflict, NotAllowed
 from services.exports import export
 from store import Store, datasets, users
 from store.annotations import annotations_frame
-from store.items import write_records
-from store.records import ItemRecord
+from store.bulk import write_records
 
 pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
 

@@ -27,7 +27,7 @@ MARKER = "SECRET-LABEL-OF-ANN-7d3f"
 
 def _label_as_ann(db: Path) -> None:
     """Ann labels items of every blind task, each label carrying the marker."""
-    from store.demo import populate_demo
+    from services.demo import populate_demo
 
     with Store(db) as store:
         populate_demo(store)

@@ -12,13 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from importers import parse_file
 from services import annotate
+from services.demo import DEMO_DIR
 from services.exports import export, manifest_path
+from services.imports import import_file
 from store import Store
 from store.datasets import get_dataset
-from store.demo import DEMO_DIR
-from store.importers import parse_file
-from store.imports import import_file
 from store.users import add_user
 from tests.conftest import PRMBENCH_FILE
 

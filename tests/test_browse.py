@@ -8,15 +8,16 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
+from importers.records import ItemRecord
 from services import annotate, browse
 from services.browse import BrowseFilter
 from services.errors import InvalidInput, NotAllowed, NotFound
+from services.imports import import_file
 from store import Store
 from store.datasets import get_dataset
-from store.imports import import_file
-from store.items import add_version, get_item
-from store.records import ItemRecord
+from store.items import get_item
 from store.users import add_user
+from store.versions import add_version
 from tests.conftest import PRMBENCH_FILE
 from ui.context import AppContext
 from ui.panels import browse as panel

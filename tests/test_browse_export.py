@@ -18,8 +18,8 @@ from services import browse
 from services.browse import BrowseFilter
 from services.errors import InvalidInput, NotAllowed
 from services.exports import export
+from services.imports import import_file
 from store import Store
-from store.imports import import_file
 from store.users import add_user, get_user
 from tests.browser_support import cli
 from tests.conftest import PRMBENCH_FILE

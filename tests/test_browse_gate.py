@@ -12,9 +12,9 @@ import pytest
 from services import annotate, browse
 from services.browse import BrowseFilter
 from services.errors import InvalidInput
+from services.imports import import_file
 from store import Store
 from store.datasets import get_dataset
-from store.imports import import_file
 from store.state import set_item_state
 from store.users import add_user, get_user
 from tests.conftest import PRMBENCH_FILE

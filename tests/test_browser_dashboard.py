@@ -10,10 +10,10 @@ import pytest
 from playwright.sync_api import expect
 
 from services import annotate
+from services.demo import populate_demo
 from services.studies import draw_study
 from store import Store, users, work
 from store.datasets import get_dataset, update_settings
-from store.demo import populate_demo
 from tests.browser_support import cli, login, running, screenshot
 
 pytestmark = pytest.mark.browser

@@ -10,13 +10,14 @@ import pytest
 from playwright.sync_api import expect
 
 from services.annotate import now_utc, submit
+from services.demo import populate_demo
 from store import Store, datasets, users
-from store.demo import populate_demo
 from store.work import next_item
 from tests.browser_support import cli, login, logout, running, screenshot
 from tests.conftest import PRMBENCH_FILE
 
 pytestmark = pytest.mark.browser
+expect.set_options(timeout=20_000)
 
 
 def small_prmbench_file(folder: Path, lines: int = 5) -> Path:
@@ -124,6 +125,23 @@ def test_admin_imports_sets_the_quorum_adds_an_annotator_and_downloads_the_log(t
         page.locator("#data-user-add").click()
         expect(page.locator("#data-users-status")).to_contain_text("added newbie (annotator)")
         expect(page.locator("#data-users")).to_contain_text("newbie")
+        # the form is cleared for the next one
+        expect(page.locator("#data-user-name").get_by_role("textbox")).to_have_value("")
+        expect(page.locator("#data-user-password").get_by_role("textbox")).to_have_value("")
+        # a wrong import's annotator is removed, only once the admin confirms
+        page.locator("#data-user-name").get_by_role("textbox").fill("leaver")
+        page.locator("#data-user-password").get_by_role("textbox").fill("leaver-password")
+        page.locator("#data-user-add").click()
+        expect(page.locator("#data-users-status")).to_contain_text("added leaver (annotator)")
+        pick(page, "data-user-pick", "leaver")
+        page.locator("#data-user-remove").click()
+        expect(page.locator("#data-users-status")).to_contain_text("tick 'Yes, remove'")
+        expect(page.locator("#data-users")).to_contain_text("leaver")
+        page.locator("#data-user-remove-confirm input").check()
+        page.locator("#data-user-remove").click()
+        expect(page.locator("#data-users-status")).to_contain_text("removed leaver")
+        expect(page.locator("#data-users")).not_to_contain_text("leaver")
+        expect(page.locator("#data-user-remove-confirm input")).not_to_be_checked()
         screenshot(page, "data-annotators")
 
         page.get_by_role("tab", name="Export", exact=True).click()
@@ -136,6 +154,19 @@ def test_admin_imports_sets_the_quorum_adds_an_annotator_and_downloads_the_log(t
         rows = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
         assert [json.loads(r)["label_earliest_error"] for r in rows] == [1]
         screenshot(page, "data-export")
+        # a benchmark format of another task is refused, naming the formats that fit
+        pick(page, "data-export-format", "prmbench")
+        pick(page, "data-export-dataset", "qwq-earliest-error")
+        page.locator("#data-export-run").click()
+        expect(page.locator("#data-export-status")).to_contain_text("holds Earliest error items")
+        expect(page.locator("#data-export-status")).to_contain_text("processbench")
+        # a report comes with its own extension
+        pick(page, "data-export-format", "report-md")
+        page.locator("#data-export-run").click()
+        expect(page.locator("#data-export-status")).to_contain_text(".md")
+        with page.expect_download() as download:
+            page.locator("#data-export-file a[download]").first.click()
+        assert download.value.suggested_filename.endswith(".md")
 
         # The annotator just added logs in: no Data tab, and none of its content on the page.
         logout(page)

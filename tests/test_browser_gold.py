@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from services import gold as gold_service
+from services.demo import populate_demo
 from store import Store
 from store.datasets import update_settings
-from store.demo import populate_demo
 from tests.browser_support import cli, login, running, screenshot
 from tests.gold_support import DATASET, GOOD, WRONG, label
 

@@ -11,8 +11,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from services import jobs, perturbation
+from services.demo import populate_demo
 from store import Store, users
-from store.demo import populate_demo
 from tests.browser_support import Server, login, running, screenshot
 
 pytestmark = pytest.mark.browser

@@ -11,9 +11,9 @@ import pytest
 from playwright.sync_api import expect
 
 from services import access, annotate
+from services.demo import populate_demo
 from store import Store, users, work
 from store.datasets import update_settings
-from store.demo import populate_demo
 from tests.browser_support import login, running, screenshot
 from ui.panels import PANELS
 

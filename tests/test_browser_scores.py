@@ -8,8 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from services import scores
+from services.demo import populate_demo
 from store import Store, users
-from store.demo import populate_demo
 from tests.browser_support import cli, login, running, screenshot
 from tests.test_predictions import DATASET, settle, write_jsonl
 

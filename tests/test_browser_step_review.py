@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from services.imports import import_file
 from store import Store
 from store.datasets import update_settings
-from store.imports import import_file
 from tests.browser_support import ARTIFACTS, Server, cli, free_port, login, running, screenshot, start_server
 from tests.conftest import PRMBENCH_FILE
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from services.demo import populate_demo
 from services.studies import draw_study
 from store import Store, studies, users
-from store.demo import populate_demo
 from tests.browser_support import cli, login, running, screenshot
 from tests.gold_support import GOOD, label
 

@@ -7,12 +7,13 @@ import random
 from array import array
 from datetime import datetime, timedelta
 
+from importers.records import ItemRecord
 from services import annotate
 from services.annotate import submit
 from store import Store, assignments, datasets, users
+from store.bulk import write_records
 from store.compact import OpenTargets, load_open_targets, seeded_order
-from store.items import get_item, position, write_records
-from store.records import ItemRecord
+from store.items import get_item, position
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)
 REVIEW = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}

@@ -183,6 +183,7 @@ def every_handler_call(ctx: AppContext, request: gr.Request, tmp_path: Path) -> 
         lambda: data.on_add_user(ctx, "mallory", "admin", "mallory-password", request),
         lambda: data.on_change_role(ctx, "ann", "admin", request),
         lambda: data.on_set_password(ctx, "lead", "taken-over-1", request),
+        lambda: data.on_remove_user(ctx, "lead", True, request),
         lambda: data.on_pick_dataset(ctx, "qwq-earliest-error", request),
         lambda: data.on_save_settings(ctx, "qwq-earliest-error", 1, 1, 1, 1, request),
         lambda: data.on_export(ctx, "log-csv", "", request),
@@ -211,8 +212,11 @@ def test_every_handler_refuses_anyone_but_an_admin_and_changes_nothing(
 
 
 def test_adding_an_annotator_lists_them_without_any_password_hash(ctx: AppContext) -> None:
-    status, people, who = data.on_add_user(ctx, " newbie ", "annotator", "newbie-password", ADMIN)
+    status, people, who, name, password = data.on_add_user(
+        ctx, " newbie ", "annotator", "newbie-password", ADMIN
+    )
     assert visible(status) == "✓ added newbie (annotator)"
+    assert name == password == ""  # the form is cleared for the next one
     assert ["newbie", "annotator", "set"] in people["data"]
     assert who["value"] == "newbie"
     assert "scrypt" not in repr((status, people, who))
@@ -220,8 +224,8 @@ def test_adding_an_annotator_lists_them_without_any_password_hash(ctx: AppContex
 
 
 def test_an_unknown_role_is_refused_with_the_store_message(ctx: AppContext) -> None:
-    status, people, _ = data.on_add_user(ctx, "newbie", "superuser", "newbie-password", ADMIN)
-    assert people == gr.skip()  # the table is left as it is
+    status, people, _, name, password = data.on_add_user(ctx, "newbie", "superuser", "newbie-password", ADMIN)
+    assert people == name == password == gr.skip()  # the table and the form are left as they are
     assert "unknown role 'superuser': choose one of annotator, adjudicator, admin" in visible(status)
     assert "Nothing changed" in status and users.get_user(ctx.store, "newbie") is None
 
@@ -252,6 +256,29 @@ def test_setting_a_password_replaces_the_old_one(ctx: AppContext) -> None:
     assert users.authenticate(ctx.store, "ann", "ann-password-1") is None
     status, *_ = data.on_set_password(ctx, "ann", "short", ADMIN)
     assert "at least 8 characters" in status
+
+
+def test_an_annotator_added_in_the_panel_always_has_a_password(ctx: AppContext) -> None:
+    status, *_ = data.on_add_user(ctx, "nopass", "annotator", "", ADMIN)
+    assert "at least 8 characters" in status and users.get_user(ctx.store, "nopass") is None
+
+
+def test_removing_an_annotator_needs_the_confirmation_and_keeps_their_labels(demo_ctx: AppContext) -> None:
+    label_one_item(demo_ctx.store)  # ann's label
+    status, people, who, confirm = data.on_remove_user(demo_ctx, "ann", False, ADMIN)
+    assert "tick 'Yes, remove'" in visible(status) and people == gr.skip()
+    assert users.get_user(demo_ctx.store, "ann") is not None
+    status, people, who, confirm = data.on_remove_user(demo_ctx, "ann", True, ADMIN)
+    assert visible(status).startswith("✓ removed ann") and confirm is False
+    assert "ann" not in [row[0] for row in people["data"]] and "ann" not in who["choices"]
+    assert users.authenticate(demo_ctx.store, "ann", "ann-password-1") is None
+    status, file = data.on_export(demo_ctx, "log-csv", "", ADMIN)
+    assert pd.read_csv(downloaded(file, demo_ctx))["annotator"].tolist() == ["ann"]  # the label stays
+
+
+def test_an_admin_cannot_remove_themselves(ctx: AppContext) -> None:
+    status, *_ = data.on_remove_user(ctx, "lead", True, ADMIN)
+    assert "cannot remove yourself" in status and users.get_user(ctx.store, "lead") is not None
 
 
 # ----- settings

@@ -13,8 +13,8 @@ import pytest
 
 from exports.gated import _rows
 from services.exports import _data, export
+from services.imports import import_file
 from store import Store
-from store.imports import import_file
 from store.items import items_frame, items_frames
 from tests.test_stepgate_format import _label
 

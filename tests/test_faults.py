@@ -9,8 +9,8 @@ import pytest
 
 from bench.client import ApiError, StepgateClient
 from bench.server import start_server
+from services.imports import import_file
 from store import Store, StoreOpenError, users
-from store.imports import import_file
 from tests.conftest import QWQ_FILE
 
 pytestmark = pytest.mark.slow

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from services.demo import populate_demo
 from store import Store, users
 from store.datasets import update_settings
-from store.demo import populate_demo
 from tests.browser_support import ROOT, cli
 from tests.gold_support import DATASET, GOOD, WRONG, label
 

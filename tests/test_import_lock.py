@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-import store.imports as importing
+import services.imports as importing
 from services import annotate
+from services.imports import ImportRejected, import_file
 from store import Store
 from store.datasets import get_dataset
-from store.imports import ImportRejected, import_file
 from store.users import add_user
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import store.imports as importing
+import services.imports as importing
+from importers import ImportFormatError
+from services.imports import ImportRejected, import_file
 from store import Store
-from store.importers import ImportFormatError
-from store.imports import ImportRejected, import_file
 
 
 def _line(i: int, **changes: object) -> str:
@@ -37,7 +37,7 @@ def _stored(store: Store) -> list[tuple]:
 @pytest.fixture(params=["forked", "new interpreter"])
 def in_two_parts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file is read in two parts: by a forked copy of the process, or (as in a server, which
-    runs other threads) by `python -m store.importers.part`."""
+    runs other threads) by `python -m services.import_part`."""
     monkeypatch.setattr(importing, "_SPLIT_BYTES", 1)
     monkeypatch.setattr(importing, "_FORK_SPLIT_BYTES", 1)
     monkeypatch.setattr(importing, "_CHUNK", 50)
@@ -131,13 +131,13 @@ def test_a_part_of_blank_lines_is_no_part_and_a_file_of_them_is_empty(store: Sto
 def test_a_spill_gives_back_its_chunks_in_order_from_memory_or_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: int
 ) -> None:
-    import store.bulk as bulk
-    from store.importers import parse_file
+    import store.staging as staging
+    from importers import parse_file
 
-    monkeypatch.setattr(bulk, "_HELD_BYTES", held)
+    monkeypatch.setattr(staging, "_HELD_BYTES", held)
     records = parse_file(_write(tmp_path / "s.jsonl", [_line(i) for i in range(30)]), "processbench").records
-    chunks = [bulk.stage_records(records[i : i + 10]) for i in range(0, 30, 10)]
-    with bulk.Spill() as spill:
+    chunks = [staging.stage_records(records[i : i + 10]) for i in range(0, 30, 10)]
+    with staging.Spill() as spill:
         for chunk in chunks:
             spill.add(chunk)
         on_disk = sorted(p.name for p in spill.folder.iterdir())

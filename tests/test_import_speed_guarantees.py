@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from importers import parse_file
+from importers.common import decode_json_line
+from importers.records import ItemRecord
+from services.imports import _CHUNK, ImportRejected, import_file
 from store import Store
 from store.datasets import get_dataset
 from store.fastjson import canonical_bytes
-from store.importers import parse_file
-from store.importers.common import decode_json_line
-from store.imports import _CHUNK, ImportRejected, import_file
-from store.items import content_body, content_hash
-from store.records import ItemRecord
+from store.staging import content_body, content_hash
 from tests.conftest import DEMO_DIR, PRMBENCH_FILE, QWQ_FILE
 
 REAL_FILES = [

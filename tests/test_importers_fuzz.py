@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.importers import ImportFormatError, parse_file
-from store.importers.common import LineError, coerce_int_list, coerce_steps
+from importers import ImportFormatError, parse_file
+from importers.common import LineError, coerce_int_list, coerce_steps
 from tests.conftest import QWQ_FILE
 
 QWQ = QWQ_FILE

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from store.importers import FORMATS, ImportFormatError, detect_format, parse_file
-from store.importers.common import LineError, coerce_int_list, coerce_steps
+from importers import FORMATS, ImportFormatError, detect_format, parse_file
+from importers.common import LineError, coerce_int_list, coerce_steps
 from tasks import NO_ERROR
 from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 

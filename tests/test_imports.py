@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from importers import ImportFormatError
+from services.demo import DEMO_DATASETS, populate_demo
+from services.imports import ImportRejected, import_file
 from store import Store
 from store.datasets import get_dataset
-from store.demo import DEMO_DATASETS, populate_demo
-from store.importers import ImportFormatError
-from store.imports import ImportRejected, import_file
 from store.items import get_item
 from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 

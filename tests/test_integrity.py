@@ -7,8 +7,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from importers.records import ItemRecord
 from store import Store, datasets, users
 from store.annotations import RULING, insert_annotation
+from store.bulk import write_records
 from store.integrity import (
     held_past_target,
     labelled_past_target,
@@ -16,8 +18,6 @@ from store.integrity import (
     labels_per_item,
     repeated_labels,
 )
-from store.items import write_records
-from store.records import ItemRecord
 
 pytestmark = pytest.mark.engines
 

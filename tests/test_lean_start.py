@@ -10,8 +10,8 @@ import pytest
 from bench.client import ApiError, StepgateClient
 from bench.run import make_items
 from bench.server import start_server
+from services.imports import import_file
 from store import Store, users
-from store.imports import import_file
 from ui.web.memory import apply_memory_settings
 
 # Shared libraries of what only some panels or verbs use: none is mapped by a server that has

@@ -20,8 +20,8 @@ import pytest
 
 from bench.client import ApiError, StepgateClient
 from bench.server import Server, start_server
+from services.imports import import_file
 from store import Store, users
-from store.imports import import_file
 from store.integrity import labelled_past_target, labels_by_request, repeated_labels
 from tests.conftest import ENGINES
 

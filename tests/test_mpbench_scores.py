@@ -15,9 +15,9 @@ import pytest
 from qc.mpbench_scores import mpbench_table, paradigm_of, table2_averages
 from services import annotate, scores
 from services.errors import InvalidInput
+from services.imports import import_file
 from store import Store, users, work
 from store.datasets import get_dataset
-from store.imports import import_file
 
 DATASET = "mpbench"
 GOOD = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}

@@ -10,13 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from services.demo import populate_demo
 from services.errors import ServiceError
 from services.exports import FORMATS, export
 from services.reports import build_dataset_report, write_files
 from store import Store
 from store.annotations import annotations_frame
 from store.datasets import list_datasets
-from store.demo import populate_demo
 from store.items import items_frame, items_frames
 from store.state import states_frame
 from store.studies import list_studies
@@ -38,7 +38,7 @@ def twins(tmp_path_factory: pytest.TempPathFactory, postgres_server) -> dict[str
             users.add_user(source, name, "annotator", f"{name}-password")
             label_items(source, name, 10, lambda item, k=k: WRONG if (item + k) % 4 == 0 else GOOD)
         export(source, "stepgate-jsonl", folder / "all.jsonl", manifest=False)
-    from store.imports import import_file
+    from services.imports import import_file
 
     stores = {
         "duckdb": Store(folder / "twin.duckdb", data_dir=folder / "files"),

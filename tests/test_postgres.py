@@ -16,13 +16,14 @@ import pytest
 
 from bench.client import ApiError, StepgateClient
 from bench.server import start_server
+from importers.records import ItemRecord
 from services.annotate import submit
+from services.imports import import_file
 from store import Store, StoreOpenError, assignments, datasets, users
 from store.annotations import count_annotations
-from store.imports import import_file
-from store.items import get_item, write_records
+from store.bulk import write_records
+from store.items import get_item
 from store.migrations import MIGRATIONS
-from store.records import ItemRecord
 from tests.browser_support import ROOT
 from tests.conftest import PRMBENCH_FILE
 

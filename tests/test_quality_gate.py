@@ -326,7 +326,7 @@ def test_accepted_items_export_as_a_new_crystal_dataset_that_imports_back(ctx: A
     import json
 
     from services.exports import export
-    from store.imports import import_file
+    from services.imports import import_file
 
     shown = open_tab(ctx, "ann")
     table = shown["table"].copy()
@@ -350,9 +350,9 @@ def test_accepted_items_export_as_a_new_crystal_dataset_that_imports_back(ctx: A
 def test_candidate_steps_that_say_the_same_thing_are_grouped_when_the_encoder_is_on(
     ctx: AppContext, tmp_path
 ) -> None:
+    from importers.records import ItemRecord
     from services.encoder import Encoder, EncoderSettings
-    from store.items import write_records
-    from store.records import ItemRecord
+    from store.bulk import write_records
 
     steps = [
         "The bar for Germans is labelled 45.",

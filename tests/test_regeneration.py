@@ -18,9 +18,9 @@ import pytest
 
 from services import annotate, jobs, regeneration
 from services.annotate import now_utc
+from services.demo import populate_demo
 from store import Store, items, state, users
 from store import jobs as queue
-from store.demo import populate_demo
 
 pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from importers.records import ItemRecord
 from services import annotate
 from services import jobs as job_service
 from services.annotate import now_utc
 from store import Store, users
 from store import jobs as queue
-from store.items import write_records
-from store.records import ItemRecord
+from store.bulk import write_records
 from ui.context import AppContext
 from ui.web.sessions import Sessions
 from ui.web.throttle import LoginThrottle

@@ -22,10 +22,10 @@ from bench.client import StepgateClient
 from bench.server import Server, start_server
 from services import annotate
 from services import jobs as job_service
+from services.demo import populate_demo
 from store import Store, items, users
 from store import jobs as queue
-from store.demo import populate_demo
-from store.items import write_records
+from store.bulk import write_records
 from tests.browser_support import ROOT
 from tests.security.support import call_event, config, login, open_page
 from tests.test_regeneration import FAKE, GATE, REJECT

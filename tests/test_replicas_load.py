@@ -20,9 +20,9 @@ import pytest
 from bench.replicas import DATASET, label_with_team, start_replicas
 from bench.run import make_items
 from services.annotate import now_utc
+from services.imports import import_file
 from store import Store, users
 from store.annotations import count_annotations
-from store.imports import import_file
 from store.integrity import (
     held_past_target,
     labelled_past_target,

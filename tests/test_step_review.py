@@ -10,11 +10,12 @@ import gradio as gr
 import pandas as pd
 import pytest
 
+from importers.records import ItemRecord
 from services import drafts
 from store import Store, datasets, users
 from store.annotations import annotations_frame, count_annotations
-from store.items import get_item, write_records
-from store.records import ItemRecord
+from store.bulk import write_records
+from store.items import get_item
 from ui.context import AppContext
 from ui.kit.downloads import find_download
 from ui.panels import step_review as panel

@@ -11,17 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from importers import ImportFormatError
+from importers.records import ItemRecord
 from services import annotate
+from services.demo import DEMO_DIR
 from services.exports import export, manifest_path
+from services.imports import import_file
 from store import Store
 from store.bundles import BundleConflict
 from store.datasets import get_dataset, update_settings
-from store.demo import DEMO_DIR
-from store.importers import ImportFormatError
-from store.imports import import_file
-from store.items import add_version, get_item
-from store.records import ItemRecord
+from store.items import get_item
 from store.users import add_user
+from store.versions import add_version
 from tests.conftest import PRMBENCH_FILE
 
 pytestmark = pytest.mark.engines  # tests on the store fixture run on DuckDB and PostgreSQL

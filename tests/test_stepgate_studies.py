@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from importers import ImportFormatError
 from services import annotate
 from services.exports import ItemSelection, export
+from services.imports import import_file
 from services.reports import build_study_report
 from services.studies import Sequential, draw_study, study_status
 from store import Store, studies, users, work
 from store.datasets import get_dataset
 from store.errors import StoreRequestError
-from store.importers import ImportFormatError
-from store.imports import import_file
 from tests.gold_support import GOOD, WRONG, label
 from tests.test_studies import DATASET, _annotator
 

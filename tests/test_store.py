@@ -12,13 +12,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from importers.records import ItemRecord
 from services.annotate import submit
 from services.errors import ServiceError
 from store import Store, StoreClosedError, StoreOpenError, assignments, datasets, users
 from store.annotations import count_annotations
-from store.items import get_item, write_records
+from store.bulk import write_records
+from store.items import get_item
 from store.migrations import MIGRATIONS, migrate, schema_version
-from store.records import ItemRecord
 
 pytestmark = pytest.mark.engines  # tests on the `store` fixture run on DuckDB and PostgreSQL
 
@@ -469,3 +470,19 @@ def test_steps_keep_their_rows_when_migration_13_drops_their_primary_key(tmp_pat
             ("[version_id]",)
         ]
         assert db.scalar("SELECT max(version) FROM schema_migrations") == MIGRATIONS[-1][0]
+
+
+def test_each_engine_names_what_differs_so_no_caller_asks_which_engine_it_has(store: Store) -> None:
+    from store.memory import release_freed_memory_in_background
+
+    engine = store.engine
+    release_freed_memory_in_background(store)  # what `serve` calls on either engine
+    if engine.name == "duckdb":
+        assert engine.exclusive and engine.embedded
+        assert engine.file == store.path and store.path is not None and store.path.exists()
+        assert store.data_dir == store.path.with_name(store.path.name + ".files")
+        assert store.scalar("SELECT current_setting('allocator_background_threads')") is True
+    else:  # a server: other replicas may open it, its memory is its own, no file to put a control file by
+        assert engine.name == "postgresql"
+        assert not engine.exclusive and not engine.embedded
+        assert engine.file is None and store.path is None

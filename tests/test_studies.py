@@ -335,7 +335,7 @@ def test_the_command_line_draws_lists_and_reports_a_sequential_study(tmp_path: P
 
     db = tmp_path / "cli.duckdb"
     with Store(db) as store:
-        from store.demo import populate_demo
+        from services.demo import populate_demo
 
         populate_demo(store)
         for name in ("ann", "bea", "cid"):

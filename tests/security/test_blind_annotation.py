@@ -15,11 +15,11 @@ import pytest
 
 from bench.client import ApiError, StepgateClient
 from bench.server import Server, start_server
+from importers.records import ItemRecord
 from services import annotate
 from store import Store, users
 from store.annotations import count_annotations
-from store.items import write_records
-from store.records import ItemRecord
+from store.bulk import write_records
 
 pytestmark = pytest.mark.browser  # starts the real app
 

@@ -15,9 +15,9 @@ import pytest
 
 from bench.server import Server
 from services import annotate
+from services.imports import import_file
 from store import Store, users
 from store.datasets import update_settings
-from store.imports import import_file
 from tests.conftest import PRMBENCH_FILE
 from tests.security.support import call_event, config, event_of, login, make_team, team_server
 

@@ -12,11 +12,11 @@ import pytest
 
 from bench.client import StepgateClient
 from bench.server import Server, start_server
+from importers.records import ItemRecord
 from services import annotate
 from store import Store, users
+from store.bulk import write_records
 from store.datasets import update_settings
-from store.items import write_records
-from store.records import ItemRecord
 from tests.security.support import call_event, config, event_of, login
 
 pytestmark = pytest.mark.browser  # starts the real app

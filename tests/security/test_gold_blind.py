@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from services import gold as gold_service
+from services.demo import populate_demo
 from store import Store
 from store import gold as gold_store
 from store.datasets import get_dataset, update_settings
-from store.demo import populate_demo
 from tests.gold_support import GOOD, label
 from tests.security.support import PASSWORD, login, make_team, run_api, team_server
 
@@ -93,7 +93,7 @@ MARKER = "gold_7c1f"  # the dataset file's gold column: its name and content mus
 
 def _file_with_a_gold_column(folder: Path) -> tuple[Path, list[str]]:
     """The demo PRMBench file with a gold column filled on its first six lines (empty on the rest)."""
-    from store.demo import DEMO_DIR
+    from services.demo import DEMO_DIR
 
     lines = [json.loads(x) for x in (DEMO_DIR / "prmbench_demo.jsonl").read_text().splitlines() if x.strip()]
     for n, line in enumerate(lines):
@@ -108,7 +108,7 @@ def test_a_gold_column_of_the_imported_file_never_reaches_an_annotator(tmp_path:
     the app and no state of the page holds the gold column, its values or a word of it."""
     from playwright.sync_api import expect
 
-    from store.imports import import_file
+    from services.imports import import_file
     from tests.browser_support import login as browser_login
     from tests.test_browser_step_review import click_choice
 

@@ -10,8 +10,8 @@ import pytest
 
 from bench.server import Server
 from services import annotate, jobs, perturbation
+from services.demo import populate_demo
 from store import Store, users
-from store.demo import populate_demo
 from tests.security.support import call_event, config, event_of, login, make_team, team_server
 
 pytestmark = pytest.mark.browser  # starts the real app

@@ -140,3 +140,19 @@ def test_twenty_concurrent_wrong_logins_leave_other_users_next_item_fast(tmp_pat
         # Within 2x the unloaded p95; on a quiet machine where that p95 is under 3 ms, 2x is within the
         # run-to-run noise of a 120-call window, so the bound is never tighter than unloaded + 3 ms.
         assert p95["loaded"] <= max(2 * p95["unloaded"], p95["unloaded"] + 3.0)
+
+
+def test_a_new_local_name_needs_a_password_of_eight_characters(tmp_path) -> None:
+    """Local mode (127.0.0.1 without --team): a new name is an account, so the one password rule holds."""
+    from tests.browser_support import running
+
+    with running(tmp_path / "local.duckdb", "--no-demo") as server:
+        for password in ("", "short"):
+            refused = _attempt(server.url, "newcomer", password)
+            assert refused.status_code == 401 and "stepgate-session" not in refused.cookies
+            assert "at least 8 characters" in refused.text and "Wrong name" not in refused.text
+        page = requests.get(f"{server.url}/login", timeout=30).text
+        assert "8 characters or more" in page
+        assert _attempt(server.url, "newcomer", "long-enough").status_code == 200
+        # the account now has that password: the short one is wrong from here on
+        assert "Wrong name or password" in _attempt(server.url, "newcomer", "short").text

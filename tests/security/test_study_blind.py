@@ -15,10 +15,10 @@ import pytest
 from bench.client import StepgateClient
 from bench.server import start_server
 from services.annotate import now_utc, submit
+from services.demo import populate_demo
 from services.studies import draw_study
 from store import Store, studies, users, work
 from store.datasets import get_dataset
-from store.demo import populate_demo
 from tests.gold_support import GOOD, label
 from tests.security.support import PASSWORD, make_team
 from tests.test_api_blindness import _call, _events

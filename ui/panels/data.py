@@ -22,7 +22,7 @@ from services import data
 from services import users as user_service
 from services.data import FORMATS
 from services.errors import NotAllowed, ServiceError
-from services.exports import EXPORT_FORMATS, export
+from services.exports import EXPORT_FORMATS, export, suffix_of
 from services.records import ROLES
 from tasks import EARLIEST_ERROR, TASKS, spec_for
 from ui.auth import require_admin, require_user
@@ -41,6 +41,7 @@ __all__ = [
     "on_open",
     "on_pick_dataset",
     "on_refresh",
+    "on_remove_user",
     "on_save_settings",
     "on_set_password",
     "on_set_task_setting",
@@ -65,7 +66,6 @@ DATASET_COLUMNS = [
     "lease (s)",
 ]
 USER_COLUMNS = ["annotator", "role", "password"]
-_EXTENSION = {"log-parquet": "parquet", "log-csv": "csv"}  # every other export is JSON lines
 _MARKDOWN = re.compile(r"([\\`*_\[\]()#|~!])")  # characters Markdown would act on
 
 HELP = """\
@@ -237,18 +237,47 @@ def _rejection(file_name: str, exc: data.ImportRefused) -> str:
 
 
 def on_add_user(ctx: AppContext, name: str, role: str, password: str, request: gr.Request) -> tuple:
+    """Add an annotator with a password (the one rule: 8 characters or more); the form is cleared."""
     acting = require_user(ctx, request)
     try:
-        added = user_service.add(ctx.store, acting, name, role, password or None)
+        added = user_service.add(ctx.store, acting, name, role, password or "")
     except NotAllowed as exc:
         raise gr.Error(str(exc)) from exc
     except ServiceError as exc:
-        return (_refused(str(exc)), gr.skip(), gr.skip())
-    note = "" if added.has_password else " without a password: they can log in only in local mode"
+        return (_refused(str(exc)), gr.skip(), gr.skip(), gr.skip(), gr.skip())
     return (
-        _done(f"added {added.name} ({added.role}){note}"),
+        _done(f"added {added.name} ({added.role})"),
         _users_frame(ctx),
         _user_choices(ctx, added.name),
+        "",
+        "",
+    )
+
+
+def on_remove_user(ctx: AppContext, name: str | None, confirmed: bool, request: gr.Request) -> tuple:
+    """Remove an annotator once the admin ticked the confirmation: they can no longer log in, their open
+    sessions end, and every label they gave stays in the log (and in exports)."""
+    acting = require_user(ctx, request)
+    if not name:
+        return (_refused("pick an annotator first"), gr.skip(), gr.skip(), gr.skip())
+    if not confirmed:
+        return (
+            _refused(f"tick 'Yes, remove' to remove {name}: they can no longer log in; their labels stay"),
+            gr.skip(),
+            gr.skip(),
+            gr.skip(),
+        )
+    try:
+        user_service.remove(ctx.store, acting, name)
+    except NotAllowed as exc:
+        raise gr.Error(str(exc)) from exc
+    except ServiceError as exc:
+        return (_refused(str(exc)), gr.skip(), gr.skip(), False)
+    return (
+        _done(f"removed {name}: they can no longer log in; their labels stay in the log"),
+        _users_frame(ctx),
+        _user_choices(ctx, None),
+        False,
     )
 
 
@@ -375,7 +404,7 @@ def on_export(
     folder.mkdir()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", dataset or "all-datasets").strip("-.") or "dataset"
-    out = folder / f"{stem}-{fmt}-{stamp}.{_EXTENSION.get(fmt, 'jsonl')}"
+    out = folder / f"{stem}-{fmt}-{stamp}.{suffix_of(fmt)}"
     try:
         written = export(ctx.store, fmt, out, dataset=dataset or None, progress=lambda d, w: progress(d, w))
     except ServiceError as exc:
@@ -387,8 +416,11 @@ def on_export(
         manifest = offer_download(ctx, admin, written.manifest, written.manifest.name)
         links += " " + download_link_html(manifest)
     shutil.rmtree(folder, ignore_errors=True)  # image files of a stepgate export with images beside it
+    skipped = (
+        f"; left out, not of this format's task: {', '.join(written.left_out)}" if written.left_out else ""
+    )
     return (
-        _done(f"wrote {written.rows} row(s) to {written.path.name}"),
+        _done(f"wrote {written.rows} row(s) to {written.path.name}{skipped}"),
         gr.update(value=links, visible=True),
     )
 
@@ -464,7 +496,7 @@ def build(ctx: AppContext) -> None:
                     )
                     new_password = gr.Textbox(
                         label="Password",
-                        placeholder="8+ characters; empty: local mode only",
+                        placeholder=f"{user_service.MIN_PASSWORD}+ characters",
                         type="password",
                         elem_id="data-user-password",
                     )
@@ -482,12 +514,24 @@ def build(ctx: AppContext) -> None:
                     )
                 with gr.Row(equal_height=True):
                     password = gr.Textbox(
-                        label="New password (8+ characters)",
+                        label=f"New password ({user_service.MIN_PASSWORD} characters or more)",
                         type="password",
                         elem_id="data-user-new-password",
                     )
                     set_password = gr.Button(
                         "Set password", elem_classes=["data-action"], elem_id="data-user-password-save"
+                    )
+                with gr.Row(equal_height=True):
+                    confirm_remove = gr.Checkbox(
+                        label="Yes, remove: they can no longer log in; their labels stay in the log",
+                        value=False,
+                        elem_id="data-user-remove-confirm",
+                    )
+                    remove = gr.Button(
+                        "Remove annotator",
+                        variant="stop",
+                        elem_classes=["data-action"],
+                        elem_id="data-user-remove",
                     )
                 users_status = gr.Markdown("", elem_id="data-users-status", latex_delimiters=[])
         with gr.Tab("Settings", id="data-settings"):
@@ -557,7 +601,16 @@ def build(ctx: AppContext) -> None:
         **private,
     )
     add.click(
-        bind(on_add_user, ctx), [new_name, new_role, new_password], [users_status, people, who], **private
+        bind(on_add_user, ctx),
+        [new_name, new_role, new_password],
+        [users_status, people, who, new_name, new_password],
+        **private,
+    )
+    remove.click(
+        bind(on_remove_user, ctx),
+        [who, confirm_remove],
+        [users_status, people, who, confirm_remove],
+        **private,
     )
     change_role.click(bind(on_change_role, ctx), [who, role], [users_status, people], **private)
     set_password.click(

@@ -16,6 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
+from services.errors import ServiceError
 from ui.auth import check_login
 from ui.context import AppContext
 from ui.web.throttle import LoginThrottle
@@ -79,10 +80,14 @@ class Logins:
                 f"try again in about {minutes} minute(s), or ask an admin to reset the password."
             )
         loop = asyncio.get_running_loop()
-        ok = await loop.run_in_executor(self._hashing, partial(check_login, self._ctx, name, password))
-        if not ok:  # the attempt stays counted against the name, and now against the address
+        try:
+            ok = await loop.run_in_executor(self._hashing, partial(check_login, self._ctx, name, password))
+            refused = "" if ok else "Wrong name or password."
+        except ServiceError as exc:  # a new local name with a password that breaks the rule
+            refused = str(exc)
+        if refused:  # the attempt stays counted against the name, and now against the address
             await asyncio.to_thread(self.throttle.failed, address, attempt)
-            return LoginOutcome.WRONG, "Wrong name or password."
+            return LoginOutcome.WRONG, refused
         await asyncio.to_thread(self.throttle.succeeded, name, attempt)
         return LoginOutcome.OK, ""
 

@@ -9,21 +9,50 @@ import (base64, or paths inside the file's folder) and must match the hash they 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from store.bundles import BundleItem, BundleVersion, ParsedBundle
-from store.gold import SOURCES
-from store.images import image_hash
-from store.importers.common import ImportFormatError
-from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, ImageError, load_image
-from store.records import ImageData, ItemRecord
+from importers.common import ImportFormatError
+from importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, ImageError, image_hash, load_image
+from importers.records import GOLD_SOURCES, ImageData, ItemRecord
 
-__all__ = ["FORMAT", "HEADER_KEY", "parse_bundle"]
+__all__ = ["FORMAT", "HEADER_KEY", "BundleItem", "BundleVersion", "ParsedBundle", "parse_bundle"]
 
 FORMAT = "stepgate"
 HEADER_KEY = "stepgate_format"
 SUPPORTED = (1,)
+
+
+@dataclass
+class BundleVersion:
+    record: ItemRecord
+    version: int
+    parent_version: int | None
+    reason: str
+    created_at: str | None
+
+
+@dataclass
+class BundleItem:
+    dataset: str
+    external_id: str
+    created_at: str | None
+    versions: list[BundleVersion]
+    state: dict[str, Any] | None
+    gold: dict[str, Any] | None = None  # the gold mark (label, source, version, marked_by, ...)
+
+
+@dataclass
+class ParsedBundle:
+    """What parse_bundle read from a file, ready for store.bundles.write_bundle."""
+
+    datasets: list[dict[str, Any]] = field(default_factory=list)
+    items: list[BundleItem] = field(default_factory=list)
+    annotators: list[dict[str, Any]] = field(default_factory=list)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+    studies: list[dict[str, Any]] = field(default_factory=list)  # each with its file line under "_line"
+    study_labels: list[dict[str, Any]] = field(default_factory=list)  # the same
 
 
 def parse_bundle(path: Path) -> ParsedBundle:
@@ -137,8 +166,10 @@ def _gold(item: dict[str, Any]) -> dict[str, Any] | None:
     versions = {int(v["version"]) for v in item["versions"]}
     if not isinstance(gold, dict) or not isinstance(gold.get("label"), dict) or not gold["label"]:
         raise ValueError(f"item {item['external_id']!r}: its gold needs a label (a JSON object)")
-    if gold.get("source") not in SOURCES:
-        raise ValueError(f"item {item['external_id']!r}: gold source must be one of {', '.join(SOURCES)}")
+    if gold.get("source") not in GOLD_SOURCES:
+        raise ValueError(
+            f"item {item['external_id']!r}: gold source must be one of {', '.join(GOLD_SOURCES)}"
+        )
     if int(gold.get("version", 0)) not in versions or not gold.get("marked_at"):
         raise ValueError(f"item {item['external_id']!r}: its gold names no version of the item or no time")
     return dict(gold)

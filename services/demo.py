@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from services.imports import ImportOutcome, import_file
 from store.datasets import list_datasets
-from store.imports import ImportOutcome, import_file
 
 if TYPE_CHECKING:
     from store.db import Store

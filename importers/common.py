@@ -21,16 +21,15 @@ from typing import Any
 
 import orjson
 
-from store.errors import StoreRequestError
-from store.importers.images import ImageError, load_image
-from store.records import ImageData, ImportProblem, ItemRecord, ParseResult
+from importers.images import ImageError, load_image
+from importers.records import ImageData, ImportProblem, ItemRecord, ParseResult
 
 
-class LineError(StoreRequestError):
+class LineError(ValueError):
     """One row cannot be imported; the message starts with the field it is about."""
 
 
-class ImportFormatError(StoreRequestError):
+class ImportFormatError(ValueError):
     """The whole file cannot be read (missing, unreadable, unknown format, missing mapped column)."""
 
     def __init__(self, file: str, reason: str | None = None) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import io
 import re
 import warnings
@@ -18,8 +19,7 @@ from urllib.parse import unquote, urlparse
 
 from PIL import Image
 
-from store.errors import StoreRequestError
-from store.records import ImageData
+from importers.records import ImageData
 
 MAX_IMAGE_PIXELS = 50_000_000  # 50 megapixels: well above any benchmark figure, far below a bomb
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
@@ -32,7 +32,12 @@ _BASE64_TEXT = re.compile(r"[A-Za-z0-9+/=_\-\s]+")
 _IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"RIFF", b"BM")
 
 
-class ImageError(StoreRequestError):
+def image_hash(data: bytes) -> str:
+    """What names an image everywhere (its file, its row, a bundle's reference): the SHA-256 of its bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+class ImageError(ValueError):
     """An image reference that was refused; the message says why."""
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.importers.common import (
+from importers.common import (
     LineError,
     RowContext,
     coerce_bool,
@@ -16,7 +16,7 @@ from store.importers.common import (
     json_type,
     pick,
 )
-from store.records import ItemRecord
+from importers.records import ItemRecord
 
 FORMAT = "qwq"
 ID_FIELD = "data_id"

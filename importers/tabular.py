@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from store.importers.common import (
+from importers.common import (
     ImportFormatError,
     LineError,
     RowContext,
@@ -26,7 +26,7 @@ from store.importers.common import (
     content_id,
     is_missing,
 )
-from store.records import ItemRecord
+from importers.records import ItemRecord
 
 TEXT_FIELDS = ("question", "reference_answer", "reference_solution", "error_type", "rationale", "source")
 OTHER_FIELDS = (

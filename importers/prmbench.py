@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.importers.common import (
+from importers.common import (
     LineError,
     RowContext,
     coerce_id,
@@ -20,7 +20,7 @@ from store.importers.common import (
     is_missing,
     pick,
 )
-from store.records import ItemRecord
+from importers.records import ItemRecord
 from tasks import NO_ERROR
 
 FORMAT = "prmbench"

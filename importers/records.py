@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["GOLD_SOURCES", "ImageData", "ImportProblem", "ItemRecord", "ParseResult"]
+
+# How an item became gold: what the gold table records and a stepgate bundle may carry.
+GOLD_SOURCES = ("adjudicated", "consensus", "study", "import", "manual")
+
 
 @dataclass(frozen=True)
 class ImageData:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from store.importers.common import (
+from importers.common import (
     LineError,
     RowContext,
     coerce_bool,
@@ -18,7 +18,7 @@ from store.importers.common import (
     get_text,
     pick,
 )
-from store.records import ItemRecord
+from importers.records import ItemRecord
 from tasks import NO_ERROR
 
 FORMAT = "processbench"

@@ -1,4 +1,8 @@
-"""Import a file end to end: parse, refuse or report bad lines, write the good ones in one transaction."""
+"""The import use case: a file parsed (importers), checked, staged without the write lock (store.staging),
+written in one transaction (store.bulk, store.bundles), and its bad lines refused or reported.
+
+Who may import is checked by services.data, which calls import_file; what follows an import there.
+"""
 
 from __future__ import annotations
 
@@ -15,17 +19,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from store.bulk import Spill, no_cyclic_gc, stage_records, write_staged
+from importers import BUNDLE, ImportFormatError, detect_format, splittable, stream_file
+from importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
+from importers.records import ImportProblem, ItemRecord, ParseResult
+from importers.stepgate import parse_bundle
+from services.import_part import RESULT
+from services.import_part import run as run_part
+from store.bulk import WriteSummary, no_cyclic_gc, write_records, write_staged
 from store.bundles import write_bundle
 from store.datasets import get_or_create_dataset
-from store.errors import StoreRequestError
-from store.importers import BUNDLE, ImportFormatError, detect_format, splittable, stream_file
-from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
-from store.importers.part import RESULT
-from store.importers.part import run as run_part
-from store.importers.stepgate import parse_bundle
-from store.items import WriteSummary, existing_versions, write_records
-from store.records import ImportProblem, ItemRecord, ParseResult
+from store.items import existing_versions
+from store.staging import Spill, stage_records
 from tasks import EARLIEST_ERROR, QUALITY_GATE, STEP_MATCH, STEP_REVIEW
 
 if TYPE_CHECKING:
@@ -56,7 +60,7 @@ TASK_OF_FORMAT = {
 }
 
 
-class ImportRejected(StoreRequestError):
+class ImportRejected(ValueError):
     """The file had bad lines and partial import was not asked for: nothing was stored."""
 
     def __init__(self, path: Path, problems: list[ImportProblem], good: int) -> None:
@@ -198,7 +202,7 @@ def _stage_file(
 ) -> tuple[ParseResult, int]:
     """Read, check and stage the file into ``spill``: the result (problems, warnings) and the number
     of good lines. A large JSONL file of a known schema is read in two parts at once, the second in
-    another process (store.importers.part): the two cores each parse and hash half of it."""
+    another process (services.import_part): the two cores each parse and hash half of it."""
     if format is None and not mapping:
         format = detect_format(path)
     split = _split_point(path) if splittable(path, format, mapping) else None
@@ -302,7 +306,7 @@ def _can_fork() -> bool:
 
 def _start_part(
     path: Path, format: str | None, split: int, skip_bad: bool, spill: Spill
-) -> _Forked | subprocess.Popen:
+) -> _Forked | subprocess.Popen[bytes]:
     args = {
         "path": str(path),
         "format": format,
@@ -327,7 +331,7 @@ def _start_part(
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     return subprocess.Popen(
-        [sys.executable, "-m", "store.importers.part", json.dumps(args)],
+        [sys.executable, "-m", "services.import_part", json.dumps(args)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -335,7 +339,7 @@ def _start_part(
     )
 
 
-def _finish_part(worker: _Forked | subprocess.Popen | None, folder: Path) -> dict[str, Any] | None:
+def _finish_part(worker: _Forked | subprocess.Popen[bytes] | None, folder: Path) -> dict[str, Any] | None:
     """What the other process found, or None when it failed (the part is then read here)."""
     if worker is None or worker.wait() != 0:
         return None

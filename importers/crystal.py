@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.importers.common import (
+from importers.common import (
     RowContext,
     coerce_id,
     coerce_options,
@@ -15,7 +15,7 @@ from store.importers.common import (
     get_text,
     pick,
 )
-from store.records import ItemRecord
+from importers.records import ItemRecord
 
 FORMAT = "crystal"
 ID_FIELD = "id"

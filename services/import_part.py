@@ -1,7 +1,7 @@
 """Read, check and stage the second part of a large JSONL file in another process (a second core).
 
-Run by store.imports in a forked copy of the importing process (``run``), or, when that process
-has other threads (a server), as ``python -m store.importers.part ARGS_JSON``: the lines that begin at byte
+Run by services.imports in a forked copy of the importing process (``run``), or, when that process
+has other threads (a server), as ``python -m services.import_part ARGS_JSON``: the lines that begin at byte
 ``start`` are parsed as stream_file parses them, numbered as in the whole file, staged as Arrow
 chunks in the importing spill's folder, and what was found (problems, warnings, ids and their
 lines) is written to ``<folder>/part.result`` for the importing process to merge. Never touches
@@ -38,8 +38,9 @@ def line_number_at(path: Path, offset: int) -> int:
 
 
 def stage_part(args: dict[str, Any]) -> dict[str, Any]:
-    from store.bulk import Spill, no_cyclic_gc, stage_records
-    from store.importers import stream_file
+    from importers import stream_file
+    from store.bulk import no_cyclic_gc
+    from store.staging import Spill, stage_records
 
     path, start = Path(args["path"]), int(args["start"])
     lines: list[int] = []

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-from store.importers import crystal, prmbench, processbench, qwq, stepgate, steppairs, tabular
-from store.importers.common import (
+from importers import crystal, prmbench, processbench, qwq, stepgate, steppairs, tabular
+from importers.common import (
     ImportFormatError,
     Row,
     collect_chunks,
@@ -25,8 +25,8 @@ from store.importers.common import (
     parquet_columns,
     table_columns,
 )
-from store.importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
-from store.records import ItemRecord, ParseResult
+from importers.images import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS
+from importers.records import ItemRecord, ParseResult
 
 __all__ = [
     "BUNDLE",
@@ -46,7 +46,7 @@ _SCHEMAS: dict[str, ModuleType] = {
     "steppairs": steppairs,
 }
 TABULAR = ("jsonl", "csv", "parquet")  # plain tables read through a column mapping
-BUNDLE = "stepgate"  # stepgate's own export: read whole by store.importers.stepgate, not row by row
+BUNDLE = "stepgate"  # stepgate's own export: read whole by importers.stepgate, not row by row
 FORMATS = (BUNDLE, *_SCHEMAS, *TABULAR)
 # items-jsonl is a flat view for analysis (current versions only): said so instead of asking for a mapping.
 _ITEMS_VIEW_KEYS = frozenset({"external_id", "version_reason", "steps", "status"})
@@ -132,7 +132,7 @@ def stream_file(
     if format not in FORMATS:
         raise ImportFormatError(name, f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
     if format == BUNDLE:
-        raise ImportFormatError(name, "a stepgate export is imported whole (store.imports.import_file)")
+        raise ImportFormatError(name, "a stepgate export is imported whole (services.imports.import_file)")
     if mapping and format not in TABULAR:
         raise ImportFormatError(name, f"a column mapping applies to {', '.join(TABULAR)}, not to {format}")
     container = _container(path, format)
