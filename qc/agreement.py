@@ -15,11 +15,13 @@ Shared conventions, so that callers never need a try/except:
 - Exception, as Gwet defines it: Gwet's AC1 takes its chance term (the category shares pi_k) from
   every item with at least one rating, single-rated items included; its observed agreement uses
   the pairable items only (Gwet, Handbook 2014, sec. 4.2, the "r_i >= 1" and "r_i >= 2" sums).
-- Fleiss' kappa with missing ratings follows one of two generalisations: the category shares p_j
-  are pooled over all ratings of the pairable items (each item weighted by its number of ratings;
-  Fleiss 1971 with varying m_i, as statsmodels' ``fleiss_kappa`` on a count table), not irrCAC's
-  mean over items of each item's own shares (Gwet 2014, sec. 4.2). With the same number of
-  raters per item the two coincide.
+- Fleiss' kappa with missing ratings follows one of two generalisations, the pooled one: the
+  category shares p_j are pooled over all ratings of the pairable items (each item weighted by its
+  number of ratings; Fleiss 1971's p_j = sum_i n_ij / sum_i m_i with varying m_i). statsmodels'
+  ``fleiss_kappa`` computes the same p_j but refuses a count table whose rows differ in raters
+  (it asserts equal row sums), so it agrees only on complete tables. irrCAC's (Gwet 2014, sec. 4.2)
+  takes p_j as the mean over items of each item's own shares n_ij / m_i, single-rated items
+  included. With the same number of raters on every item the two coincide; see fleiss_kappa.
 """
 
 from __future__ import annotations
@@ -176,7 +178,11 @@ def fleiss_kappa(ratings: Any) -> float:
     """Fleiss' kappa for many raters, items with < 2 ratings dropped: Fleiss 1971, Psychol. Bull. 76:378-382.
 
     Missing ratings: P-bar is the mean over pairable items of each item's share of agreeing pairs;
-    p_j pools all ratings of those items (weighted by ratings, unlike irrCAC's per-item mean).
+    p_j pools all ratings of those items, p_j = sum_i n_ij / sum_i m_i (an item weighs by its
+    ratings). irrCAC instead averages each item's shares n_ij / m_i over every item with a rating
+    (single-rated items too): items rated [a a a], [a b], [b b], [b]: pooled p = (4/7, 3/7) and
+    kappa 23/72 = 0.319; irrCAC p = (3/8, 5/8) and 13/45 = 0.289. statsmodels' fleiss_kappa refuses
+    such a table (unequal raters per item); on equal raters per item all three agree.
     """
     return fleiss_kappa_from_counts(_counts(ratings)[0])
 

@@ -22,6 +22,7 @@ __all__ = [
     "ALPHA",
     "DEFAULT_EDGES",
     "TAU",
+    "TIES",
     "ExampleScore",
     "MacroScores",
     "band_labels",
@@ -40,6 +41,12 @@ TAU = 0.35  # CRYSTAL's operating threshold (004 l.96)
 ALPHA = 0.3  # weight of the order term in Ordered Match F1 (Eq. 6)
 DEFAULT_EDGES = (0.20, 0.35, 0.50, 0.70)  # Table S1's bands
 GreedyOrder = Literal["global_desc", "row_in_order"]
+# How the global greedy orders pairs of exactly equal similarity (identical step texts give equal
+# cosines). The paper is silent; "crystal_metrics" is the authors' package (reasoning.py,
+# _find_matches: the (S, j, k) triples sorted in reverse, so the larger row goes first, then the
+# larger column); "lowest_index" is stepgate's order before issue 30 (smaller row, then column).
+TieOrder = Literal["crystal_metrics", "lowest_index"]
+TIES: tuple[TieOrder, ...] = ("crystal_metrics", "lowest_index")
 
 
 def _matrix(sim: Any) -> np.ndarray:
@@ -54,15 +61,19 @@ def _matrix(sim: Any) -> np.ndarray:
 
 
 def greedy_matches(
-    sim: Any, threshold: float = TAU, order: GreedyOrder = "global_desc"
+    sim: Any, threshold: float = TAU, order: GreedyOrder = "global_desc", ties: TieOrder = "crystal_metrics"
 ) -> list[tuple[int, int]]:
-    """The greedy 1:1 assignment (E3): eligible pairs (sim >= threshold) by decreasing similarity,
-    ties by (row, column); each row and column used once. Not a maximum matching, on purpose:
-    CRYSTAL's figures come from the greedy one.
+    """The greedy 1:1 assignment (E3): eligible pairs (sim >= threshold, the paper's inclusive rule
+    where the authors' package has >) by decreasing similarity; each row and column used once. Not a
+    maximum matching, on purpose: CRYSTAL's figures come from the greedy one.
 
+    ``ties``: among exactly equal similarities, "crystal_metrics" (default) takes the larger row first,
+    then the larger column, as the authors' package does; "lowest_index" the smaller row, then column.
     ``order="row_in_order"``: each predicted step in turn takes its most similar unused reference
-    (the sheet's alternative reading, which changes Ordered F1).
+    (the sheet's alternative reading, which changes Ordered F1); ties there go to the lower column.
     """
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
     s = _matrix(sim)
     rows, cols = np.nonzero(s >= threshold)
     if order == "row_in_order":
@@ -75,7 +86,9 @@ def greedy_matches(
                 taken.add(k)
                 out.append((j, k))
         return out
-    ranked = np.lexsort((cols, rows, -s[rows, cols]))  # last key first: similarity, then row, column
+    sign = -1 if ties == "crystal_metrics" else 1
+    # np.lexsort sorts by its last key first: similarity (descending), then row, then column
+    ranked = np.lexsort((sign * cols, sign * rows, -s[rows, cols]))
     used_rows: set[int] = set()
     used_cols: set[int] = set()
     matches = []
@@ -129,10 +142,14 @@ class ExampleScore:
 
 
 def score_example(
-    sim: Any, threshold: float = TAU, alpha: float = ALPHA, order: GreedyOrder = "global_desc"
+    sim: Any,
+    threshold: float = TAU,
+    alpha: float = ALPHA,
+    order: GreedyOrder = "global_desc",
+    ties: TieOrder = "crystal_metrics",
 ) -> ExampleScore:
     s = _matrix(sim)
-    matches = greedy_matches(s, threshold, order)
+    matches = greedy_matches(s, threshold, order, ties)
     precision, recall, f1 = _prf(len(matches), s.shape[0], s.shape[1])
     lis = lis_ratio(matches)
     # both sides empty: F1 = 1 and the order term counts as perfect (the sheet's rule)
@@ -140,15 +157,19 @@ def score_example(
     return ExampleScore(s.shape[0], s.shape[1], tuple(matches), precision, recall, f1, lis, ordered)
 
 
-def match_f1(sim: Any, threshold: float = TAU) -> tuple[float, float, float]:
+def match_f1(
+    sim: Any, threshold: float = TAU, ties: TieOrder = "crystal_metrics"
+) -> tuple[float, float, float]:
     """Precision, recall and F1 of one example (Eq. 3) from its greedy assignment."""
-    score = score_example(sim, threshold)
+    score = score_example(sim, threshold, ties=ties)
     return score.precision, score.recall, score.f1
 
 
-def ordered_match_f1(sim: Any, threshold: float = TAU, alpha: float = ALPHA) -> float:
+def ordered_match_f1(
+    sim: Any, threshold: float = TAU, alpha: float = ALPHA, ties: TieOrder = "crystal_metrics"
+) -> float:
     """F1 * ((1 - alpha) + alpha * LIS ratio) of one example (Eq. 6)."""
-    return score_example(sim, threshold, alpha).ordered_f1
+    return score_example(sim, threshold, alpha, ties=ties).ordered_f1
 
 
 @dataclass(frozen=True)
@@ -164,9 +185,13 @@ class MacroScores:
 
 
 def macro_scores(
-    sims: Iterable[Any], threshold: float = TAU, alpha: float = ALPHA, order: GreedyOrder = "global_desc"
+    sims: Iterable[Any],
+    threshold: float = TAU,
+    alpha: float = ALPHA,
+    order: GreedyOrder = "global_desc",
+    ties: TieOrder = "crystal_metrics",
 ) -> MacroScores:
-    scores = [score_example(s, threshold, alpha, order) for s in sims]
+    scores = [score_example(s, threshold, alpha, order, ties) for s in sims]
     if not scores:
         nan = math.nan
         return MacroScores(0, nan, nan, nan, nan, nan)
@@ -181,7 +206,9 @@ def macro_scores(
     )
 
 
-def encoder_decisions(sim: Any, threshold: float = TAU, decision: str = "assignment") -> np.ndarray:
+def encoder_decisions(
+    sim: Any, threshold: float = TAU, decision: str = "assignment", ties: TieOrder = "crystal_metrics"
+) -> np.ndarray:
     """The encoder's match / no-match per pair (E4). "assignment": the pair is in the greedy
     assignment, the only reading under which Table S1's kappa, 9/7 split and 77 agree;
     "threshold": sim >= threshold."""
@@ -191,7 +218,7 @@ def encoder_decisions(sim: Any, threshold: float = TAU, decision: str = "assignm
     if decision != "assignment":
         raise ValueError(f"decision must be 'assignment' or 'threshold', not {decision!r}")
     out = np.zeros(s.shape, dtype=bool)
-    for j, k in greedy_matches(s, threshold):
+    for j, k in greedy_matches(s, threshold, ties=ties):
         out[j, k] = True
     return out
 

@@ -21,7 +21,9 @@ from qc.scoring import (
     lowest_scored_steps,
     prmbench_v_scores,
     prmbench_v_table,
+    prmscore,
     processbench_table,
+    step_correct,
 )
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "gold_items",
     "item_outcomes",
     "model_table",
+    "prmbench_prmscore",
     "prmbench_v_by_type",
     "scores_by",
     "step_confidences",
@@ -43,7 +46,8 @@ KEPT = ("consensus", "complete", "accepted")
 FAILURES = ("wrong step", "missed error", "false alarm", "no prediction")
 OUTCOME_COLUMNS = ["model", "item_id", "external_id", "subset", "error_type", "difficulty", "agreement",
                    "gold_earliest", "predicted_earliest", "outcome", "gold_steps", "predicted_steps", "strict",
-                   "precision", "recall", "confidences", "threshold", "threshold_on", "perturbed"]  # fmt: skip
+                   "precision", "recall", "confidences", "threshold", "threshold_on", "perturbed",
+                   "n_steps"]  # fmt: skip
 
 
 def _missing(value: Any) -> bool:
@@ -67,7 +71,8 @@ def _agreement(row: Any, task: str, decision: dict[str, Any]) -> str:
 def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
     """Kept items with the gold a model is scored on: gold_earliest (0-based, -1 = no error; the
     consensus label for earliest-error datasets, else the version's, else its first error step),
-    gold_steps (1-based error step numbers, from the store's 0-based positions), subset (source, else "all"), difficulty and agreement (the
+    gold_steps (1-based error step numbers, from the store's 0-based positions), n_steps (the chain's
+    length, 0 where the gold frame has none), subset (source, else "all"), difficulty and agreement (the
     humans': the review's difficulty; an earliest-error item's 3/n, elsewhere unanimous, split or
     adjudicated)."""
     kept = gold[gold["status"].isin(KEPT)].copy()
@@ -90,6 +95,7 @@ def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
     kept["subset"] = [s if isinstance(s, str) and s else "all" for s in kept["source"]]
     kept["difficulty"] = difficulty
     kept["agreement"] = agreement
+    kept["n_steps"] = [int(n) if not _missing(n) else 0 for n in kept.get("n_steps", [0] * len(kept))]
     kept = kept[~(np.isnan(kept["gold_earliest"].astype(float)) & (kept["gold_steps"].map(len) == 0))]
     columns = [
         "item_id",
@@ -100,6 +106,7 @@ def gold_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
         "agreement",
         "gold_earliest",
         "gold_steps",
+        "n_steps",
     ]
     return kept[columns].reset_index(drop=True)
 
@@ -209,6 +216,7 @@ def item_outcomes(
                     "threshold": pred.threshold if pred is not None else NAN,
                     "threshold_on": pred.threshold_on if pred is not None else None,
                     "perturbed": _perturbed(pred, item.external_id, passed),
+                    "n_steps": int(item.n_steps),
                 }
             )
     return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)
@@ -270,10 +278,27 @@ def subset_table(outcomes: pd.DataFrame) -> pd.DataFrame:
     return out[["model", "subset", "n_error", "n_correct", "error_acc", "correct_acc", "f1"]]
 
 
-def model_table(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Several models side by side: one row per model with every metric its predictions allow."""
+def prmbench_prmscore(stepped: pd.DataFrame, undefined: str = "zero") -> float:
+    """PRMBench's PRMScore of one model over its kept items with gold error steps, steps pooled as its
+    code pools them over the erroneous items; a step is predicted correct unless the model flagged it
+    (its error_steps, or a scalar PRM's k lowest as in PRMBench-V). Items without a step prediction
+    are left out, as PRMBench leaves out invalid answers. ``undefined``: qc.scoring.PRMSCORE_CONVENTIONS."""
+    predicted: list[bool] = []
+    gold: list[bool] = []
+    for row in stepped.itertuples():
+        if not isinstance(row.predicted_steps, list) or not row.n_steps:
+            continue
+        predicted += step_correct(row.predicted_steps, int(row.n_steps))
+        gold += step_correct(row.gold_steps, int(row.n_steps))
+    return prmscore(predicted, gold, undefined)["prmscore"] if gold else NAN
+
+
+def model_table(outcomes: pd.DataFrame, prmscore_undefined: str = "zero") -> pd.DataFrame:
+    """Several models side by side: one row per model with every metric its predictions allow;
+    ``prmscore_undefined`` names PRMScore's convention for an undefined F1 (qc.scoring)."""
     columns = ["model", "items", "predicted", "error_acc", "correct_acc", "f1", "average_f1",
-               "strict_accuracy", "precision", "recall", "crs", "css", "ece", "ccs", "threshold", "threshold_on"]  # fmt: skip
+               "strict_accuracy", "precision", "recall", "prmscore", "crs", "css", "ece", "ccs", "threshold",
+               "threshold_on"]  # fmt: skip
     if outcomes.empty:
         return pd.DataFrame(columns=columns)
     subsets = subset_table(outcomes)
@@ -303,6 +328,7 @@ def model_table(outcomes: pd.DataFrame) -> pd.DataFrame:
                 "strict_accuracy": float(stepped["strict"].mean()) if len(stepped) else NAN,
                 "precision": float(stepped["precision"].mean()) if len(stepped) else NAN,
                 "recall": float(stepped["recall"].mean()) if len(stepped) else NAN,
+                "prmscore": prmbench_prmscore(stepped, prmscore_undefined),
                 **_confidence_metrics(mine),
                 "threshold": float(mine["threshold"].dropna().iloc[0])
                 if mine["threshold"].notna().any()

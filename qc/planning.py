@@ -11,6 +11,11 @@ The simulation model (one per item: a true category drawn from the shares; each 
 with probability r, else a category drawn from the shares again) keeps every rater's marginals at
 the shares, so chance agreement is s = sum(shares^2), pairwise agreement is s + r^2 (1 - s) and
 every kappa-type coefficient is r^2: an expected coefficient k means agreement s + k (1 - s).
+
+A simulated size keeps its promise: the size fitted through a few simulated sizes is simulated
+again on draws of its own (another random stream) and stepped up until the half-width measured
+there, plus CHECK_Z times its simulation error, is within the target; the plan reports that size with
+the half-width re-measured at it (issue 30: a fit alone left 21 of 36 plans above their target).
 """
 
 from __future__ import annotations
@@ -30,13 +35,16 @@ from qc.bootstrap import resample_indices
 from qc.bootstrap import wilson_interval as _wilson
 
 __all__ = [
+    "CHECK_Z",
     "PRESETS",
     "STATISTICS",
+    "CheckedSize",
     "ParadoxBound",
     "Plan",
     "SimulatedWidth",
     "agreement_for",
     "items_for_agreement",
+    "items_for_coefficient",
     "kappa_paradox_bound",
     "plan_preset",
     "plan_study",
@@ -49,6 +57,14 @@ __all__ = [
 STATISTICS = ("observed_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha")
 MAX_ITEMS = 1_000_000  # beyond this no annotation study is planned; the search stops with an error
 SIM_ERROR_BOOT = 200  # bootstrap replicates over the simulated studies for the simulation error
+# A size is accepted when half-width + CHECK_Z * simulation error <= target: one-sided 95%, so the
+# half-width there exceeds the target by chance in about 1 plan in 20 at worst, and then by little.
+CHECK_Z = NormalDist().inv_cdf(0.95)
+MAX_CHECKS = 20
+# The check simulates four times the plan's studies (at most CHECK_SIMS_CAP, never fewer than the
+# plan's): half the simulation error, so the margin for it costs about half as many items.
+CHECK_SIMS_FACTOR = 4
+CHECK_SIMS_CAP = 2000
 
 
 def _z(confidence: float) -> float:
@@ -136,13 +152,20 @@ def agreement_for(statistic: str, expected: float, shares: Sequence[float]) -> f
 
 
 def simulate_codes(
-    n_studies: int, n_items: int, n_raters: int, shares: Sequence[float], agreement: float, seed: int = 0
+    n_studies: int,
+    n_items: int,
+    n_raters: int,
+    shares: Sequence[float],
+    agreement: float,
+    seed: int = 0,
+    stream: int = 0,
 ) -> np.ndarray:
-    """Category codes, shape (studies, items, raters), from the model in the module docstring."""
+    """Category codes, shape (studies, items, raters), from the model in the module docstring.
+    ``stream`` > 0 draws from another random stream of the same seed (the size check's own draws)."""
     p = _shares(shares)
     s = float((p**2).sum())
     reliability = math.sqrt(max(0.0, (agreement - s) / (1.0 - s))) if s < 1.0 else 1.0
-    rng = np.random.default_rng([seed, n_items, n_raters])
+    rng = np.random.default_rng([seed, n_items, n_raters, stream] if stream else [seed, n_items, n_raters])
     truth = rng.choice(len(p), size=(n_studies, n_items, 1), p=p)
     noise = rng.choice(len(p), size=(n_studies, n_items, n_raters), p=p)
     keep = rng.random((n_studies, n_items, n_raters)) < reliability
@@ -178,9 +201,13 @@ def _cohen(codes: np.ndarray, k: int) -> np.ndarray:
     per_pair = []
     for i, j in combinations(range(codes.shape[2]), 2):
         x, y = codes[:, :, i], codes[:, :, j]
-        po = (x == y).mean(axis=1)
-        px = (x[..., None] == np.arange(k)).mean(axis=1)
-        py = (y[..., None] == np.arange(k)).mean(axis=1)
+        studies, n = x.shape
+        # each study's k x k table of the pair's labels, as shares (one bincount for all studies)
+        cells = np.bincount(
+            (np.arange(studies)[:, None] * (k * k) + x * k + y).ravel(), minlength=studies * k * k
+        ).reshape(studies, k, k) / float(n)
+        po = np.trace(cells, axis1=1, axis2=2)
+        px, py = cells.sum(axis=2), cells.sum(axis=1)
         pe = (px * py).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             per_pair.append(np.where(pe < 1.0 - 1e-12, (po - pe) / (1.0 - pe), np.nan))
@@ -235,7 +262,7 @@ class SimulatedWidth:
 
 def _half_widths(values: np.ndarray, confidence: float) -> np.ndarray:
     tail = (1.0 - confidence) / 2.0
-    low, high = np.nanquantile(values, [tail, 1.0 - tail], axis=-1)
+    low, high = np.quantile(values, [tail, 1.0 - tail], axis=-1)  # finite values only
     out: np.ndarray = (high - low) / 2.0
     return out
 
@@ -250,6 +277,7 @@ def simulated_width(
     level: str = "nominal",
     n_sims: int = 400,
     seed: int = 0,
+    stream: int = 0,
 ) -> SimulatedWidth:
     """Simulate ``n_sims`` studies of n_items x n_raters and measure the statistic's interval there."""
     if n_items < 2 or n_raters < 2:
@@ -258,7 +286,7 @@ def simulated_width(
         raise ValueError(f"at least 20 simulated studies are needed, got {n_sims}")
     _z(confidence)
     k = len(_shares(shares))
-    codes = simulate_codes(n_sims, n_items, n_raters, shares, agreement, seed)
+    codes = simulate_codes(n_sims, n_items, n_raters, shares, agreement, seed, stream)
     values = _statistic(statistic, codes, k, level)
     finite = values[np.isfinite(values)]
     if finite.size < 20:
@@ -337,6 +365,13 @@ class Plan:
     by_items: pd.DataFrame  # items, half_width, sim_error
     by_raters: pd.DataFrame  # raters, half_width, sim_error (at `items`, by simulation)
     paradox: ParadoxBound
+    # at items_needed: the half-width re-measured there (simulation) or exact (Wilson), its error
+    needed_half_width: float = math.nan
+    needed_sim_error: float = 0.0
+    # the simulation's size check: (items, half-width, simulation error) at each size tried, the
+    # fitted size first; empty for Wilson
+    checks: tuple[tuple[int, float, float], ...] = ()
+    check_sims: int = 0  # simulated studies per size in the check (0 for Wilson)
 
     def summary(self) -> str:
         lines = [
@@ -344,14 +379,25 @@ class Plan:
             + ", ".join(f"{v:.3g}" for v in self.shares)
             + f"  raters: {self.raters}  confidence: {self.confidence:g}",
             f"items needed for a half-width of {self.target:g}: {self.items_needed}"
-            + (" (Wilson interval, exact)" if self.method == "wilson" else " (by simulation)"),
+            + (
+                " (Wilson interval, exact)"
+                if self.method == "wilson"
+                else f" (by simulation), re-measured there: half-width {self.needed_half_width:.4f} "
+                f"+/- {self.needed_sim_error:.4f}"
+            ),
             f"at {self.items} items: {self.confidence:.0%} interval {self.lower:.3f} to {self.upper:.3f} "
             f"(half-width {self.half_width:.4f})",
         ]
         if self.method == "simulation":
             lines.append(
-                f"simulation: {self.n_sims} studies per size, seed {self.seed}; half-width known to "
+                f"simulation: {self.n_sims} studies per size ({self.check_sims} in the size check), "
+                f"seed {self.seed}; half-width known to "
                 f"+/- {self.sim_error:.4f} (bootstrap standard error), so the size is approximate"
+            )
+            tried = ", then ".join(f"{n} items: {w:.4f} +/- {e:.4f}" for n, w, e in self.checks)
+            lines.append(
+                f"size check: a size is kept when its re-simulated half-width plus {CHECK_Z:.3f} "
+                f"simulation errors is within {self.target:g} ({tried})"
             )
             lines.append(
                 "the interval is the coefficient's spread over the simulated studies (its real precision); "
@@ -402,6 +448,48 @@ def _search_items(
     return max(2, n)
 
 
+@dataclass(frozen=True)
+class CheckedSize:
+    """A simulated size that keeps its promise: ``items`` and the half-width re-measured there."""
+
+    fitted: int  # the size the log-log fit gave
+    items: int  # the smallest size tried whose half-width + CHECK_Z * error is within the target
+    width: SimulatedWidth  # measured at ``items`` on the check's own draws
+    checks: tuple[tuple[int, float, float], ...]  # (items, half-width, simulation error) per size tried
+    sims: int  # simulated studies per size in the check
+
+
+def items_for_coefficient(
+    statistic: str,
+    target: float,
+    raters: int,
+    shares: Sequence[float],
+    agreement: float,
+    confidence: float = 0.95,
+    level: str = "nominal",
+    n_sims: int = 400,
+    seed: int = 0,
+) -> CheckedSize:
+    """The items a simulated coefficient needs for ``target``: the fitted size, checked on draws of
+    its own (stream 1, CHECK_SIMS_FACTOR times the studies) and stepped up by the 1/sqrt(n) law until
+    half-width + CHECK_Z * its simulation error <= target. Never stepped down: a fit that overshoots
+    stays (its promise holds)."""
+    fitted = _search_items(statistic, target, raters, shares, agreement, confidence, level, n_sims, seed)
+    n = fitted
+    sims = max(n_sims, min(CHECK_SIMS_FACTOR * n_sims, CHECK_SIMS_CAP))
+    checks: list[tuple[int, float, float]] = []
+    for _ in range(MAX_CHECKS):
+        at = simulated_width(statistic, n, raters, shares, agreement, confidence, level, sims, seed, stream=1)
+        checks.append((n, at.half_width, at.sim_error))
+        bound = at.half_width + CHECK_Z * at.sim_error
+        if bound <= target:
+            return CheckedSize(fitted, n, at, tuple(checks), sims)
+        n = max(n + 1, math.ceil(n * (bound / target) ** 2 * 1.02))
+        if n > MAX_ITEMS:
+            break
+    raise ValueError(f"more than {MAX_ITEMS} items would be needed for a half-width of {target}")
+
+
 def plan_study(
     statistic: str,
     expected: float,
@@ -427,6 +515,9 @@ def plan_study(
     agreement = agreement_for(statistic, expected, p)
     if statistic == "observed_agreement":
         needed = items_for_agreement(expected, half_width, confidence)
+        needed_width, needed_error = wilson_half_width(expected, needed, confidence), 0.0
+        checks: tuple[tuple[int, float, float], ...] = ()
+        check_sims = 0
         size = items if items is not None else needed
         lower, upper = wilson_interval(expected, size, confidence)
         centre_width = wilson_half_width(expected, size, confidence)
@@ -437,14 +528,24 @@ def plan_study(
         ).assign(sim_error=0.0)
         method = "wilson"
     else:
-        needed = _search_items(statistic, half_width, raters, p, agreement, confidence, level, n_sims, seed)
+        found = items_for_coefficient(
+            statistic, half_width, raters, p, agreement, confidence, level, n_sims, seed
+        )
+        needed, checks, check_sims = found.items, found.checks, found.sims
+        needed_width, needed_error = found.width.half_width, found.width.sim_error
         size = items if items is not None else needed
-        at = simulated_width(statistic, size, raters, p, agreement, confidence, level, n_sims, seed)
+
+        def measured(n: int) -> SimulatedWidth:  # the check's draws, so that one size has one figure
+            if n == needed:
+                return found.width
+            return simulated_width(
+                statistic, n, raters, p, agreement, confidence, level, n_sims, seed, stream=1
+            )
+
+        at = measured(size)
         lower, upper, centre_width, sim_error = at.lower, at.upper, at.half_width, at.sim_error
-        grid = sorted({max(2, round(size * f)) for f in (0.25, 0.5, 1, 2, 4)})
-        widths = [
-            simulated_width(statistic, n, raters, p, agreement, confidence, level, n_sims, seed) for n in grid
-        ]
+        grid = sorted({max(2, round(size * f)) for f in (0.25, 0.5, 1, 2, 4)} | {needed})
+        widths = [measured(n) for n in grid]
         by_items = pd.DataFrame(
             {
                 "items": grid,
@@ -484,6 +585,10 @@ def plan_study(
         by_items,
         by_raters,
         kappa_paradox_bound(p, agreement),
+        needed_width,
+        needed_error,
+        checks,
+        check_sims,
     )
 
 

@@ -26,7 +26,10 @@ def plan_figure(plan: Plan) -> Figure:
         series["items"], series["half_width"], yerr=series["sim_error"], marker="o", color="#4C72B0"
     )
     left.axhline(plan.target, color="#C44E52", linestyle="--", label=f"target {plan.target:g}")
-    left.axvline(plan.items_needed, color="#55A868", linestyle=":", label=f"{plan.items_needed} items")
+    needed = f"{plan.items_needed} items"
+    if plan.method == "simulation":  # the half-width re-measured at the size found (its size check)
+        needed += f" (re-measured {plan.needed_half_width:.4f})"
+    left.axvline(plan.items_needed, color="#55A868", linestyle=":", label=needed)
     left.set_xscale("log")
     left.set_xticks([int(n) for n in series["items"]])
     left.xaxis.set_major_formatter(ScalarFormatter())

@@ -1,4 +1,5 @@
-"""Scoring a model's predictions against gated labels: ProcessBench and PRMBench-V here; MPBench in
+"""Scoring a model's predictions against gated labels: ProcessBench, PRMBench-V and PRMBench's PRMScore
+here; MPBench in
 qc.mpbench and ConfProBench in qc.confidence (re-exported below, so callers need this module only).
 
 Every metric is a fraction in [0, 1] (the papers print x100). Pure functions on sequences.
@@ -31,6 +32,7 @@ from qc.mpbench import (
 __all__ = [
     "AVERAGE",
     "OVERALL",
+    "PRMSCORE_CONVENTIONS",
     "best_of_n",
     "ccs_from_components",
     "choose_threshold",
@@ -43,12 +45,14 @@ __all__ = [
     "mpbench_overall",
     "prmbench_v_scores",
     "prmbench_v_table",
+    "prmscore",
     "processbench_average",
     "processbench_scores",
     "processbench_table",
     "reliability_bins",
     "rmscore",
     "rps_scores",
+    "step_correct",
     "step_predictions",
     "weighted_majority_vote",
 ]
@@ -253,3 +257,56 @@ def lowest_scored_steps(step_scores: Sequence[float], k: int) -> list[int]:
     scores = np.where(np.isnan(scores), -np.inf, scores)
     order = np.argsort(scores, kind="stable")[:k]
     return sorted(int(i) + 1 for i in order)
+
+
+# ---- PRMBench's PRMScore (PROTOCOLS C3b; its authors' mr_eval) -----------------------------------
+
+# Where a precision, recall or F1 has a zero denominator, the paper is silent and its formula gives 0;
+# PRMBench's code (mr_eval/tasks/*/task.py, evaluate_function) sets it to -1 ("undefined"), lets that -1
+# into 0.5 * F1 + 0.5 * negative F1, and its leaderboard scripts clip the score at 0.
+PRMSCORE_CONVENTIONS = {
+    "zero": "the paper's formula: an undefined F1 is 0",
+    "minus_one_clipped": "PRMBench's code: an undefined F1 is -1, the score clipped at 0",
+}
+
+
+def step_correct(error_steps: Any, n_steps: int) -> list[bool]:
+    """Per step 1..n_steps: correct unless its 1-based number is among ``error_steps``."""
+    wrong = _step_set(error_steps)
+    return [number not in wrong for number in range(1, n_steps + 1)]
+
+
+def _ratio_or_minus_one(num: float, den: float) -> float:
+    return num / den if den != 0 else -1.0
+
+
+def _f1_minus_one(tp: float, fp: float, fn: float) -> float:
+    """mr_eval's F1: precision and recall -1 where undefined, F1 -1 where precision + recall = 0."""
+    precision, recall = _ratio_or_minus_one(tp, tp + fp), _ratio_or_minus_one(tp, tp + fn)
+    total = precision + recall
+    return 2 * precision * recall / total if total != 0 else -1.0
+
+
+def prmscore(
+    predicted_correct: Sequence[Any], gold_correct: Sequence[Any], undefined: str = "zero"
+) -> dict[str, float]:
+    """PRMBench's PRMScore = 0.5 * F1 + 0.5 * negative F1 over steps pooled, a correct step the
+    positive class (C3b). ``undefined`` (PRMSCORE_CONVENTIONS): "zero", the paper's formula (an
+    undefined precision, recall or F1 is 0; qc.mpbench.rmscore); "minus_one_clipped", PRMBench's
+    code: -1 there, let into the score, the score then clipped at 0, to reproduce its published
+    table to the digit. E.g. error steps {2, 3} predicted [F, T, F]: 0.25 by the formula, 0 by the
+    code (its F1 is -1). Keys: f1, f1_neg, prmscore."""
+    if undefined not in PRMSCORE_CONVENTIONS:
+        raise ValueError(f"undefined must be one of {', '.join(PRMSCORE_CONVENTIONS)}, not {undefined!r}")
+    if undefined == "zero":
+        paper = rmscore(predicted_correct, gold_correct)
+        return {"f1": paper["f1"], "f1_neg": paper["f1_neg"], "prmscore": paper["rmscore"]}
+    pred = np.asarray(predicted_correct, dtype=bool)
+    gold = np.asarray(gold_correct, dtype=bool)
+    if pred.shape != gold.shape:
+        raise ValueError(f"predicted and gold steps differ in number: {pred.shape} != {gold.shape}")
+    tp, tn = float((pred & gold).sum()), float((~pred & ~gold).sum())
+    fp, fn = float((pred & ~gold).sum()), float((~pred & gold).sum())
+    f1, f1_neg = _f1_minus_one(tp, fp, fn), _f1_minus_one(tn, fn, fp)
+    score = 0.5 * f1 + 0.5 * f1_neg
+    return {"f1": f1, "f1_neg": f1_neg, "prmscore": score if score > 0 else 0.0}

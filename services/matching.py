@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qc.matching import ALPHA, TAU, MacroScores, macro_scores
+from qc.matching import ALPHA, TAU, MacroScores, TieOrder, macro_scores
 from services.encoder import Encoder
 from store import embeddings
 from store.db import Store
@@ -59,7 +59,9 @@ def match_scores(
     examples: Sequence[tuple[Sequence[str], Sequence[str]]],
     threshold: float = TAU,
     alpha: float = ALPHA,
+    ties: TieOrder = "crystal_metrics",
 ) -> Scored:
-    """Macro Match F1 and Ordered Match F1 over (predicted steps, reference steps) examples."""
+    """Macro Match F1 and Ordered Match F1 over (predicted steps, reference steps) examples; ``ties``
+    as qc.matching.greedy_matches (the authors' order by default)."""
     sims = [similarity(store, encoder, p, r) for p, r in examples]
-    return Scored(macro_scores(sims, threshold, alpha), encoder.name, encoder.note(), threshold)
+    return Scored(macro_scores(sims, threshold, alpha, ties=ties), encoder.name, encoder.note(), threshold)

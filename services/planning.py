@@ -69,7 +69,9 @@ def plan(
     n_sims: int = 400,
     seed: int = 0,
 ) -> Plan:
-    """The items a study needs for ``half_width`` and the interval at that size (or at ``items``)."""
+    """The items a study needs for ``half_width`` and the interval at that size (or at ``items``); a
+    simulated size is checked on draws of its own and comes with the half-width re-measured there
+    (``Plan.needed_half_width`` and ``needed_sim_error``, on the summary's second line)."""
     if level not in LEVELS:
         raise InvalidInput(f"Level must be one of {', '.join(LEVELS)}, not {level!r}.")
     if not 20 <= n_sims <= MAX_SIMS:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from qc import model_scores, mpbench_scores
+from qc.scoring import PRMSCORE_CONVENTIONS
 from services.access import require_admin, require_reviewer
 from services.errors import InvalidInput, NotFound
 from store import predictions as store_predictions
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from store.users import Annotator
 
 __all__ = [
+    "PRMSCORE_CONVENTIONS",
     "PredictionsImported",
     "ScoreReport",
     "failure_cases",
@@ -72,6 +74,16 @@ class ScoreReport:
     mpbench: pd.DataFrame  # qc.mpbench_scores.mpbench_table: MPBench's Table 2 per model
     mpbench_domains: pd.DataFrame  # qc.mpbench_scores.domain_table: its Table 3
     prmbench_v: pd.DataFrame  # qc.model_scores.prmbench_v_by_type: PRMBench-V's Tables 1 and 5
+    # which convention the table's PRMScore used for an undefined F1 (a PRMSCORE_CONVENTIONS key)
+    prmscore_convention: str = "zero"
+
+    @property
+    def prmscore_note(self) -> str:
+        """What the PRMScore column is, in words, with its convention."""
+        return (
+            "PRMScore = 0.5 F1 + 0.5 negative F1 over the steps of the items with gold error steps "
+            f"(PRMBench); {PRMSCORE_CONVENTIONS[self.prmscore_convention]}."
+        )
 
 
 def _dataset(store: Store, name: str) -> Dataset:
@@ -240,9 +252,17 @@ def import_predictions(
     return PredictionsImported(model=model, dataset=target.name, items=stored, replaced=replaced)
 
 
-def score_report(store: Store, user: Annotator, dataset: str) -> ScoreReport:
-    """Every model with predictions on the dataset, scored on its kept items (reviewers and admins)."""
+def score_report(
+    store: Store, user: Annotator, dataset: str, prmscore_undefined: str = "zero"
+) -> ScoreReport:
+    """Every model with predictions on the dataset, scored on its kept items (reviewers and admins).
+    ``prmscore_undefined``: PRMBench's PRMScore with an undefined F1 as the paper's formula ("zero")
+    or as its code ("minus_one_clipped", to reproduce its leaderboard); the report names it."""
     require_reviewer(user)
+    if prmscore_undefined not in PRMSCORE_CONVENTIONS:
+        raise InvalidInput(
+            f"PRMScore convention must be one of {', '.join(PRMSCORE_CONVENTIONS)}, not {prmscore_undefined!r}."
+        )
     target = _dataset(store, dataset)
     gold = store_predictions.scoring_gold(store, target.id)
     items = model_scores.gold_items(gold, target.task)
@@ -254,7 +274,7 @@ def score_report(store: Store, user: Annotator, dataset: str) -> ScoreReport:
         dataset=target.name,
         task=target.task,
         models=sorted(predictions["model"].unique().tolist()) if len(predictions) else [],
-        table=model_scores.model_table(outcomes),
+        table=model_scores.model_table(outcomes, prmscore_undefined),
         subsets=model_scores.subset_table(outcomes),
         by_difficulty=model_scores.scores_by(outcomes, "difficulty"),
         by_agreement=model_scores.scores_by(outcomes, "agreement"),
@@ -263,6 +283,7 @@ def score_report(store: Store, user: Annotator, dataset: str) -> ScoreReport:
         mpbench=mpbench_scores.mpbench_table(mpbench_items, predictions),
         mpbench_domains=mpbench_scores.domain_table(mpbench_items, predictions),
         prmbench_v=model_scores.prmbench_v_by_type(outcomes),
+        prmscore_convention=prmscore_undefined,
     )
 
 

@@ -69,10 +69,12 @@ def test_reversed_order_keeps_f1_and_loses_the_order_term() -> None:
 
 
 def test_ties_go_by_row_then_column() -> None:
+    # stepgate's order before issue 30, now the setting ties="lowest_index"; the default follows the
+    # authors' crystal-metrics (larger row first; tests/test_matching_ties.py)
     sim = np.full((2, 2), 0.6)
-    assert greedy_matches(sim) == [(0, 0), (1, 1)]
+    assert greedy_matches(sim, ties="lowest_index") == [(0, 0), (1, 1)]
     sim = [[0.5, 0.7, 0.7], [0.7, 0.1, 0.1]]
-    assert greedy_matches(sim) == [(0, 1), (1, 0)]
+    assert greedy_matches(sim, ties="lowest_index") == [(0, 1), (1, 0)]
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,9 @@ PRESET_CHOICES = [("your own study", "")] + [(p.name, key) for key, p in plannin
 HELP = (
     "How many items does an agreement study need for the precision you want? Observed agreement is "
     "planned exactly with the Wilson interval; the coefficients by seeded simulation from the expected "
-    "shares and agreement (the simulation error is stated). Open a seed paper's study as a preset to see "
+    "shares and agreement (the simulation error is stated): the size found is simulated again on draws of "
+    "its own and stepped up until its half-width, with the simulation's error, is within the target, and "
+    "the half-width re-measured there is shown beside it. Open a seed paper's study as a preset to see "
     "the interval it had."
 )
 

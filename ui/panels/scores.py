@@ -55,6 +55,7 @@ _MODELS = {
     "strict_accuracy": "PRMBench-V acc.",
     "precision": "precision",
     "recall": "recall",
+    "prmscore": "PRMScore",  # named with its convention where shown (_models_table)
     "crs": "CRS",
     "css": "CSS",
     "ccs": "CCS",
@@ -111,7 +112,8 @@ MPBENCH_NOTE = (
     "MPBench's Table 2 from this dataset: items shaped like MPBench's (`meta.paradigm`; answer "
     "aggregation with `meta.candidates`, process search with `meta.correct_candidate`), predictions "
     "`step_scores` on its [-1, 1] scale (per candidate for AA and RPS). A step is predicted correct iff "
-    "its score > 0 (or the file's `threshold`); a candidate's score is its lowest step score; RPS by "
+    "its score > 0 (or the file's `threshold`); AEI is 0.5 F1 + 0.5 negative F1 over the steps pooled, an "
+    "undefined F1 counting 0 (MPBench's reading); a candidate's score is its lowest step score; RPS by "
     "pairwise argmax; ties broken with a fixed seed. SC Avg = (FEI + AEI)/2, AA Avg = (BoN + MV)/2, "
     "RPS Avg = (F1 + MCC)/2, Overall their mean from the six components, Δ = Overall − 31.8 (the "
     "paper's random row). A missing prediction counts as wrong (unscored). Table 3: each domain's Avg "
@@ -126,6 +128,7 @@ _PERCENT = {
     "strict_accuracy",
     "precision",
     "recall",
+    "prmscore",
     "accuracy",
     "fei",
     "aei",
@@ -139,6 +142,7 @@ _PERCENT = {
     "tie_rate",
 }
 PRESET_FORMATS = [("Markdown", "markdown"), ("CSV", "csv"), ("LaTeX", "latex")]
+PRMSCORE_CHOICES = [(text, key) for key, text in scores.PRMSCORE_CONVENTIONS.items()]
 
 
 def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataFrame:
@@ -153,6 +157,12 @@ def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataF
         elif column in _PERCENT or column in ("crs", "css", "ccs"):
             out[column] = ["n/a" if pd.isna(v) else f"{100 * float(v):.1f}" for v in out[column]]
     return out.rename(columns=names).astype(str)
+
+
+def _models_table(report: scores.ScoreReport) -> pd.DataFrame:
+    """The models side by side; the PRMScore column says which convention made it."""
+    names = {**_MODELS, "prmscore": f"PRMScore ({scores.PRMSCORE_CONVENTIONS[report.prmscore_convention]})"}
+    return _table(report.table, names)
 
 
 def _failures_html(cases: pd.DataFrame, dataset: str) -> str:
@@ -205,8 +215,11 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple:
     return gr.update(visible=not user.can_see_labels), gr.update(visible=user.is_admin)
 
 
-def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr.Request) -> dict[str, Any]:
-    """Every model on the dataset side by side, one model's failure cases, scores by human grouping."""
+def on_show(
+    ctx: AppContext, dataset: str | None, model: str | None, convention: str | None, request: gr.Request
+) -> dict[str, Any]:
+    """Every model on the dataset side by side, one model's failure cases, scores by human grouping;
+    PRMScore under the chosen convention for an undefined F1 (the paper's by default)."""
     user = require_user(ctx, request)
     if not user.can_see_labels:
         return _refused()
@@ -217,14 +230,15 @@ def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr
         return {**_refused(), "refusal": gr.update(visible=False), "content": gr.update(visible=True),
                 "dataset": picker, "status": "No datasets yet: import one in Data."}  # fmt: skip
     try:
-        report = scores.score_report(ctx.store, user, dataset)
+        report = scores.score_report(ctx.store, user, dataset, prmscore_undefined=convention or "zero")
     except ServiceError as exc:
         return {**_refused(), "refusal": gr.update(visible=False), "content": gr.update(visible=True),
                 "dataset": picker, "status": escape_text(str(exc))}  # fmt: skip
     model = model if model in report.models else (report.models[0] if report.models else None)
     bars, reliability = scores.figures(report)
     status = (
-        f"**{escape_text(dataset)}**: {len(report.models)} model(s) scored on {report.n_kept} kept item(s)."
+        f"**{escape_text(dataset)}**: {len(report.models)} model(s) scored on {report.n_kept} kept item(s). "
+        f"{escape_text(report.prmscore_note)}"
         if report.models
         else f"No predictions on **{escape_text(dataset)}** yet: an admin imports them below or with "
         "`python app.py predictions import`."
@@ -236,7 +250,7 @@ def on_show(ctx: AppContext, dataset: str | None, model: str | None, request: gr
         "content": gr.update(visible=True),
         "dataset": picker,
         "status": status,
-        "models": _table(report.table, _MODELS),
+        "models": _models_table(report),
         "plot": bars,
         "reliability": reliability,
         "subsets": _table(report.subsets, _SUBSETS),
@@ -263,7 +277,12 @@ def on_failures(ctx: AppContext, dataset: str | None, model: str | None, request
 
 
 def on_import(
-    ctx: AppContext, file: str | None, model: str, dataset: str | None, request: gr.Request
+    ctx: AppContext,
+    file: str | None,
+    model: str,
+    dataset: str | None,
+    convention: str | None,
+    request: gr.Request,
 ) -> dict[str, Any]:
     """An admin's upload of a model's predictions: stored whole, or refused with every bad line."""
     admin = require_admin(ctx, request)
@@ -278,7 +297,10 @@ def on_import(
         )
     except ServiceError as exc:
         return {"import_status": f"**Nothing imported.** {escape_text(str(exc))}"}
-    return {**on_show(ctx, dataset, done.model, request), "import_status": escape_text(done.summary())}
+    return {
+        **on_show(ctx, dataset, done.model, convention, request),
+        "import_status": escape_text(done.summary()),
+    }
 
 
 def on_preset(
@@ -315,6 +337,12 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
             refresh = gr.Button("Score", scale=1, elem_id="sc-refresh")
         status = gr.Markdown("Open this tab to score the models.", elem_id="sc-status")
         models = _frame("sc-models", "Models side by side (percent)")
+        convention = gr.Radio(
+            PRMSCORE_CHOICES,
+            value="zero",
+            label="PRMScore where an F1 is undefined (precision + recall = 0)",
+            elem_id="sc-prmscore-convention",
+        )
         with gr.Row():
             plot = gr.Plot(format="png", show_label=False, elem_id="sc-plot")
             reliability = gr.Plot(format="png", show_label=False, elem_id="sc-reliability")
@@ -385,10 +413,10 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
     gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], **private)
-    triggers = [refresh.click, dataset.input]
+    triggers = [refresh.click, dataset.input, convention.input]
     if tab is not None:
         triggers.insert(0, tab.select)
-    gr.on(triggers, shown.bind(on_show, ctx), [dataset, model], list(shown), **private)
+    gr.on(triggers, shown.bind(on_show, ctx), [dataset, model, convention], list(shown), **private)
     model.input(bind(on_failures, ctx), [dataset, model], [failures], **private)
     make.click(
         bind(on_preset, ctx),
@@ -397,4 +425,6 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         **private,
     )
     imported = Outputs(**shown.components, import_status=import_status)
-    do_import.click(imported.bind(on_import, ctx), [upload, upload_model, dataset], list(imported), **private)
+    do_import.click(
+        imported.bind(on_import, ctx), [upload, upload_model, dataset, convention], list(imported), **private
+    )
