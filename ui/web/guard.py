@@ -3,10 +3,17 @@
 - Before login nothing but the login page answers: the page, /config, the API schema and the queue
   routes get a redirect (the page) or 401 (everything else).
 - A request that changes state and comes from another origin (Origin/Referer) is refused: 403.
-- Gradio's session_hash (queue join and stream, run, call, cancel, heartbeat) is bound to the
-  login that first used it; another login gets 403.
+- Gradio's session_hash is bound to the login that first used it; another login gets 403. Every
+  Gradio route that names a session, or an event of one, is checked (issue 32, hole 4): a
+  `session_hash` in the query (queue/data, and any other GET) or in a JSON body (queue/join, run,
+  call, cancel, component_server, stream), the hash in the path (heartbeat, media streams), the
+  event id in the path (call/.../{event_id}, stream/{event_id}). A non-JSON body (a form can carry
+  session_hash where we do not read it) is refused on every Gradio route but the upload.
+- Deep links are off: Gradio's deep_link route copied any session's component values to a file that
+  `/?deep_link=<id>` served to whoever asked (a token an admin had just created reached an
+  annotator). The route answers 404 and the page's `deep_link` parameter is dropped.
 - Request bodies are bounded: 413 over WebSettings.max_body_bytes (max_file_size for uploads).
-- Uploads are for admins only (services.access.require_uploader): others get 403.
+- Uploads (and their progress) are for admins only (services.access.require_uploader): others get 403.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 from services.access import require_uploader
 from services.errors import NotAllowed
@@ -56,6 +63,14 @@ def _cookie(headers: dict[str, str], name: str) -> str | None:
         if key == name:
             return value
     return None
+
+
+def _drop_deep_link(scope: Scope) -> None:
+    """The page's query without Gradio's deep_link parameter (deep links are off), however encoded."""
+    pairs = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+    if any(key == "deep_link" for key, _ in pairs):
+        kept = [(k, v) for k, v in pairs if k != "deep_link"]
+        scope["query_string"] = urlencode(kept).encode("latin-1")
 
 
 def same_origin(headers: dict[str, str]) -> bool | None:
@@ -110,6 +125,8 @@ class Guard:
             receive = await self._gradio(scope, receive, send, user, method, path)
             if receive is None:
                 return
+        elif scope.get("query_string"):
+            _drop_deep_link(scope)
         await self.app(scope, receive, send)
 
     async def _gradio(
@@ -117,15 +134,23 @@ class Guard:
     ) -> Receive | None:
         """Checks on Gradio's own routes; returns the receive to go on with, None when answered."""
         route = path[len(API) :]
-        if route.startswith("/upload") and method == "POST":
+        if route.rstrip("/") == "/deep_link":
+            await _reply(send, 404, {"error": "Deep links are off on this server."})
+            return None
+        if route.startswith("/upload"):  # the upload and its progress
             try:
                 require_uploader(user)
             except NotAllowed as exc:
                 await _reply(send, 403, {"error": str(exc)})
                 return None
+            if method != "POST":
+                return receive
             return await self._bounded(scope, receive, send, self.ctx.web.max_file_size + 64 * 1024)
-        hashes: list[str] = []
+        hashes = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [])
         if method == "POST":
+            if _headers(scope).get("content-type", "").split(";")[0].strip() not in ("", "application/json"):
+                await _reply(send, 415, {"error": "Send JSON here (files go to the upload route)."})
+                return None
             receive = await self._bounded(scope, receive, send, self.ctx.web.max_body_bytes)
             if receive is None:
                 return None
@@ -136,12 +161,15 @@ class Guard:
                 parsed = None
             if isinstance(parsed, dict) and isinstance(parsed.get("session_hash"), str):
                 hashes.append(parsed["session_hash"])
-        elif route.startswith("/queue/data"):
-            hashes += parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [])
-        elif route.startswith("/heartbeat/"):
-            hashes.append(route[len("/heartbeat/") :])
-        elif route.startswith("/call/"):
-            found = self._event_session(route.rsplit("/", 1)[-1])
+        if route.startswith("/heartbeat/"):
+            hashes.append(route[len("/heartbeat/") :].strip("/"))
+        elif route.startswith("/stream/"):
+            parts = route.split("/")  # "", "stream", then {event_id}[/close] or {session_hash}/{run}/...
+            event_session = self._event_session(parts[2]) if len(parts) <= 4 else parts[2]
+            if event_session:  # an unknown event: Gradio answers 404
+                hashes.append(event_session)
+        elif route.startswith("/call/") and method != "POST":
+            found = self._event_session(route.rstrip("/").rsplit("/", 1)[-1])
             if found:
                 hashes.append(found)
         for session_hash in hashes:
