@@ -14,10 +14,13 @@
   annotator). The route answers 404 and the page's `deep_link` parameter is dropped.
 - Request bodies are bounded: 413 over WebSettings.max_body_bytes (max_file_size for uploads).
 - Uploads (and their progress) are for admins only (services.access.require_uploader): others get 403.
+- A file named in an event's data must be one this login session uploaded, and never one under the
+  database's folder (ui/web/uploads.py; issue 32, hole 6): 403 with the reason otherwise.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,6 +31,7 @@ from services.errors import NotAllowed
 from services.records import Annotator
 from ui.context import AppContext
 from ui.web.sessions import COOKIE, Sessions
+from ui.web.uploads import Uploads
 
 __all__ = ["USER_KEY", "Guard"]
 
@@ -65,6 +69,15 @@ def _cookie(headers: dict[str, str], name: str) -> str | None:
     return None
 
 
+_UPLOADING = "stepgate.uploading"
+
+
+def _login(scope: Scope) -> str:
+    """This request's login session (a hash of its cookie): what an upload belongs to."""
+    token = _cookie(_headers(scope), COOKIE) or ""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
 def _drop_deep_link(scope: Scope) -> None:
     """The page's query without Gradio's deep_link parameter (deep links are off), however encoded."""
     pairs = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
@@ -88,6 +101,8 @@ class Guard:
         self.ctx = ctx
         self.sessions = sessions
         self.blocks = blocks
+        private = [ctx.store.data_dir, getattr(ctx.store.images, "folder", ctx.store.data_dir)]
+        self.uploads = Uploads(private, keep_seconds=ctx.web.session_max_seconds)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -125,6 +140,8 @@ class Guard:
             receive = await self._gradio(scope, receive, send, user, method, path)
             if receive is None:
                 return
+            if scope.get(_UPLOADING):
+                send = self._recording(send, scope[_UPLOADING])
         elif scope.get("query_string"):
             _drop_deep_link(scope)
         await self.app(scope, receive, send)
@@ -145,6 +162,7 @@ class Guard:
                 return None
             if method != "POST":
                 return receive
+            scope[_UPLOADING] = _login(scope)
             return await self._bounded(scope, receive, send, self.ctx.web.max_file_size + 64 * 1024)
         hashes = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [])
         if method == "POST":
@@ -161,6 +179,13 @@ class Guard:
                 parsed = None
             if isinstance(parsed, dict) and isinstance(parsed.get("session_hash"), str):
                 hashes.append(parsed["session_hash"])
+            # Files an event names: this login's own uploads only, never the server's files (hole 6).
+            refused = self.uploads.refusal(
+                _login(scope), parsed.get("data") if isinstance(parsed, dict) else parsed
+            )
+            if refused:
+                await _reply(send, 403, {"error": refused})
+                return None
         if route.startswith("/heartbeat/"):
             hashes.append(route[len("/heartbeat/") :].strip("/"))
         elif route.startswith("/stream/"):
@@ -177,6 +202,27 @@ class Guard:
                 await _reply(send, 403, {"error": "This Gradio session belongs to another login."})
                 return None
         return receive
+
+    def _recording(self, send: Send, login: str) -> Send:
+        """Gradio's answer to an upload (the stored files' paths) remembered as this login's."""
+        chunks: list[bytes] = []
+        status = 0
+
+        async def recorded(message: dict) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and status == 200:
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    try:
+                        paths = json.loads(b"".join(chunks))
+                    except ValueError:
+                        paths = []
+                    self.uploads.record(login, paths if isinstance(paths, list) else [])
+            await send(message)
+
+        return recorded
 
     def _event_session(self, event_id: str) -> str | None:
         queue = getattr(self.blocks, "_queue", None)
