@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from exports.cells import spreadsheet_frame
+
 __all__ = ["log_table", "write_csv", "write_jsonl", "write_parquet"]
 
 
@@ -37,7 +39,7 @@ def write_parquet(frame: pd.DataFrame, path: Path) -> int:
 
 def write_csv(frame: pd.DataFrame, path: Path) -> int:
     table = log_table(frame)
-    table.to_csv(path, index=False)
+    spreadsheet_frame(table).to_csv(path, index=False)
     return len(table)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from exports.cells import spreadsheet_row
 from exports.report import finite_number
 
 __all__ = ["FORMATS", "format_cell", "preset_csv", "preset_latex", "preset_markdown", "preset_text"]
@@ -77,7 +78,7 @@ def preset_csv(table: pd.DataFrame) -> str:
     for row in table.index:
         for header, value in zip(_headers(table), table.loc[row], strict=True):
             number = finite_number(value)
-            writer.writerow([row, header, "" if number is None else repr(number)])
+            writer.writerow(spreadsheet_row([row, header, "" if number is None else repr(number)]))
     return buffer.getvalue()
 
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from exports.cells import spreadsheet_row
 from exports.errors import ExportError
 
 __all__ = [
@@ -410,10 +411,12 @@ def report_csv(report: ReportTables) -> str:
     writer = csv.DictWriter(buffer, fieldnames=_CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(
-        {
-            **{k: ("" if v is None else v) for k, v in r.items()},
-            "ci": report.ci if r.get("low") is not None else "",
-        }
+        spreadsheet_row(
+            {
+                **{k: ("" if v is None else v) for k, v in r.items()},
+                "ci": report.ci if r.get("low") is not None else "",
+            }
+        )
         for r in report_records(report)
     )
     return buffer.getvalue()

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from exports.cells import spreadsheet_row
 from exports.report import md_cell, md_table
 
 __all__ = ["STUDY_REPORT_FORMATS", "study_report_csv", "study_report_markdown", "write_study_report"]
@@ -98,7 +99,9 @@ def study_report_csv(report: Any) -> str:
     writer.writeheader()
     for row in rows:
         value = row["value"]
-        writer.writerow({**row, "value": "" if isinstance(value, float) and math.isnan(value) else value})
+        writer.writerow(
+            spreadsheet_row({**row, "value": "" if isinstance(value, float) and math.isnan(value) else value})
+        )
     return buffer.getvalue()
 
 

@@ -123,7 +123,8 @@ def _scoped(user: Annotator, f: BrowseFilter) -> BrowseFilter:
         return f
     if f.annotator not in (None, user.name) or f.status or f.difficulty or f.sort in _DECIDED:
         raise NotAllowed(OWN_WORK_ONLY)
-    return replace(f, annotator=user.name)
+    # Each item as the version they labelled: the current one may be another annotator's accepted edit.
+    return replace(f, annotator=user.name, labelled_by=user.name)
 
 
 def choices(store: Store, user: Annotator) -> dict[str, list[str]]:
@@ -193,7 +194,8 @@ def figures(store: Store, user: Annotator, f: BrowseFilter) -> dict[str, Figure]
 
 def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:
     """An item's current version, its versions as a lineage and every label on it (discarded too).
-    An annotator opens only items they labelled, with their own labels and no decided state."""
+    An annotator opens only items they labelled: the version they last labelled and their own labels,
+    nothing that depends on others' (no current version, no lineage, no state; issue 32, hole 2)."""
     try:
         number = int(item_id)
     except (TypeError, ValueError):
@@ -217,6 +219,10 @@ def open_item(store: Store, user: Annotator, item_id: Any) -> ItemDetail:
     dataset = get_dataset(store, item.dataset_id)
     lineage = lineage_rows(store, number)
     versions = [v for v in (get_item(store, number, row["version_id"]) for row in lineage) if v is not None]
+    if not user.can_see_labels:
+        labelled = int(frame["version"].max())
+        item = next(v for v in versions if v.version == labelled)
+        lineage, versions = [], [item]
     return ItemDetail(
         item=item,
         dataset=dataset.name if dataset else "",

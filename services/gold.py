@@ -5,8 +5,8 @@ item of a finished study its raters all labelled alike, or a file of (item id, l
 scheduler then hands gold items to a share of each annotator's queue (``gold_percent``) exactly
 like other items; answers on them never settle anything and stay out of agreement figures unless
 ``gold_in_agreement`` is 1. Annotators see their own gold accuracy only where ``gold_feedback`` is
-1, and then only over answers older than their last few labels, so that no figure moves right
-after the item that was gold.
+1, and then only over whole blocks of their labels with enough gold answers in them, so that no
+figure moves with one item (my_gold_accuracy).
 """
 
 from __future__ import annotations
@@ -55,7 +55,10 @@ __all__ = [
     "unmark_items",
 ]
 
-FEEDBACK_LAG = 10  # an annotator's own gold figure leaves out answers among their last 10 labels
+# An annotator's own gold figure (gold_feedback = 1) moves only when a block of their labels closes, and
+# says nothing until enough gold answers are in it: no change of it points at one item.
+FEEDBACK_BLOCK = 20
+MIN_FEEDBACK_GOLD = 5
 MAX_LABEL_FIELDS = 20
 
 
@@ -411,18 +414,29 @@ def admin_alerts(store: Store, admin: Annotator | None) -> list[str]:
 
 
 def my_gold_accuracy(store: Store, user: Annotator, dataset: str) -> str | None:
-    """An annotator's own gold accuracy where the dataset allows it (None otherwise), leaving out
-    answers among their last FEEDBACK_LAG labels so that it never moves right after a gold item."""
+    """An annotator's own gold accuracy where the dataset allows it (None otherwise): over whole blocks
+    of FEEDBACK_BLOCK labels, shown from MIN_FEEDBACK_GOLD scored answers on (issue 32, hole 3).
+
+    It changes only when a block closes, by that block's gold answers together, so it never tells
+    which of the block's items were gold. A plain lag did not do that: the figure moved a fixed
+    number of labels after each gold item. Each item counts with its first label (a later correction
+    of a closed block's item would move the figure right after that item), and the sequence is the
+    annotator's own labels on every version (no one else's label or new version moves a block).
+    """
     found = _dataset(store, dataset)
     if not int(found.setting("gold_feedback")):
         return None
-    recent = set(annotation_log.my_history(store, user.id, found.id)[-FEEDBACK_LAG:])
+    labelled = annotation_log.first_labels(store, user.id, found.id)
+    closed = len(labelled) - len(labelled) % FEEDBACK_BLOCK
+    firsts = {annotation_id for _, annotation_id in labelled[:closed]}
+    waiting = f"your last {len(labelled) - closed} labels are not counted yet"
+    how = f"counted in whole blocks of {FEEDBACK_BLOCK} labels, from {MIN_FEEDBACK_GOLD} checked answers on"
     answers = gold_store.gold_answers(store, found.id)
-    mine = answers[(answers["annotator_id"] == user.id) & ~answers["item_id"].isin(recent)]
-    if mine.empty:
-        return f"Checked items: none scored yet (your last {FEEDBACK_LAG} labels are not counted yet)."
+    mine = answers[answers["annotation_id"].isin(firsts)]
+    if len(mine) < MIN_FEEDBACK_GOLD:
+        return f"Checked items: none scored yet ({how}; {waiting})."
     row = calibration_table(mine, rule_of(found)).iloc[0]
     return (
         f"Checked items: {int(row['correct'])} of {int(row['gold_answers'])} right ({row['accuracy']:.0%}, "
-        f"95% interval {row['lower']:.0%} to {row['upper']:.0%}); your last {FEEDBACK_LAG} labels are not counted yet."
+        f"95% interval {row['lower']:.0%} to {row['upper']:.0%}) in your first {closed} labels ({how}; {waiting})."
     )

@@ -25,6 +25,7 @@ __all__ = [
     "annotation_by_request",
     "annotations_frame",
     "count_annotations",
+    "first_labels",
     "insert_annotation",
     "item_annotations",
     "labels_for_item",
@@ -175,6 +176,17 @@ def my_history_times(db: Store | Tx, annotator_id: int, dataset_id: int) -> list
         [annotator_id, dataset_id],
     )
     return [(int(r[0]), r[1]) for r in rows]
+
+
+def first_labels(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[tuple[int, int]]:
+    """(item id, annotation id) of this annotator's first label on each item of a dataset, every version,
+    in the order labelled: their own sequence, which no other annotator's label or new version moves."""
+    rows = db.fetchall(
+        "SELECT item_id, min(id) FROM annotations WHERE annotator_id = ? AND dataset_id = ? "
+        f"AND task <> '{RULING}' GROUP BY item_id ORDER BY min(id)",
+        [annotator_id, dataset_id],
+    )
+    return [(int(r[0]), int(r[1])) for r in rows]
 
 
 def my_label(db: Store | Tx, annotator_id: int, item_id: int, version_id: int) -> dict[str, Any] | None:

@@ -69,6 +69,9 @@ class BrowseFilter:
     text: str | None = None
     sort: str = "id"
     difficulty: str | None = None
+    # An annotator's own finished work: the items they labelled, each as the version they last labelled,
+    # never the current one (another annotator's accepted edit or a regeneration makes that).
+    labelled_by: str | None = None
 
 
 def _where(db: Store | Tx, f: BrowseFilter) -> tuple[str, list[Any]]:
@@ -116,11 +119,26 @@ _FROM = (
     "FROM items i JOIN datasets d ON d.id = i.dataset_id JOIN item_versions v ON v.id = i.current_version_id "
     "LEFT JOIN item_state st ON st.item_id = i.id "
 )
+_FROM_LABELLED = (
+    "FROM (SELECT a.item_id, max(a.version_id) AS version_id FROM annotations a "
+    "JOIN annotators u ON u.id = a.annotator_id WHERE u.name = ? GROUP BY a.item_id) mine "
+    "JOIN items i ON i.id = mine.item_id JOIN datasets d ON d.id = i.dataset_id "
+    "JOIN item_versions v ON v.id = mine.version_id LEFT JOIN item_state st ON st.item_id = i.id "
+)
+
+
+def _source(db: Store | Tx, f: BrowseFilter, joins: str = "") -> tuple[str, list[Any]]:
+    """FROM ... WHERE ... for the filter (with `joins` between them): current versions, or the versions
+    `f.labelled_by` labelled."""
+    where, params = _where(db, f)
+    if f.labelled_by:
+        return f"{_FROM_LABELLED}{joins}{where}", [f.labelled_by, *params]
+    return f"{_FROM}{joins}{where}", params
 
 
 def browse_page(db: Store | Tx, f: BrowseFilter, page: int = 0, size: int = PAGE) -> tuple[pd.DataFrame, int]:
     """One page of matching items (current versions) and how many match in all."""
-    where, params = _where(db, f)
+    source, params = _source(db, f)
     order = SORTS.get(f.sort, SORTS["id"])
     # A text search scans every step: its total rides along as a window count (one scan, not two).
     # Without one, a count and a top-25 are cheaper than the window over every row.
@@ -129,23 +147,23 @@ def browse_page(db: Store | Tx, f: BrowseFilter, page: int = 0, size: int = PAGE
         "SELECT i.id AS item_id, d.name AS dataset, i.external_id, v.version, v.error_type, v.source, "
         f"{_STATE} AS state, {_DIFFICULTY} AS difficulty, v.earliest_error, v.error_steps, "
         f"left(v.question, 120) AS question{', count(*) OVER () AS total' if windowed else ''} "
-        f"{_FROM}{where} ORDER BY {order} LIMIT ? OFFSET ?",
+        f"{source} ORDER BY {order} LIMIT ? OFFSET ?",
         [*params, size, max(page, 0) * size],
     )
     if windowed and len(frame):
         return frame.drop(columns=["total"]), int(frame["total"].iloc[0])
-    total = int(db.scalar(f"SELECT count(*) {_FROM}{where}", params))
+    total = int(db.scalar(f"SELECT count(*) {source}", params))
     return frame.drop(columns=["total"], errors="ignore"), total
 
 
 def error_position_counts(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
     """PRMBench-V Fig. 7: error steps per 1-based position and error type (counts, not normalised)."""
-    where, params = _where(db, f)
+    source, params = _source(db, f)
     return db.df(
         "WITH pos AS (SELECT coalesce(v.error_type, '(none)') AS error_type, "
         f"unnest(CASE WHEN v.error_steps <> '[]' THEN {db.engine.json_int_array('v.error_steps')} "
         "WHEN v.earliest_error >= 0 THEN ARRAY[v.earliest_error] ELSE CAST(ARRAY[] AS INTEGER[]) END) "
-        f"AS position {_FROM}{where}) "
+        f"AS position {source}) "
         "SELECT error_type, position + 1 AS position, count(*) AS error_steps FROM pos "
         "GROUP BY error_type, position ORDER BY error_type, position",
         params,
@@ -155,11 +173,11 @@ def error_position_counts(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
 def step_count_rows(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
     """PRMBench-V Fig. 8's data: per matching item, its error type and the steps of each chain
     (original, modified; solution for ProcessBench-style items)."""
-    where, params = _where(db, f)
+    where, _ = _where(db, f)
+    source, params = _source(db, f, "JOIN steps s ON s.version_id = v.id ")
     return db.df(
         "SELECT coalesce(v.error_type, '(none)') AS error_type, s.role, count(*) AS n_steps "
-        f"{_FROM}JOIN steps s ON s.version_id = v.id {where} "
-        f"{'AND' if where else 'WHERE'} s.role IN ('original', 'modified', 'solution') "
+        f"{source} {'AND' if where else 'WHERE'} s.role IN ('original', 'modified', 'solution') "
         "GROUP BY i.id, v.error_type, s.role ORDER BY error_type, s.role",
         params,
     )
@@ -229,19 +247,19 @@ def annotation_rows(db: Store | Tx, item_id: int) -> pd.DataFrame:
 
 def matching_item_ids(db: Store | Tx, f: BrowseFilter) -> list[int]:
     """Every matching item's id in the filter's sort order (what an export of the filter carries)."""
-    where, params = _where(db, f)
+    source, params = _source(db, f)
     order = SORTS.get(f.sort, SORTS["id"])
-    return [int(r[0]) for r in db.fetchall(f"SELECT i.id {_FROM}{where} ORDER BY {order}", params)]
+    return [int(r[0]) for r in db.fetchall(f"SELECT i.id {source} ORDER BY {order}", params)]
 
 
 def label_time_rows(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
     """Per annotator and matching item: labels stored (corrections included, rulings not) and the
     seconds spent on it summed, as the dashboard counts them (every version of the item)."""
-    where, params = _where(db, f)
+    source, params = _source(db, f)
     return db.df(
         "SELECT u.name AS annotator, a.item_id AS item, count(*) AS labels, "
         "sum(a.seconds_spent) AS seconds FROM annotations a JOIN annotators u ON u.id = a.annotator_id "
-        f"WHERE a.task <> '{RULING}' AND a.item_id IN (SELECT i.id {_FROM}{where}) "
+        f"WHERE a.task <> '{RULING}' AND a.item_id IN (SELECT i.id {source}) "
         "GROUP BY u.name, a.item_id ORDER BY annotator, item",
         params,
     )

@@ -6,6 +6,7 @@ Everything goes over HTTP with plain `requests`, as a hostile script would.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -100,3 +101,18 @@ def open_page(http: requests.Session, url: str, conf: dict) -> str:
         if any(t[1] == "load" for t in dep.get("targets", [])) and dep.get("backend_fn", True):
             call_event(http, url, dep["id"], [values.get(i) for i in dep.get("inputs", [])], session_hash)
     return session_hash
+
+
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:?\d{2}|Z)?")
+
+
+def outputs(text: str) -> list:
+    """The output values of an event's answer (what call_event read), times written as <time>: what two
+    worlds' replies are compared on (the stream's event ids and durations left out)."""
+    found = []
+    for line in text.splitlines():
+        message = json.loads(line[5:])
+        if message.get("msg") == "process_completed":
+            found.append(message.get("success"))
+            found.append((message.get("output") or {}).get("data"))
+    return json.loads(_STAMP.sub("<time>", json.dumps(found, sort_keys=True)))

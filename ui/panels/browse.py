@@ -344,6 +344,8 @@ def _item_markdown(detail: ItemDetail) -> str:
 
 
 def _lineage_markdown(detail: ItemDetail) -> str:
+    if detail.own_work_only:  # the lineage tells what others' labels made of the item
+        return ""
     rows = [
         "| version | from | why | when | error steps | question |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -3,24 +3,35 @@
 - Before login nothing but the login page answers: the page, /config, the API schema and the queue
   routes get a redirect (the page) or 401 (everything else).
 - A request that changes state and comes from another origin (Origin/Referer) is refused: 403.
-- Gradio's session_hash (queue join and stream, run, call, cancel, heartbeat) is bound to the
-  login that first used it; another login gets 403.
+- Gradio's session_hash is bound to the login that first used it; another login gets 403. Every
+  Gradio route that names a session, or an event of one, is checked (issue 32, hole 4): a
+  `session_hash` in the query (queue/data, and any other GET) or in a JSON body (queue/join, run,
+  call, cancel, component_server, stream), the hash in the path (heartbeat, media streams), the
+  event id in the path (call/.../{event_id}, stream/{event_id}). A non-JSON body (a form can carry
+  session_hash where we do not read it) is refused on every Gradio route but the upload.
+- Deep links are off: Gradio's deep_link route copied any session's component values to a file that
+  `/?deep_link=<id>` served to whoever asked (a token an admin had just created reached an
+  annotator). The route answers 404 and the page's `deep_link` parameter is dropped.
 - Request bodies are bounded: 413 over WebSettings.max_body_bytes (max_file_size for uploads).
-- Uploads are for admins only (services.access.require_uploader): others get 403.
+- Uploads (and their progress) are for admins only (services.access.require_uploader): others get 403.
+- A file named in an event's data must be one this login session uploaded, and never one under the
+  database's folder (ui/web/uploads.py; issue 32, hole 6): 403 with the reason otherwise.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 from services.access import require_uploader
 from services.errors import NotAllowed
 from services.records import Annotator
 from ui.context import AppContext
 from ui.web.sessions import COOKIE, Sessions
+from ui.web.uploads import Uploads
 
 __all__ = ["USER_KEY", "Guard"]
 
@@ -58,6 +69,23 @@ def _cookie(headers: dict[str, str], name: str) -> str | None:
     return None
 
 
+_UPLOADING = "stepgate.uploading"
+
+
+def _login(scope: Scope) -> str:
+    """This request's login session (a hash of its cookie): what an upload belongs to."""
+    token = _cookie(_headers(scope), COOKIE) or ""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _drop_deep_link(scope: Scope) -> None:
+    """The page's query without Gradio's deep_link parameter (deep links are off), however encoded."""
+    pairs = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+    if any(key == "deep_link" for key, _ in pairs):
+        kept = [(k, v) for k, v in pairs if k != "deep_link"]
+        scope["query_string"] = urlencode(kept).encode("latin-1")
+
+
 def same_origin(headers: dict[str, str]) -> bool | None:
     """True/False when the request says where it comes from (Origin, else Referer); None when silent."""
     source = headers.get("origin") or headers.get("referer")
@@ -73,6 +101,8 @@ class Guard:
         self.ctx = ctx
         self.sessions = sessions
         self.blocks = blocks
+        private = [ctx.store.data_dir, getattr(ctx.store.images, "folder", ctx.store.data_dir)]
+        self.uploads = Uploads(private, keep_seconds=ctx.web.session_max_seconds)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,6 +140,10 @@ class Guard:
             receive = await self._gradio(scope, receive, send, user, method, path)
             if receive is None:
                 return
+            if scope.get(_UPLOADING):
+                send = self._recording(send, scope[_UPLOADING])
+        elif scope.get("query_string"):
+            _drop_deep_link(scope)
         await self.app(scope, receive, send)
 
     async def _gradio(
@@ -117,15 +151,24 @@ class Guard:
     ) -> Receive | None:
         """Checks on Gradio's own routes; returns the receive to go on with, None when answered."""
         route = path[len(API) :]
-        if route.startswith("/upload") and method == "POST":
+        if route.rstrip("/") == "/deep_link":
+            await _reply(send, 404, {"error": "Deep links are off on this server."})
+            return None
+        if route.startswith("/upload"):  # the upload and its progress
             try:
                 require_uploader(user)
             except NotAllowed as exc:
                 await _reply(send, 403, {"error": str(exc)})
                 return None
+            if method != "POST":
+                return receive
+            scope[_UPLOADING] = _login(scope)
             return await self._bounded(scope, receive, send, self.ctx.web.max_file_size + 64 * 1024)
-        hashes: list[str] = []
+        hashes = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [])
         if method == "POST":
+            if _headers(scope).get("content-type", "").split(";")[0].strip() not in ("", "application/json"):
+                await _reply(send, 415, {"error": "Send JSON here (files go to the upload route)."})
+                return None
             receive = await self._bounded(scope, receive, send, self.ctx.web.max_body_bytes)
             if receive is None:
                 return None
@@ -136,12 +179,22 @@ class Guard:
                 parsed = None
             if isinstance(parsed, dict) and isinstance(parsed.get("session_hash"), str):
                 hashes.append(parsed["session_hash"])
-        elif route.startswith("/queue/data"):
-            hashes += parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [])
-        elif route.startswith("/heartbeat/"):
-            hashes.append(route[len("/heartbeat/") :])
-        elif route.startswith("/call/"):
-            found = self._event_session(route.rsplit("/", 1)[-1])
+            # Files an event names: this login's own uploads only, never the server's files (hole 6).
+            refused = self.uploads.refusal(
+                _login(scope), parsed.get("data") if isinstance(parsed, dict) else parsed
+            )
+            if refused:
+                await _reply(send, 403, {"error": refused})
+                return None
+        if route.startswith("/heartbeat/"):
+            hashes.append(route[len("/heartbeat/") :].strip("/"))
+        elif route.startswith("/stream/"):
+            parts = route.split("/")  # "", "stream", then {event_id}[/close] or {session_hash}/{run}/...
+            event_session = self._event_session(parts[2]) if len(parts) <= 4 else parts[2]
+            if event_session:  # an unknown event: Gradio answers 404
+                hashes.append(event_session)
+        elif route.startswith("/call/") and method != "POST":
+            found = self._event_session(route.rstrip("/").rsplit("/", 1)[-1])
             if found:
                 hashes.append(found)
         for session_hash in hashes:
@@ -149,6 +202,27 @@ class Guard:
                 await _reply(send, 403, {"error": "This Gradio session belongs to another login."})
                 return None
         return receive
+
+    def _recording(self, send: Send, login: str) -> Send:
+        """Gradio's answer to an upload (the stored files' paths) remembered as this login's."""
+        chunks: list[bytes] = []
+        status = 0
+
+        async def recorded(message: dict) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and status == 200:
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    try:
+                        paths = json.loads(b"".join(chunks))
+                    except ValueError:
+                        paths = []
+                    self.uploads.record(login, paths if isinstance(paths, list) else [])
+            await send(message)
+
+        return recorded
 
     def _event_session(self, event_id: str) -> str | None:
         queue = getattr(self.blocks, "_queue", None)
