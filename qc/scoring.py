@@ -190,7 +190,7 @@ def choose_threshold(
     return best_tau, (best_f1 if best_f1 >= 0 else NAN)
 
 
-# ---- PRMBench-V (PROTOCOLS A6) -------------------------------------------------------------------
+# ---- PRMBench-V (docs/PROTOCOLS.md A6) -------------------------------------------------------------------
 
 
 def _step_set(steps: Any) -> set[int]:

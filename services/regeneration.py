@@ -1,4 +1,4 @@
-"""What follows a rejection: CRYSTAL's two loops (PROTOCOLS E1) and ConfProBench's re-apply (D4).
+"""What follows a rejection: CRYSTAL's two loops (docs/PROTOCOLS.md E1) and ConfProBench's re-apply (D4).
 
 Loop 2: a human reject in the quality gate queues a regeneration with no cap by default; the new steps
 come back as a new version of the item (reason "regenerated", its parent the rejected version) in the
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 # Both limits are settings (issue 13); 0 means no cap. Loop 1: 2 re-entries after the first failure
-# (004 l.84: "max 2 attempts"; PROTOCOLS E1's reading). Loop 2: no cap stated, none by default.
+# (004 l.84: "max 2 attempts"; docs/PROTOCOLS.md E1's reading). Loop 2: no cap stated, none by default.
 LOOP_SETTINGS = {"loop1_max_attempts": 2, "loop2_max_restarts": 0, "job_max_attempts": 3}
 
 
