@@ -1,4 +1,4 @@
-"""CRYSTAL's phase 2 (PROTOCOLS.md E1): candidate steps pooled from several generators, linked where
+"""CRYSTAL's phase 2 (docs/PROTOCOLS.md E1): candidate steps pooled from several generators, linked where
 similar, grouped as connected components, each represented by its medoid and put in order.
 
 Pure: it takes the pooled steps' similarity matrix and where each step came from. The encoder and

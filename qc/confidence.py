@@ -1,4 +1,4 @@
-"""ConfProBench's confidence metrics (PROTOCOLS D5): CRS, CSS, CCS and their average.
+"""ConfProBench's confidence metrics (docs/PROTOCOLS.md D5): CRS, CSS, CCS and their average.
 
 Exact-decimal thresholds: differences are compared after rounding to 9 decimals, so that
 |0.9 - 0.7| is 0.2 and not above delta (D5.2); bin indices are computed on rounded values too.

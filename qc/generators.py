@@ -1,4 +1,4 @@
-"""The generators that make new variants, as pure functions: ConfProBench's perturbations (PROTOCOLS D1-D2)
+"""The generators that make new variants, as pure functions: ConfProBench's perturbations (docs/PROTOCOLS.md D1-D2)
 and the prompts and answers of the model-backed generators.
 
 perturb_image is built in (Pillow, seeded). Synonym substitution, syntactic transformation, regenerated
@@ -116,7 +116,7 @@ class AnswerError(ValueError):
 
 @dataclass(frozen=True)
 class ImageRanges:
-    """The ranges perturbation parameters are drawn from (not published: PROTOCOLS D1.4's suggestions).
+    """The ranges perturbation parameters are drawn from (not published: D1.4's suggestions).
 
     They keep a figure readable: at most half size, rotation with the canvas enlarged (nothing cut off),
     mild noise. ``max_side`` caps the result so that a scale-up never makes a huge file.
@@ -236,7 +236,7 @@ def perturb(image: Image.Image, op: str, seed: int = 0, ranges: ImageRanges | No
 def perturb_image(
     image: Image.Image, op: str, seed: int = 0, ranges: ImageRanges | None = None
 ) -> Image.Image:
-    """DESIGN.md's contract: op is "scale" | "rotate" | "noise" | "invert"; same seed, same result."""
+    """op is "scale" | "rotate" | "noise" | "invert" (docs/PROTOCOLS.md D1.4); same seed, same result."""
     return perturb(image, op, seed, ranges).image
 
 

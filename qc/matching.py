@@ -1,4 +1,4 @@
-"""CRYSTAL's step matching (PROTOCOLS.md E3, E4) on a precomputed similarity matrix.
+"""CRYSTAL's step matching (docs/PROTOCOLS.md E3, E4) on a precomputed similarity matrix.
 
 Rows are predicted steps, columns reference steps. The rule is kept apart from the encoder so that
 it can be tested on hand-made matrices; services.encoder embeds the steps and calls these.

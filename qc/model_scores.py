@@ -2,7 +2,8 @@
 
 Pure: the store's gold (item states and current versions) and predictions frames in, frames out.
 Only kept items are scored (an earliest-error consensus, a completed review, an accepted gate);
-ProcessBench's own discard (-1 on a wrong final answer) applies as in qc.presets.
+ProcessBench's own discard (-1 on a wrong final answer) applies as in qc.presets. Section codes
+(B2, A6) name the headings of docs/PROTOCOLS.md.
 """
 
 from __future__ import annotations

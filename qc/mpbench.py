@@ -1,4 +1,4 @@
-"""MPBench's metrics (PROTOCOLS C3): step correctness (FEI, AEI = RMScore), answer aggregation (BoN,
+"""MPBench's metrics (docs/PROTOCOLS.md C3): step correctness (FEI, AEI = RMScore), answer aggregation (BoN,
 MV) and reasoning process search (F1, MCC), their per-paradigm averages and the Overall.
 
 Fractions in [0, 1] (MCC in [-1, 1]); the paper prints x100. Defaults are the readings that

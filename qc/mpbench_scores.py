@@ -2,7 +2,7 @@
 
 Pure: the kept items (qc.model_scores.gold_items plus each item's paradigm, step count and
 candidates) and the predictions frame in, one row per model out. The metrics are qc.mpbench's;
-the averaging is MPBench's (PROTOCOLS C3e): SC = (FEI + AEI)/2, AA = (BoN + MV)/2, RPS = (F1 + MCC)/2,
+the averaging is MPBench's (docs/PROTOCOLS.md C3e): SC = (FEI + AEI)/2, AA = (BoN + MV)/2, RPS = (F1 + MCC)/2,
 each over its paradigm's items pooled across domains, Overall their unweighted mean computed from
 the six components, and Δ = Overall - 31.8 (the published random row, kept as a constant).
 

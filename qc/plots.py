@@ -189,7 +189,7 @@ def error_position_figure(counts: pd.DataFrame) -> Figure:
 
 def step_counts_figure(rows: pd.DataFrame) -> Figure:
     """PRMBench-V Fig. 8: steps per chain by error type, original beside modified, as box plots with
-    the means marked (the paper gives no plot type; PROTOCOLS.md A7's default). `rows`: error_type,
+    the means marked (the paper gives no plot type; docs/PROTOCOLS.md A7's default). `rows`: error_type,
     role, n_steps (one row per item and chain)."""
     if rows.empty:
         return empty_figure("No chains in the current filter.")

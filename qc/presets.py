@@ -1,6 +1,6 @@
 """The seeds' tables from the log: each preset has the paper's rows, columns and denominators.
 
-ProcessBench's Table 2 (PROTOCOLS.md B3) is the one implementation of that table: the dashboard,
+ProcessBench's Table 2 (docs/PROTOCOLS.md B3) is the one implementation of that table: the dashboard,
 the report files and any study read it from here. Pure: a frame of settled items in, a frame out.
 """
 
@@ -79,7 +79,7 @@ def _column(items: pd.DataFrame, process_errors: float) -> list[float]:
 
 
 def processbench_table2(items: pd.DataFrame) -> pd.DataFrame:
-    """ProcessBench's Table 2 from settled items (PROTOCOLS.md B3), shares in percent, unrounded.
+    """ProcessBench's Table 2 from settled items (docs/PROTOCOLS.md B3), shares in percent, unrounded.
 
     ``items``: one row per annotated item with TABLE2_ITEM_COLUMNS. Only retained items count
     (status "consensus", not labelled -1 on a wrong final answer). Each subset splits by the
@@ -141,7 +141,7 @@ def table2_items(states: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-# ---- The agreement studies' tables (PROTOCOLS A5, C1a) -------------------------------------------
+# ---- The agreement studies' tables (docs/PROTOCOLS.md A5, C1a) -------------------------------------------
 # Row names follow Table 2's convention: "# " a count, "% " a share in percent, else a coefficient.
 
 PRMBENCH_V_PUBLISHED = {"# Items": 100.0, "# Agreements": 94.0, "% Observed agreement": 94.0}  # 000 l.370
@@ -258,7 +258,7 @@ def mpbench_study(
     return pd.DataFrame(columns, index=pd.Index(MPBENCH_ROWS, name="row"))
 
 
-# CRYSTAL's Table S1 (PROTOCOLS E4) printed as the other presets: one row per figure, one column per
+# CRYSTAL's Table S1 (docs/PROTOCOLS.md E4) printed as the other presets: one row per figure, one column per
 # similarity band and Overall (qc.matching.table_s1 has bands as rows).
 TABLE_S1_ROWS = {
     "pairs": "# Pairs",

@@ -95,7 +95,7 @@ def stratified_sample(
     return frame.loc[rows].reset_index(drop=True)
 
 
-# ---- Drawing as the papers drew (PROTOCOLS A5, C1a) ----------------------------------------------
+# ---- Drawing as the papers drew (docs/PROTOCOLS.md A5, C1a) ----------------------------------------------
 
 KEPT_STATUSES = ("consensus", "complete", "accepted")  # items in the gated benchmark
 

@@ -194,7 +194,7 @@ def choose_threshold(
     return best_tau, (best_f1 if best_f1 >= 0 else NAN)
 
 
-# ---- PRMBench-V (PROTOCOLS A6) -------------------------------------------------------------------
+# ---- PRMBench-V (docs/PROTOCOLS.md A6) -------------------------------------------------------------------
 
 
 def _step_set(steps: Any) -> set[int]:
@@ -259,7 +259,7 @@ def lowest_scored_steps(step_scores: Sequence[float], k: int) -> list[int]:
     return sorted(int(i) + 1 for i in order)
 
 
-# ---- PRMBench's PRMScore (PROTOCOLS C3b; its authors' mr_eval) -----------------------------------
+# ---- PRMBench's PRMScore (docs/PROTOCOLS.md C3b; its authors' mr_eval) -----------------------------------
 
 # Where a precision, recall or F1 has a zero denominator, the paper is silent and its formula gives 0;
 # PRMBench's code (mr_eval/tasks/*/task.py, evaluate_function) sets it to -1 ("undefined"), lets that -1

@@ -1,4 +1,4 @@
-"""CRYSTAL's step-match study (PROTOCOLS.md E4): adversarial sampling of predicted x reference pairs by
+"""CRYSTAL's step-match study (docs/PROTOCOLS.md E4): adversarial sampling of predicted x reference pairs by
 similarity band, the human label per pair, and the threshold at which the encoder agrees best with
 the humans. Pure: frames and arrays in, frames and numbers out.
 """

@@ -212,7 +212,7 @@ class CommandBackend:
 
 class ImageBackend:
     """Built in: every image of the request perturbed by its operation ("operations", one per image, or
-    one "operation" for all: PROTOCOLS D1.4's default), seeded, with the ranges in the parameters."""
+    one "operation" for all: docs/PROTOCOLS.md D1.4's default), seeded, with the ranges in the parameters."""
 
     name = "image"
 

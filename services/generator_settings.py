@@ -36,7 +36,7 @@ SETTINGS = {
     "job_max_attempts": "attempts of one job (generator errors, timeouts) before it stays failed (default 3)",
 }
 # Both loop limits are settings (issue 13); 0 means no cap. Loop 1: 2 re-entries after the first
-# failure (004 l.84: "max 2 attempts"; PROTOCOLS E1's reading). Loop 2: no cap stated, none by default.
+# failure (004 l.84: "max 2 attempts"; docs/PROTOCOLS.md E1's reading). Loop 2: no cap stated, none by default.
 LOOP_SETTINGS = {"loop1_max_attempts": 2, "loop2_max_restarts": 0, "job_max_attempts": 3}
 
 

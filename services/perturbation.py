@@ -1,4 +1,4 @@
-"""ConfProBench's perturbation loop (PROTOCOLS D2-D4): variants made, checked, and re-applied until valid.
+"""ConfProBench's perturbation loop (docs/PROTOCOLS.md D2-D4): variants made, checked, re-applied until valid.
 
 A check dataset holds one item per unit: a step (synonym, syntactic) or a problem's images. Version 1
 is the original; the perturb job adds the variant as the next version, recording its type, operation or

@@ -76,7 +76,7 @@ def _table2(store: Store, dataset: str) -> Preset:
     note = (
         "Columns split by the consensus label (error: a step, correct: -1); shares of the column's retained "
         "items; % Process errors of the subset's items with a correct final answer; 3/n = settled with "
-        "exactly n annotators (PROTOCOLS B3)."
+        "exactly n annotators (docs/PROTOCOLS.md B3)."
     )
     return Preset("processbench_table2", f"ProcessBench Table 2: {found.name}", note, table, found.name)
 
@@ -102,7 +102,7 @@ def _prmbench_v(store: Store, name: str) -> Preset:
     study, wide, valid, _ = _study_ratings(store, name)
     note = (
         f"Validity = the modification judged {valid!r}; rater A and B = each item's first two ratings. The "
-        "paper reports observed agreement only (kappa paradox, PROTOCOLS A5); interval: Wilson 95%."
+        "paper reports observed agreement only (kappa paradox, docs/PROTOCOLS.md A5); interval: Wilson 95%."
     )
     return Preset(
         "prmbench_v_study",
@@ -125,7 +125,7 @@ def _mpbench(store: Store, name: str) -> Preset:
     note = (
         f"Allocation per stratum ({study.stratify_by or 'no strata'}; MPBench: {tables.MPBENCH_PER_PARADIGM} per "
         f"paradigm); validity = the modification judged {valid!r}; headline = unanimous-valid rate with its "
-        "Wilson 95% interval (PROTOCOLS C1a); Fleiss' kappa is not in the paper."
+        "Wilson 95% interval (docs/PROTOCOLS.md C1a); Fleiss' kappa is not in the paper."
     )
     table = tables.mpbench_study(wide, strata, valid, pool)
     return Preset("mpbench_study", f"MPBench agreement study: {study.name}", note, table, study.name)
@@ -135,7 +135,7 @@ def _table_s1(store: Store, user: Annotator, dataset: str) -> Preset:
     report = step_match.study_report(store, user, dataset)
     note = (
         f"{report.labelled} of {report.pairs} pairs with a human majority; the encoder's decision as stored "
-        f"at sampling ({report.encoder}); kappa: Cohen's, human vs encoder (PROTOCOLS E4)."
+        f"at sampling ({report.encoder}); kappa: Cohen's, human vs encoder (docs/PROTOCOLS.md E4)."
     )
     table = tables.crystal_table_s1(report.table)
     return Preset("crystal_table_s1", f"CRYSTAL Table S1: {report.dataset}", note, table, report.dataset)

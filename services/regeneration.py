@@ -1,4 +1,4 @@
-"""What follows a rejection: CRYSTAL's two loops (PROTOCOLS E1) and ConfProBench's re-apply (D4).
+"""What follows a rejection: CRYSTAL's two loops (docs/PROTOCOLS.md E1) and ConfProBench's re-apply (D4).
 
 Loop 2: a human reject in the quality gate queues a regeneration with no cap by default; the new steps
 come back as a new version of the item (reason "regenerated", its parent the rejected version) in the

@@ -1,6 +1,6 @@
 """Agreement studies: an admin draws N items of a dataset, each for K blind raters of the study's own.
 
-Drawn as the papers drew (PROTOCOLS A5, C1a): from the items the gate kept (qc.sampling.study_pool;
+Drawn as the papers drew (docs/PROTOCOLS.md A5, C1a): from the items the gate kept (qc.sampling.study_pool;
 ``kept_only=False`` is a pilot over every item), stratified and seeded (qc.sampling), each item given
 at draw time to K raters of the study's list who have not seen it (qc.sampling.fresh_raters). A
 study never writes an item's gate state: its labels go to its own log (store.studies), which is all

@@ -1,4 +1,4 @@
-"""Perturbation check: ConfProBench's quality control of perturbed steps and images (PROTOCOLS D3-D4).
+"""Perturbation check: ConfProBench's quality control of perturbed steps and images (docs/PROTOCOLS.md D3-D4).
 
 A checker compares an original with its perturbed version against the checklist of its type (S1-S5
 synonym, T1-T4 syntactic, I1-I2 image) and confirms or denies each item; the variant passes when every

@@ -3,9 +3,10 @@
 An annotator reads the item (image, question, options, answer, source), marks each candidate step
 correct or incorrect, edits the steps where needed (edit, add, delete, reorder), checks the four
 criteria of CRYSTAL's supplement (C1-C4, 004 l.247-257) and accepts or rejects the item. Accept only
-when all four hold; a reject names the failed criteria and a reason (PROTOCOLS E2, "beyond the papers").
+when all four hold; a reject names the failed criteria and a reason (docs/PROTOCOLS.md E2, "beyond the
+papers").
 
-What the paper leaves open (PROTOCOLS E5) is a dataset setting: the share of items that get two blind
+What the paper leaves open (docs/PROTOCOLS.md E5) is a dataset setting: the share of items that get two blind
 annotators (drawn from the item id and a seed, so the same items every time), and what steps count
 as the same when candidate steps are grouped. Two annotators who differ in verdict or in their edited
 steps send the item to an adjudicator, whose verdict and steps are final.
@@ -44,7 +45,7 @@ class Criterion:
     asks: str  # its definition, as the annotator reads it
 
 
-# CRYSTAL supplement's four criteria, in its order (004 l.247-257; PROTOCOLS E1 Phase 3).
+# CRYSTAL supplement's four criteria, in its order (004 l.247-257; docs/PROTOCOLS.md E1 Phase 3).
 CRITERIA: dict[str, Criterion] = {
     "c1": Criterion("Logical soundness", "no contradictions between steps"),
     "c2": Criterion("Sequential coherence", "no unexplained reasoning jumps"),

@@ -2,7 +2,7 @@
 
 An annotator marks the original chain Correct/Incorrect, the modification Reasonable/Unreasonable
 and the difficulty Easy/Medium/Hard. What the paper leaves open is a dataset setting whose default is
-the protocol sheet's (its A4): which judgements retain an item (original correct and modification
+docs/PROTOCOLS.md A4's: which judgements retain an item (original correct and modification
 reasonable), when difficulty is required (only for an item that would be retained), and, with several
 annotators, how they are combined (the majority decides and a tie goes to an adjudicator).
 """
@@ -32,7 +32,7 @@ CHOICES = {
 }
 
 
-# The open choices of PRMBench-V's tool (PROTOCOLS A4, rows 1, 4 and 7): each a dataset setting, the
+# The open choices of PRMBench-V's tool (docs/PROTOCOLS.md A4, rows 1, 4 and 7): each a dataset setting, the
 # first value its default.
 OPTIONS: dict[str, tuple[str, ...]] = {
     # 1: retain <=> original correct and modification reasonable; or the modification alone.

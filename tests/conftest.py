@@ -41,6 +41,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("store", marker.args or ENGINES, indirect=True)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark what a test needs, from its fixtures, so that `-m "not browser and not postgres"` (what
+    `scripts/test.sh --fast` runs) leaves out every test that drives Chromium or PostgreSQL.
+
+    In a parallel run (pytest-xdist hands out whole modules in collection order), the modules that
+    drive Chromium go first, then those on PostgreSQL: the long ones start early, and the short ones
+    fill the workers at the end instead of one long module running alone."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & {"browser", "page"}:
+            item.add_marker(pytest.mark.browser)
+        callspec = getattr(item, "callspec", None)
+        on_postgres = callspec is not None and any(v == "postgresql" for v in callspec.params.values())
+        if on_postgres or names & {"postgres_server", "postgres_url"}:
+            item.add_marker(pytest.mark.postgres)
+    if hasattr(config, "workerinput"):
+        rank: dict[str, int] = {}
+        for item in items:
+            needs = [item.get_closest_marker(m) is not None for m in ("browser", "postgres")]
+            module = item.nodeid.split("::")[0]
+            rank[module] = min(rank.get(module, 2), needs.index(True) if any(needs) else 2)
+        items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: modules stay whole
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """A throwaway PostgreSQL server for the session (tests/pg_support.py)."""

@@ -1,4 +1,4 @@
-"""qc.matching and qc.clustering on hand-computed cases (PROTOCOLS.md E1, E3, E4, E6)."""
+"""qc.matching and qc.clustering on hand-computed cases (docs/PROTOCOLS.md E1, E3, E4, E6)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """MPBench's metrics in the Scores tab: its Table 2 (and Table 3 by domain) with its averaging, on a
 gated dataset shaped like MPBench's (step correctness, answer aggregation, process search items), and
-its averaging against the paper's published Table 2 rows (PROTOCOLS C4b, C4c)."""
+its averaging against the paper's published Table 2 rows (docs/PROTOCOLS.md C4b, C4c)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ProcessBench Table 2 (PROTOCOLS.md B3): a hand-built log cell by cell, and the paper's published table."""
+"""ProcessBench Table 2 (docs/PROTOCOLS.md B3): a hand-built log cell by cell, and the published table."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_missing_columns_are_named() -> None:
         processbench_table2(pd.DataFrame({"subset": [], "status": [], "label": []}))
 
 
-# PROTOCOLS.md B3: per column N, FA-wrong, FA-correct, >=5, >=10, >=15 steps, settled 3/3, 3/4, 3/5,
+# docs/PROTOCOLS.md B3: per column N, FA-wrong, FA-correct, >=5, >=10, >=15 steps, settled 3/3, 3/4, 3/5,
 # and the published mean step count.
 _COUNTS = {
     ("GSM8K", "error"): (207, 200, 7, 128, 7, 1, 138, 44, 25, 5.3),

@@ -1,6 +1,6 @@
 """Scoring against the papers: hand-computed cases and the papers' own published numbers.
 
-Published figures come from PROTOCOLS.md (B5 ProcessBench, A8 PRMBench-V, C4 MPBench, D5/D6
+Published figures come from docs/PROTOCOLS.md (B5 ProcessBench, A8 PRMBench-V, C4 MPBench, D5/D6
 ConfProBench) with the tolerances given there for rounded inputs.
 """
 

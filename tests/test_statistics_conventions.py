@@ -131,7 +131,7 @@ def test_a_percentage_is_not_taken_for_a_confidence_level():
 
 
 def test_wilson_interval_matches_the_published_and_textbook_values():
-    # PROTOCOLS C1a: 96/100 -> [90.2, 98.4]; 286/300 -> [92.3, 97.2] at 95%.
+    # docs/PROTOCOLS.md C1a: 96/100 -> [90.2, 98.4]; 286/300 -> [92.3, 97.2] at 95%.
     assert [round(100 * v, 1) for v in wilson_interval(0.96, 100)] == [90.2, 98.4]
     assert [round(100 * v, 1) for v in wilson_interval(286 / 300, 300)] == [92.3, 97.2]
     # Perfect agreement on 30 items: z^2/(n + z^2) below 1, with z = 1.959964 -> lower = 30/(30 + z^2).

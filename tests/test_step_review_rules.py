@@ -1,4 +1,4 @@
-"""The step-review rule under each setting PRMBench-V leaves open (protocol sheet A4 rows 1, 4 and 7)."""
+"""The step-review rule under each setting PRMBench-V leaves open (docs/PROTOCOLS.md A4)."""
 
 from __future__ import annotations
 

@@ -14,12 +14,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from store.records import ItemRecord
 
 from services import annotate
 from store import Store, users
 from store.datasets import update_settings
 from store.items import write_records
-from store.records import ItemRecord
 from tests.security.support import call_event, config, event_of, login, make_team, outputs, team_server
 
 pytestmark = pytest.mark.browser  # starts the real app

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from store.records import ItemRecord
 
 from exports.cells import FORMULA_START, spreadsheet_cell, spreadsheet_frame
 from exports.log import write_csv
@@ -23,7 +24,6 @@ from exports.presets import preset_csv
 from exports.step_study import study_report_csv
 from store import Store
 from store.items import write_records
-from store.records import ItemRecord
 from tests.security.support import call_event, config, event_of, login, make_team, run_api, team_server
 
 ROOT = Path(__file__).resolve().parents[2]

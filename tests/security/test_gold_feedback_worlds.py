@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 import requests
+from store.demo import populate_demo
 
 from services import gold as gold_service
 from store import Store
 from store import gold as gold_store
 from store.datasets import get_dataset, update_settings
-from store.demo import populate_demo
 from tests.gold_support import GOOD, label
 from tests.security.support import call_event, config, login, make_team, outputs, run_api, team_server
 

@@ -1,4 +1,4 @@
-"""Perturbation check: ConfProBench's quality control (PROTOCOLS D3), one variant at a time.
+"""Perturbation check: ConfProBench's quality control (docs/PROTOCOLS.md D3), one variant at a time.
 
 The checker sees the original and its perturbed version side by side (a step, or an image), which
 perturbation made it (for a syntactic variant, the one transformation it applies: T4 needs it), and

@@ -42,7 +42,7 @@ __all__ = [
 # PRMBench's ninth, which PRMBench-V leaves out. `key` is the spelling of the data's `classification`
 # (PRMBench's own keys; PRMBench-V prints only `domain_inconsistency`, and none for Visual Perception).
 # `catch` is what the paper asks the judge to catch: its §3.1.3 words in quotes, then the rubric of its
-# Figure 17 in plain words. See PROTOCOLS.md §A2.
+# Figure 17 in plain words. See docs/PROTOCOLS.md A2.
 @dataclass(frozen=True)
 class ErrorType:
     key: str
