@@ -99,7 +99,9 @@ def test_simulated_coefficients_centre_on_the_expected_value() -> None:
 
 def test_kappa_paradox_bound_matches_prmbench_v_worked_bounds() -> None:
     bound = kappa_paradox_bound((0.5, 0.5), 0.94)
-    assert bound.lowest_kappa_any_shares == pytest.approx(-0.031, abs=5e-4)  # docs/PROTOCOLS.md A5: cells 94/3/3/0
+    assert bound.lowest_kappa_any_shares == pytest.approx(
+        -0.031, abs=5e-4
+    )  # docs/PROTOCOLS.md A5: cells 94/3/3/0
     assert bound.pabak == pytest.approx(0.88)
     assert bound.lowest_kappa == pytest.approx(0.88)  # balanced shares: kappa = PABAK
     skewed = kappa_paradox_bound((0.95, 0.05), 0.94)
