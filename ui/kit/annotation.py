@@ -129,12 +129,14 @@ Render = Callable[
 ]
 
 
-def progress_line(counts: Mapping[str, int], noun: str = "items", bar: str = "") -> str:
+def progress_line(
+    counts: Mapping[str, int], noun: str = "items", bar: str = "", verb: str = "labelled"
+) -> str:
     """The user's own count; settled and discarded only for roles that see labels (they move with others'
     labels, so an annotator on a blind task never sees them). With `bar`, a progress bar of that class."""
     total, mine = counts.get("total", 0), counts.get("mine", 0)
     if "settled" not in counts:
-        line, value = f"You labelled **{mine}** of {total} {noun}", mine
+        line, value = f"You {verb} **{mine}** of {total} {noun}", mine
     else:
         value = counts["settled"]
         line = f"You labelled **{mine}** · settled **{value}** / {total} · discarded {counts.get('discarded', 0)}"
