@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import gradio as gr
-import pandas as pd
 
-from services import annotate, statistics
+from services import annotate
 from services.annotate import WorkItem
 from services.errors import AlreadyLabelled, ServiceError
 from services.records import Annotator, Dataset
@@ -25,7 +24,7 @@ from ui.kit.annotation import AnnotationKit, Current, progress_line
 from ui.kit.keymap import keys_line
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
-from ui.kit.table import Table
+from ui.panels.earliest_error_stats import on_statistics, stats_section
 from ui.render import LATEX_DELIMITERS, escape_text
 
 __all__ = [
@@ -231,46 +230,6 @@ def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> dic
     return KIT.step(ctx, request, current, "jump", ref)
 
 
-_SUMMARY_COLUMNS = {"items": "items labelled", "labels": "labels given", "median_seconds": "median seconds"}
-
-
-def _readable_distribution(table: pd.DataFrame) -> pd.DataFrame:
-    """Label columns in the annotator's words and in step order: All correct, Step 1, Step 2, ..."""
-    labels = sorted(
-        (c for c in table.columns if c != "annotator"),
-        key=lambda c: int(c) if c.lstrip("-").isdigit() else 10**9,
-    )
-    names = {c: step_list.label_title(int(c)) if c.lstrip("-").isdigit() else c for c in labels}
-    return table[["annotator", *labels]].rename(columns=names)
-
-
-def on_statistics(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict[str, Any]:
-    """Counts and label distributions: the user's own, or everyone's and ProcessBench's Table 2 shares
-    for roles that may see labels."""
-    user = KIT.user(ctx, request)
-    try:
-        chosen = KIT.dataset(ctx, dataset)
-    except ServiceError as exc:
-        return {"stats_note": refusal(str(exc))}
-    stats = statistics.panel_statistics(ctx.store, user, chosen, ["earliest_error"])
-    overall = f"**{escape_text(chosen.name)}** · labels: {stats.labels} · items labelled: {stats.items}."
-    if stats.everyone:
-        note = (
-            overall
-            + f" Annotators: {stats.annotators}. Every annotator's row is shown (your role may see labels)."
-        )
-    else:
-        note = overall + " Your own labels only: annotators work blind."
-    distribution = _readable_distribution(stats.distributions["earliest_error"])
-    summary = stats.summary.rename(columns=_SUMMARY_COLUMNS)
-    shares = (
-        gr.update(value=stats.settlement.rename(columns={"state": "settled"}), visible=True)
-        if stats.settlement is not None
-        else gr.update(value=None, visible=False)
-    )
-    return {"stats_note": note, "summary": summary, "distribution": distribution, "shares": shares}
-
-
 def build(ctx: AppContext, tab: gr.Tab) -> None:
     # Opening the tab claims work, so people using other panels hold no lease here.
     opened = tab.select
@@ -279,22 +238,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         current = gr.State(None)
         with gr.Row(elem_id="ee-layout", equal_height=False):
             with gr.Column(scale=3, min_width=420, elem_id="ee-main"):
-                with gr.Accordion("View statistics (v)", open=False, elem_id="ee-stats") as stats:
-                    stats_note = gr.Markdown(elem_id="ee-stats-note")
-                    summary = Table(
-                        label="Labels per annotator", interactive=False, elem_id="ee-stats-annotators"
-                    )
-                    distribution = Table(
-                        label="Label distribution (latest label per item)",
-                        interactive=False,
-                        elem_id="ee-stats-labels",
-                    )
-                    shares = Table(
-                        label="Items settled at 3/3, 3/4, 3/5 or discarded (ProcessBench Table 2)",
-                        interactive=False,
-                        elem_id="ee-stats-shares",
-                    )
-                    refresh = gr.Button("Refresh statistics", size="sm", elem_id="ee-stats-refresh")
+                stats, refresh, stats_out = stats_section()
                 with gr.Row(elem_id="ee-header-row", equal_height=True):
                     header = gr.Markdown(elem_id="ee-header")
                     dataset = gr.Dropdown(
@@ -350,7 +294,6 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         chosen=chosen,
     )
     shown = Outputs(dataset=dataset, jump=jump, **item.components)
-    stats_out = Outputs(stats_note=stats_note, summary=summary, distribution=distribution, shares=shares)
     # Annotation events skip Gradio's queue: they are short, the store serialises writes, and the
     # unqueued path halves the latency an annotator feels (bench/run.py: queued vs unqueued).
     private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
