@@ -16,6 +16,7 @@ from store.demo import DEMO_DIR, populate_demo
 from store.imports import import_file
 from ui.app import build_app
 from ui.context import AppContext
+from ui.kit.annotation import Current, progress_line
 
 # panel -> (its dataset picker's elem_id, the picker's event)
 PANELS = {
@@ -69,3 +70,31 @@ def test_choosing_the_dataset_already_chosen_changes_nothing(
     values = asyncio.run(blocks.postprocess_data(changed, result, None))
     assert len(values) == len(changed.outputs)
     assert all(v is None or v == {"__type__": "update"} for v in values), values
+
+
+def test_the_item_on_screen_goes_to_the_page_and_back_unchanged() -> None:
+    current = Current(
+        dataset="d", item_id=3, version_id=7, state="new", request_id="r", opened_at=1.0, extra={"n_steps": 4}
+    )
+    kept = current.state_dict()
+    assert kept == {
+        "dataset": "d",
+        "item_id": 3,
+        "version_id": 7,
+        "state": "new",
+        "request_id": "r",
+        "opened_at": 1.0,
+        "n_steps": 4,
+    }
+    assert Current.of(kept) == current and Current.of(kept).draft_key == "d|3|7"
+    assert not Current.of(None).has_item and Current.of({"dataset": "d", "item_id": None}).dataset == "d"
+    saved = current.saved(my_label=2)
+    assert saved.state == "saved" and saved.request_id != "r" and saved.get("my_label") == 2
+
+
+def test_an_annotator_sees_their_own_count_and_a_reviewer_the_settled_share() -> None:
+    assert progress_line({"total": 9, "mine": 2}, "pairs") == "You labelled **2** of 9 pairs."
+    reviewer = progress_line({"total": 9, "mine": 2, "settled": 5, "discarded": 1}, bar="p")
+    assert (
+        "settled **5** / 9 · discarded 1" in reviewer and '<progress class="p" value="5" max="9">' in reviewer
+    )
