@@ -2,7 +2,9 @@
 
 Gradio matches a handler's result to its outputs by position; a tuple of ten values is easy to get
 wrong and hard to read in a test. A panel names its components once (Outputs), wires handlers with
-Outputs.bind, and handlers and tests speak in names. A name left out stays as it is on the page.
+Outputs.bind, and handlers and tests speak in names. A name left out stays as it is on the page,
+and a handler that changes nothing returns {} (Gradio itself would take an empty dict for one value
+and answer HTTP 500, "didn't return enough output values": issue 28).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import gradio as gr
 from gradio.components import Component
 
 from ui.binding import bind
@@ -39,8 +42,10 @@ class Outputs:
         components = self.components
 
         @functools.wraps(bound)
-        def named(*args: Any, **kwargs: Any) -> dict[Component, Any]:
+        def named(*args: Any, **kwargs: Any) -> Any:
             result = bound(*args, **kwargs)
+            if not result and components:
+                return gr.skip()  # nothing changes: every output wired to this event stays as it is
             unknown = set(result) - set(components)
             if unknown:
                 raise KeyError(f"{handler.__name__} returned outputs it is not wired to: {sorted(unknown)}")

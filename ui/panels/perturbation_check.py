@@ -9,8 +9,6 @@ Admins also see each unit's variants with their records and verdicts, and the wa
 
 from __future__ import annotations
 
-import time
-import uuid
 from typing import Any
 
 import gradio as gr
@@ -22,11 +20,10 @@ from services.errors import ServiceError
 from services.records import Annotator, Dataset
 from tasks import PERTURBATION_CHECK
 from tasks.perturbation_check import CHECKLISTS, perturbation_of
-from ui.auth import require_admin, require_user
+from ui.auth import require_admin
 from ui.context import AppContext
-from ui.kit import opening
-from ui.kit.messages import refusal, said
-from ui.kit.opening import has_item, seconds_open
+from ui.kit.annotation import AnnotationKit, Current, progress_line
+from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
 from ui.render import LATEX_DELIMITERS, escape_text
@@ -54,10 +51,6 @@ TYPE_TITLES = {
 }
 
 
-def _say(message: str, warn: bool = False) -> str:
-    return refusal(message) if warn else said(message)
-
-
 def _how_made(record: dict[str, Any]) -> str:
     """Which perturbation made the variant, in the checker's words."""
     kind = record.get("type")
@@ -76,24 +69,27 @@ def _checklist(kind: str | None) -> list[tuple[str, str]]:
     return [(f"{key}: {text}", key) for key, text in CHECKLISTS.get(str(kind), {}).items()]
 
 
-def _empty(dataset: Dataset, message: str, counts: dict[str, int]) -> dict[str, Any]:
-    return {
-        "header": f"**Nothing left for you in {escape_text(dataset.name)}.** Thank you.",
-        "made": "",
-        "original": "",
-        "perturbed": "",
-        "original_image": gr.Image(value=None, visible=False),
-        "perturbed_image": gr.Image(value=None, visible=False),
-        "checklist": gr.CheckboxGroup(choices=[], value=[]),
-        "status": message,
-        "progress": f"You checked **{counts.get('mine', 0)}** of {counts.get('total', 0)} variants.",
-        "current": {"dataset": dataset.name, "item_id": None},
-    }
-
-
-def _show(dataset: Dataset, shown: WorkItem | None, message: str, counts: dict[str, int]) -> dict[str, Any]:
+def _show(
+    ctx: AppContext,
+    user: Annotator,
+    dataset: Dataset,
+    shown: WorkItem | None,
+    message: str,
+    counts: dict[str, int] | None = None,
+) -> dict[str, Any]:
     if shown is None:
-        return _empty(dataset, message, counts)
+        return {
+            "header": f"**Nothing left for you in {escape_text(dataset.name)}.** Thank you.",
+            "made": "",
+            "original": "",
+            "perturbed": "",
+            "original_image": gr.Image(value=None, visible=False),
+            "perturbed_image": gr.Image(value=None, visible=False),
+            "checklist": gr.CheckboxGroup(choices=[], value=[]),
+            "status": message,
+            "progress": progress_line(counts or {}, "variants", verb="checked"),
+            "current": Current.none_in(dataset),
+        }
     item = shown.item
     record = perturbation_of(item)
     kind = record.get("type")
@@ -113,68 +109,44 @@ def _show(dataset: Dataset, shown: WorkItem | None, message: str, counts: dict[s
         "perturbed_image": gr.Image(value=images[n_original] if is_image else None, visible=is_image),
         "checklist": gr.CheckboxGroup(choices=_checklist(kind), value=[k for k, ok in mine.items() if ok]),
         "status": message,
-        "progress": f"You checked **{shown.progress.get('mine', 0)}** of {shown.progress.get('total', 0)} variants.",
-        "current": {
-            "dataset": dataset.name,
-            "item_id": item.item_id,
-            "version_id": item.version_id,
-            "type": kind,
-            "state": shown.state,
-            "request_id": uuid.uuid4().hex,
-            "opened_at": time.time(),
-        },
+        "progress": progress_line(shown.progress, "variants", verb="checked"),
+        "current": Current.opened(dataset, shown, named=False, type=kind).state_dict(),
     }
 
 
-def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
-    if not name:
-        return {"status": _say(NO_DATASET)}
-    try:
-        dataset = annotate.dataset_for(ctx.store, name, PERTURBATION_CHECK)
-        shown = annotate.next_item(ctx.store, user, dataset)
-        counts = annotate.progress(ctx.store, user, dataset)
-    except ServiceError as exc:
-        return {"status": _say(str(exc), warn=True)}
-    message = "" if shown else annotate.why_nothing_left(ctx.store, user, dataset)
-    return _show(dataset, shown, message, counts)
+KIT = AnnotationKit(
+    PERTURBATION_CHECK,
+    NO_DATASET,
+    _show,
+    noun="variant",
+    save_moves_by_history=False,
+    jump_hint="type a unit id or a number from 1 to the dataset size, then Go",
+)
 
 
 def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
     """Opening the tab gives the checker their next variant; admins also get the variants' history."""
-    user = require_user(ctx, request)
-    extra = {"admin_box": gr.Accordion(visible=user.is_admin)}
-    return opening.on_tab(
-        ctx, PERTURBATION_CHECK, dataset, current, lambda name: _open(ctx, user, name), extra
-    )
+    user = KIT.user(ctx, request)
+    return KIT.on_tab(ctx, user, dataset, current, {"admin_box": gr.Accordion(visible=user.is_admin)})
 
 
 def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    user = require_user(ctx, request)
-    return opening.on_dataset(dataset, current, lambda name: _open(ctx, user, name))
+    return KIT.on_dataset(ctx, KIT.user(ctx, request), dataset, current)
 
 
-def on_save(ctx: AppContext, ticked: Any, current: Any, request: gr.Request) -> dict[str, Any]:
+def on_save(ctx: AppContext, ticked: Any, state: Any, request: gr.Request) -> dict[str, Any]:
     """Store the verdicts (ticked items hold, the rest fail) and show the next variant."""
-    user = require_user(ctx, request)
-    if not has_item(current):
-        return {"status": _say("There is no variant to save.", warn=True)}
+    user, current = KIT.user(ctx, request), Current.of(state)
+    if not current.has_item:
+        return KIT.status("There is no variant to save.", warn=True)
     ticked = set(ticked or [])
     checks = {key: key in ticked for key in CHECKLISTS.get(str(current.get("type")), {})}
     try:
-        dataset = annotate.dataset_for(ctx.store, current.get("dataset"), PERTURBATION_CHECK)
-        receipt = annotate.submit(
-            ctx.store,
-            annotator=user,
-            item_id=current["item_id"],
-            version_id=current["version_id"],
-            payload={"checks": checks},
-            request_id=current["request_id"],
-            seconds_spent=seconds_open(current),
-        )
-        shown = annotate.next_item(ctx.store, user, dataset)
-        counts = annotate.progress(ctx.store, user, dataset)
+        dataset = KIT.dataset(ctx, current.dataset)
+        receipt = KIT.submit(ctx, user, current, {"checks": checks}, first=False)
+        shown = KIT.following(ctx, user, current, dataset)
     except ServiceError as exc:
-        return {"status": _say(f"Not saved: {exc}", warn=True)}
+        return KIT.status(f"Not saved: {exc}", warn=True)
     failed = [key for key, ok in checks.items() if not ok]
     verdict = (
         f"failed ({', '.join(failed)}): a new variant will come back to the check" if failed else "passed"
@@ -183,66 +155,26 @@ def on_save(ctx: AppContext, ticked: Any, current: Any, request: gr.Request) -> 
     message = f"✓ {saved}: the variant {verdict}."
     if shown is None:
         message += " " + annotate.why_nothing_left(ctx.store, user, dataset)
-    return _show(dataset, shown, message, counts)
+    return KIT.show(ctx, user, dataset, shown, message)
 
 
 def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    user = require_user(ctx, request)
-    if not has_item(current) or current.get("state") == "done":
-        return {"status": _say("There is no variant of yours to skip.")}
-    try:
-        dataset = annotate.dataset_for(ctx.store, current.get("dataset"), PERTURBATION_CHECK)
-        shown = annotate.skip_item(ctx.store, user, dataset, current["item_id"])
-        counts = annotate.progress(ctx.store, user, dataset)
-    except ServiceError as exc:
-        return {"status": _say(str(exc), warn=True)}
-    return _show(dataset, shown, "Skipped: the variant went back to the pool.", counts)
-
-
-def _where(ctx: AppContext, current: Any) -> Dataset:
-    if not isinstance(current, dict) or not current.get("dataset"):
-        raise ServiceError("choose a perturbation check first")
-    return annotate.dataset_for(ctx.store, current["dataset"], PERTURBATION_CHECK)
-
-
-def _move(ctx: AppContext, current: Any, user: Annotator, forward: bool) -> dict[str, Any]:
-    """Through the checker's own checks: back (newest first), or forward and on to new work."""
-    try:
-        dataset = _where(ctx, current)
-        if forward:
-            shown = annotate.next_in_history(ctx.store, user, dataset, current.get("item_id"))
-        else:
-            shown = annotate.previous_item(ctx.store, user, dataset, current.get("item_id"))
-        counts = annotate.progress(ctx.store, user, dataset)
-    except ServiceError as exc:
-        return {"status": _say(str(exc), warn=True)}
-    if shown is None and not forward:
-        return {"status": _say("There is no earlier check of yours here.")}
-    if forward and shown is not None and shown.item.version_id == current.get("version_id"):
-        return {"status": _say("This is your current variant: save it, or skip it (x) to get another.")}
-    return _show(dataset, shown, "", counts)
+    return KIT.step(ctx, request, current, "skip")
 
 
 def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    return _move(ctx, current, require_user(ctx, request), forward=False)
+    """Back through the checker's own checks, newest first."""
+    return KIT.step(ctx, request, current, "previous")
 
 
 def on_next(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    return _move(ctx, current, require_user(ctx, request), forward=True)
+    """Forward through the checker's own checks, then on to new work."""
+    return KIT.step(ctx, request, current, "next")
 
 
 def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> dict[str, Any]:
     """Open a unit by its id or its number in the dataset."""
-    user = require_user(ctx, request)
-    try:
-        dataset = _where(ctx, current)
-        if not (ref or "").strip():
-            raise ServiceError("type a unit id or a number from 1 to the dataset size, then Go")
-        shown = annotate.jump_to(ctx.store, user, dataset, ref)
-        counts = annotate.progress(ctx.store, user, dataset)
-    except ServiceError as exc:
-        return {"status": _say(f"Cannot open: {exc}", warn=True)}
-    return {**_show(dataset, shown, "", counts), "jump": ""}
+    return KIT.step(ctx, request, current, "jump", ref)
 
 
 def on_history(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
@@ -250,9 +182,10 @@ def on_history(ctx: AppContext, dataset: str | None, current: Any, request: gr.R
     user = require_admin(ctx, request)
     try:
         warnings = perturbation.warnings(ctx.store, user, dataset or "")
-        variants = perturbation.history(ctx.store, user, current["item_id"]) if has_item(current) else []
+        shown = Current.of(current)
+        variants = perturbation.history(ctx.store, user, shown.item_id) if shown.has_item else []
     except ServiceError as exc:
-        return {"warnings": _say(str(exc), warn=True)}
+        return {"warnings": refusal(str(exc))}
     rows = [
         {
             "version": v.version,

@@ -10,28 +10,35 @@ an accepted edit becomes the item's new version, whose lineage the panel shows.
 
 from __future__ import annotations
 
-import time
-import uuid
 from typing import Any
 
 import gradio as gr
-import pandas as pd
 
-from services import annotate, drafts, gate, statistics
+from services import annotate, gate
 from services.annotate import WorkItem
-from services.errors import AlreadyLabelled, ServiceError
+from services.errors import ServiceError
 from services.records import Annotator, Dataset
 from tasks import QUALITY_GATE
-from tasks.quality_gate import CRITERIA, STEP_ROLE, parse_steps_text
-from ui.auth import require_user
+from tasks.quality_gate import CRITERIA, STEP_ROLE
 from ui.context import AppContext
+from ui.kit.annotation import AnnotationKit, Current
 from ui.kit.keymap import keys_line
-from ui.kit.messages import refusal, said
-from ui.kit.opening import seconds_open
+from ui.kit.messages import said
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
 from ui.panels import quality_gate_disputes as disputes
 from ui.panels import quality_gate_render as view
+from ui.panels.quality_gate_steps import (
+    COLUMNS,
+    on_delete_step,
+    on_insert_step,
+    on_move_step,
+    on_select_step,
+    on_steps_from_text,
+    on_text_open,
+    steps_of,
+    table_of,
+)
 from ui.render import LATEX_DELIMITERS, escape_text
 
 __all__ = [
@@ -52,64 +59,21 @@ __all__ = [
     "on_text_open",
 ]
 
-PANEL = QUALITY_GATE  # drafts are kept per user and panel
 NO_DATASET = "No quality-gate dataset yet: an admin imports one (python app.py import FILE --format crystal)."
 SHORTCUTS = "**Keys** (**?** shows them all): " + keys_line("Quality gate")
-COLUMNS = ["Step", "Incorrect"]
 CRITERION_CHOICES = [(f"{k.upper()} {c.name}: {c.asks}", k) for k, c in CRITERIA.items()]
-# What showing an item fills, by name (ui.kit.outputs).
-ITEM = (
-    "header",
-    "image",
-    "question",
-    "choices",
-    "answer",
-    "table",
-    "criteria",
-    "reason",
-    "groups",
-    "lineage",
-    "slider",
-    "status",
-    "current",
-    "selected",
-)
-
-
-def _say(message: str, warn: bool = False) -> str:
-    return refusal(message) if warn else said(message)
-
-
-def _has_item(current: Any) -> bool:
-    return isinstance(current, dict) and current.get("item_id") is not None
-
-
-def table_of(steps: list[str], incorrect: set[int] | None = None) -> pd.DataFrame:
-    """The steps as the editable table: one row a step, its 'Incorrect' mark (1-based numbers)."""
-    marked = incorrect or set()
-    return pd.DataFrame([[s, (i + 1) in marked] for i, s in enumerate(steps)], columns=COLUMNS)
-
-
-def steps_of(table: Any) -> tuple[list[str], set[int]]:
-    """The table back to (steps, incorrect step numbers): empty rows dropped, numbers after them."""
-    frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table or [], columns=COLUMNS)
-    steps: list[str] = []
-    incorrect: set[int] = set()
-    for _, row in frame.iterrows():
-        text = str(row.iloc[0] if len(row) else "").strip()
-        if not text or text == "nan":
-            continue
-        steps.append(text)
-        if len(row) > 1 and str(row.iloc[1]).lower() in ("true", "1"):
-            incorrect.add(len(steps))
-    return steps, incorrect
 
 
 def _show(
-    ctx: AppContext, user: Annotator, dataset: Dataset, shown: WorkItem | None, message: str
+    ctx: AppContext,
+    user: Annotator,
+    dataset: Dataset,
+    shown: WorkItem | None,
+    message: str,
+    counts: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     if shown is None:
-        counts = annotate.progress(ctx.store, user, dataset)
+        counts = counts or annotate.progress(ctx.store, user, dataset)
         return {
             "header": f"**Nothing left for you in {escape_text(dataset.name)}** · you labelled "
             f"{counts.get('mine', 0)} of {counts.get('total', 0)}. Prev (p) reopens your own labels.",
@@ -123,24 +87,16 @@ def _show(
             "groups": "",
             "lineage": "",
             "status": message,
-            "current": {"dataset": dataset.name, "item_id": None},
+            "current": Current.none_in(dataset),
             "selected": None,
         }
     item = shown.item
     steps = item.steps.get(STEP_ROLE, [])
     mine = shown.my_label or {}
-    current = {
-        "dataset": dataset.name,
-        "item_id": item.item_id,
-        "external_id": item.external_id,
-        "version_id": item.version_id,
-        "state": shown.state,
-        "request_id": uuid.uuid4().hex,
-        "opened_at": time.time(),
-    }
+    current = Current.opened(dataset, shown)
     marked = {int(k) for k, v in (mine.get("steps") or {}).items() if v == "incorrect"}
     total = shown.progress.get("total", 0)
-    draft = drafts.get(ctx.store, user, PANEL, _draft_key(current))
+    draft = KIT.draft(ctx, user, current)
     if isinstance(draft, dict) and draft.get("steps"):  # unsaved work on this item comes back as it was left
         mine = {
             **mine,
@@ -168,24 +124,23 @@ def _show(
         "lineage": _lineage(ctx, user, item.item_id) if item.version > 1 else view.FIRST_VERSION,
         "slider": gr.Slider(minimum=1, maximum=max(total, 2), value=shown.position, step=1),
         "status": message,
-        "current": current,
+        "current": current.state_dict(),
         "selected": None,
     }
 
 
-def _draft_key(current: dict[str, Any]) -> str:
-    return f"{current['dataset']}|{current['item_id']}|{current['version_id']}"
+KIT = AnnotationKit(
+    QUALITY_GATE, NO_DATASET, _show, jump_hint="type an item id or an index from 1 to the dataset size"
+)
 
 
 def on_draft(
-    ctx: AppContext, table: Any, criteria: Any, reason: str, current: Any, request: gr.Request
+    ctx: AppContext, table: Any, criteria: Any, reason: str, state: Any, request: gr.Request
 ) -> dict[str, Any]:
     """Unsaved steps, marks, criteria and reason, kept for this user on the server (a reload, a
     restart or another tab brings them back) until the item is saved."""
-    user = require_user(ctx, request)
-    if not _has_item(current) or annotate.saved_attempt(
-        ctx.store, user, str(current.get("request_id") or "")
-    ):
+    user, current = KIT.user(ctx, request), Current.of(state)
+    if KIT.late(ctx, user, current):
         return {}  # no item, or an edit that reached the server after its item was saved
     steps, incorrect = steps_of(table)
     value = {
@@ -194,7 +149,7 @@ def on_draft(
         "criteria": list(criteria or []),
         "reason": reason or "",
     }
-    drafts.put(ctx.store, user, PANEL, _draft_key(current), value)
+    KIT.keep_draft(ctx, user, current, value)
     return {}
 
 
@@ -213,48 +168,15 @@ def _lineage(ctx: AppContext, user: Annotator, item_id: int, unless_current: int
         return ""
 
 
-def _dataset(ctx: AppContext, name: str | None) -> Dataset:
-    if not name:
-        raise ServiceError(NO_DATASET)
-    return annotate.dataset_for(ctx.store, name, QUALITY_GATE)
-
-
-def _where(ctx: AppContext, current: Any) -> tuple[dict[str, Any], Dataset]:
-    current = current if isinstance(current, dict) else {}
-    return current, _dataset(ctx, current.get("dataset"))
-
-
-def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
-    try:
-        dataset = _dataset(ctx, name)
-    except ServiceError as exc:
-        return {"status": _say(str(exc), warn=bool(name))}
-    shown = annotate.next_item(ctx.store, user, dataset)
-    message = "" if shown else said(annotate.why_nothing_left(ctx.store, user, dataset))
-    return _show(ctx, user, dataset, shown, message)
-
-
 def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
     """Opening the tab claims the annotator's item (the one they hold first); coming back changes nothing."""
-    user = require_user(ctx, request)
-    names = statistics.dataset_names(ctx.store, QUALITY_GATE)
-    shown = current.get("dataset") if _has_item(current) else None
-    wanted = [n for n in (shown, dataset) if n in names]
-    dataset = wanted[0] if wanted else (names[0] if names else None)
-    opened = {
-        "dataset": gr.Dropdown(choices=names, value=dataset),
-        "disputes_box": gr.Accordion(visible=user.can_see_labels),  # adjudicators and admins only
-    }
-    if _has_item(current) and current["dataset"] == dataset:
-        return opened
-    return {**opened, **_open(ctx, user, dataset)}
+    user = KIT.user(ctx, request)
+    reviewers = {"disputes_box": gr.Accordion(visible=user.can_see_labels)}  # adjudicators and admins only
+    return KIT.on_tab(ctx, user, dataset, current, reviewers)
 
 
 def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    user = require_user(ctx, request)
-    if _has_item(current) and current["dataset"] == dataset:
-        return {}
-    return _open(ctx, user, dataset)
+    return KIT.on_dataset(ctx, KIT.user(ctx, request), dataset, current)
 
 
 def payload_of(verdict: str, table: Any, criteria: Any, reason: str) -> dict[str, Any]:
@@ -273,164 +195,50 @@ def payload_of(verdict: str, table: Any, criteria: Any, reason: str) -> dict[str
 
 
 def on_decide(
-    ctx: AppContext, verdict: str, table: Any, criteria: Any, reason: str, current: Any, request: gr.Request
+    ctx: AppContext, verdict: str, table: Any, criteria: Any, reason: str, state: Any, request: gr.Request
 ) -> dict[str, Any]:
     """Accept or reject (or s: whichever the criteria say), store the label, then the next item.
 
     The reply says "saved" and nothing of the item's state: on a dual item that would tell the
     annotator what the other one chose.
     """
-    user = require_user(ctx, request)
-    if not _has_item(current):
-        return {"status": _say("There is no item to save.", warn=True)}
+    user, current = KIT.user(ctx, request), Current.of(state)
+    if not current.has_item:
+        return KIT.status("There is no item to save.", warn=True)
     payload = payload_of(str(verdict), table, criteria, reason)
     try:
-        dataset = _dataset(ctx, current["dataset"])
-        receipt = annotate.submit(
-            ctx.store,
-            annotator=user,
-            item_id=current["item_id"],
-            version_id=current["version_id"],
-            payload=payload,
-            request_id=current["request_id"],
-            seconds_spent=seconds_open(current),
-            first_label=current.get("state") in ("new", "resumed"),
-        )
-    except AlreadyLabelled as exc:
-        return {"status": _say(f"Not saved: {exc}", warn=True)}
+        dataset = KIT.dataset(ctx, current.dataset)
+        receipt = KIT.submit(ctx, user, current, payload)
     except ServiceError as exc:
-        return {"status": _say(f"Not saved: {exc}", warn=True)}
-    drafts.clear(ctx.store, user, PANEL, _draft_key(current))
-    shown = annotate.next_in_history(ctx.store, user, dataset, current["item_id"])
-    word = "Already saved" if receipt.duplicate else "Saved"
-    following = f"item {shown.item.external_id}" if shown else "nothing left for you here"
-    what = view.verdict_words(payload)
-    result = _show(ctx, user, dataset, shown, said(f"✓ {word}: {what}. Next item: {following}."))
-    saved = _lineage(ctx, user, int(current["item_id"]), unless_current=int(current["version_id"]))
+        return KIT.status(f"Not saved: {exc}", warn=True)
+    shown = KIT.following(ctx, user, current, dataset)
+    result = KIT.show(
+        ctx, user, dataset, shown, KIT.saved_line(receipt, escape_text(view.verdict_words(payload)), shown)
+    )
+    saved = _lineage(ctx, user, int(current.item_id or 0), unless_current=current.version_id)
     if saved:  # the saved item has a new version (an accepted edit): show who and why
-        title = f"**Item {escape_text(current.get('external_id'))}, just saved**"
+        title = f"**Item {escape_text(current.external_id)}, just saved**"
         result["lineage"] = f"{title}\n\n{saved}\n\n**This item**\n\n{result['lineage']}"
     return result
 
 
-def _navigate(ctx: AppContext, current: Any, request: gr.Request, move: str, ref: str = "") -> dict[str, Any]:
-    user = require_user(ctx, request)
-    try:
-        current, dataset = _where(ctx, current)
-        if move == "previous":
-            shown = annotate.previous_item(ctx.store, user, dataset, current.get("item_id"))
-            if shown is None:
-                return {"status": _say("There is no earlier item of yours in this dataset.")}
-        elif move == "next":
-            shown = annotate.next_in_history(ctx.store, user, dataset, current.get("item_id"))
-        elif move == "skip":
-            if current.get("state") == "done":
-                return {
-                    "status": _say("You labelled this item already, so there is nothing to skip: n moves on.")
-                }
-            shown = annotate.skip_item(ctx.store, user, dataset, current.get("item_id"))
-        else:
-            if not str(ref or "").strip():
-                raise ServiceError("type an item id or an index from 1 to the dataset size")
-            shown = annotate.jump_to(ctx.store, user, dataset, str(ref).strip())
-    except ServiceError as exc:
-        return {"status": _say(f"Cannot open item: {exc}" if move == "jump" else str(exc), warn=True)}
-    message = {
-        "skip": "Skipped: the item went back to the pool.",
-        "jump": f"Jumped to index {shown.position}." if shown else "",
-    }.get(move, "")
-    return _show(ctx, user, dataset, shown, said(message) if message else "")
-
-
 def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
     """Back through the annotator's own labels, newest first."""
-    return _navigate(ctx, current, request, "previous")
+    return KIT.step(ctx, request, current, "previous")
 
 
 def on_next(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
     """Forward through the annotator's own labels, then the item they hold or a new one."""
-    return _navigate(ctx, current, request, "next")
+    return KIT.step(ctx, request, current, "next")
 
 
 def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    return _navigate(ctx, current, request, "skip")
+    return KIT.step(ctx, request, current, "skip")
 
 
 def on_jump(ctx: AppContext, ref: Any, current: Any, request: gr.Request) -> dict[str, Any]:
     """The index box, Jump and the index slider: an item by its 1-based index or its id."""
-    if isinstance(ref, float) and ref.is_integer():
-        ref = int(ref)
-    return {**_navigate(ctx, current, request, "jump", str(ref if ref is not None else "")), "jump": ""}
-
-
-def on_select_step(ctx: AppContext, table: Any, evt: gr.SelectData, request: gr.Request) -> dict[str, Any]:
-    """A click in the table picks the step that the move, insert and delete buttons act on."""
-    require_user(ctx, request)
-    row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
-    return {"selected": int(row), "step_note": said(f"Step {int(row) + 1} selected.")}
-
-
-def _edited(table: Any, selected: Any, change: str) -> dict[str, Any]:
-    steps, incorrect = steps_of(table)
-    rows = [[s, (i + 1) in incorrect] for i, s in enumerate(steps)]
-    at = int(selected) if isinstance(selected, int | float) and 0 <= int(selected) < len(rows) else None
-    if change != "insert" and at is None:
-        return {"step_note": _say("Click a step in the table first.", warn=True)}
-    if change == "insert":
-        at = len(rows) - 1 if at is None else at
-        rows.insert(at + 1, ["(new step: type it here)", False])
-        at, note = at + 1, f"Step {at + 2} added: double-click it to type."
-    elif change == "delete":
-        assert at is not None
-        rows.pop(at)
-        at, note = (min(at, len(rows) - 1) if rows else None), f"Step {at + 1} deleted."
-    else:
-        assert at is not None
-        to = at + (-1 if change == "up" else 1)
-        if not 0 <= to < len(rows):
-            return {"step_note": said("That step cannot move further.")}
-        rows[at], rows[to] = rows[to], rows[at]
-        at, note = to, f"Step moved to {to + 1}."
-    return {"table": pd.DataFrame(rows, columns=COLUMNS), "selected": at, "step_note": said(note)}
-
-
-def on_move_step(
-    ctx: AppContext, table: Any, selected: Any, direction: str, request: gr.Request
-) -> dict[str, Any]:
-    require_user(ctx, request)
-    return _edited(table, selected, "up" if direction == "up" else "down")
-
-
-def on_insert_step(ctx: AppContext, table: Any, selected: Any, request: gr.Request) -> dict[str, Any]:
-    require_user(ctx, request)
-    return _edited(table, selected, "insert")
-
-
-def on_delete_step(ctx: AppContext, table: Any, selected: Any, request: gr.Request) -> dict[str, Any]:
-    require_user(ctx, request)
-    return _edited(table, selected, "delete")
-
-
-def on_text_open(ctx: AppContext, table: Any, request: gr.Request) -> dict[str, Any]:
-    """The figure's text area: the current steps, one per line."""
-    require_user(ctx, request)
-    return {"steps_text": "\n".join(steps_of(table)[0])}
-
-
-def on_steps_from_text(ctx: AppContext, text: str, table: Any, request: gr.Request) -> dict[str, Any]:
-    """Replace the steps by the text area's lines (marks kept for steps whose text is unchanged)."""
-    require_user(ctx, request)
-    steps = parse_steps_text(text or "")
-    if not steps:
-        return {"step_note": _say("The text holds no step: one step per line.", warn=True)}
-    old, incorrect = steps_of(table)
-    wrong = {old[i - 1] for i in incorrect}
-    marked = {i + 1 for i, s in enumerate(steps) if s in wrong}
-    return {
-        "table": table_of(steps, marked),
-        "selected": None,
-        "step_note": said(f"{len(steps)} steps from the text."),
-    }
+    return KIT.step(ctx, request, current, "jump", ref)
 
 
 def build(ctx: AppContext, tab: gr.Tab) -> None:

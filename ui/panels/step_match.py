@@ -10,24 +10,20 @@ from __future__ import annotations
 
 import math
 import shutil
-import time
-import uuid
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
-from services import annotate, drafts, step_match
+from services import step_match
 from services.annotate import WorkItem
 from services.errors import ServiceError
 from services.records import Annotator, Dataset
 from tasks import STEP_MATCH
-from ui.auth import require_user
 from ui.context import AppContext
-from ui.kit import opening
+from ui.kit.annotation import AnnotationKit, Current, progress_line
 from ui.kit.downloads import export_folder, offer_export
-from ui.kit.messages import refusal, said
-from ui.kit.opening import has_item, seconds_open
+from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
 from ui.render import LATEX_DELIMITERS, escape_text
@@ -43,8 +39,6 @@ __all__ = [
     "on_tab_open",
 ]
 
-PANEL = STEP_MATCH  # drafts are kept per user and panel
-
 CHOICES = [("Match (m)", "match"), ("No match (n)", "no_match")]
 TITLES = dict((value, title.split(" (")[0]) for title, value in CHOICES)
 SHORTCUTS = "**Keys:** **m** match · **n** no match · **s** save · **x** skip"
@@ -56,20 +50,8 @@ ITEM = ("header", "question", "predicted", "reference", "choice", "status", "pro
 REPORT = ("report_note", "table", "sampling", "models", "humans", "calibration", "disagreements")
 
 
-def _say(message: str, warn: bool = False) -> str:
-    return refusal(message) if warn else said(message)
-
-
 def _text(text: str) -> str:
     return escape_text(text) if text else "_(empty)_"
-
-
-def _progress_line(counts: dict[str, int]) -> str:
-    return f"You labelled **{counts.get('mine', 0)}** of {counts.get('total', 0)} pairs."
-
-
-def _draft_key(current: dict[str, Any]) -> str:
-    return f"{current['dataset']}|{current['item_id']}|{current['version_id']}"
 
 
 def _show(
@@ -90,23 +72,16 @@ def _show(
             "reference": "",
             "choice": gr.Radio(value=None),
             "status": message,
-            "progress": _progress_line(counts or {}),
-            "current": {"dataset": dataset.name, "item_id": None},
+            "progress": progress_line(counts or {}, "pairs"),
+            "current": Current.none_in(dataset),
         }
     item = shown.item
     mine = (shown.my_label or {}).get("match")
     where = f"**Pair {escape_text(item.external_id)}** · {shown.position} of {shown.progress.get('total', 0)}"
     if shown.state == "done":
         where += f" · you labelled it **{TITLES.get(str(mine), mine)}**"
-    current = {
-        "dataset": dataset.name,
-        "item_id": item.item_id,
-        "version_id": item.version_id,
-        "state": shown.state,
-        "request_id": uuid.uuid4().hex,
-        "opened_at": time.time(),
-    }
-    draft = drafts.get(ctx.store, user, PANEL, _draft_key(current)) if shown.state != "done" else None
+    current = Current.opened(dataset, shown, named=False)
+    draft = KIT.draft(ctx, user, current) if shown.state != "done" else None
     if draft in TITLES:
         where += " · resumed with your unsaved choice"
     return {
@@ -116,89 +91,53 @@ def _show(
         "reference": _text((item.steps.get("reference") or [""])[0]),
         "choice": gr.Radio(value=draft if draft in TITLES else mine),
         "status": message,
-        "progress": _progress_line(shown.progress),
-        "current": current,
+        "progress": progress_line(shown.progress, "pairs"),
+        "current": current.state_dict(),
     }
 
 
-def _dataset(ctx: AppContext, name: str | None) -> Dataset:
-    if not name:
-        raise ServiceError(NO_DATASET)
-    return annotate.dataset_for(ctx.store, name, STEP_MATCH)
-
-
-def _open(ctx: AppContext, user: Annotator, name: str | None) -> dict[str, Any]:
-    try:
-        dataset = _dataset(ctx, name)
-        shown = annotate.next_item(ctx.store, user, dataset)
-    except ServiceError as exc:
-        return {"status": _say(str(exc), warn=bool(name))}
-    counts = None if shown else annotate.progress(ctx.store, user, dataset)
-    return _show(ctx, user, dataset, shown, "", counts)
+KIT = AnnotationKit(STEP_MATCH, NO_DATASET, _show, noun="pair", save_moves_by_history=False, next_key=None)
 
 
 def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
     """Opening the tab gives the annotator their pair; the report is offered to reviewers only."""
-    user = require_user(ctx, request)
-    extra = {"report_box": gr.Accordion(visible=user.can_see_labels)}
-    return opening.on_tab(ctx, STEP_MATCH, dataset, current, lambda name: _open(ctx, user, name), extra)
+    user = KIT.user(ctx, request)
+    return KIT.on_tab(ctx, user, dataset, current, {"report_box": gr.Accordion(visible=user.can_see_labels)})
 
 
 def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    user = require_user(ctx, request)
-    return opening.on_dataset(dataset, current, lambda name: _open(ctx, user, name))
+    return KIT.on_dataset(ctx, KIT.user(ctx, request), dataset, current)
 
 
-def on_choose(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
+def on_choose(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> dict[str, Any]:
     """A click or key: kept as this user's draft on the server until it is saved. It answers nothing:
     with m then s typed at once, a late reply would overwrite the next pair's "saved" line."""
-    user = require_user(ctx, request)
-    if not has_item(current) or choice not in TITLES:
-        return {}
-    if annotate.saved_attempt(ctx.store, user, str(current.get("request_id") or "")):
-        return {}  # a click that reached the server after its pair was saved
-    drafts.put(ctx.store, user, PANEL, _draft_key(current), choice)
+    user, current = KIT.user(ctx, request), Current.of(state)
+    if choice not in TITLES or KIT.late(ctx, user, current):
+        return {}  # no pair, or a click that reached the server after its pair was saved
+    KIT.keep_draft(ctx, user, current, choice)
     return {}
 
 
-def on_save(ctx: AppContext, choice: Any, current: Any, request: gr.Request) -> dict[str, Any]:
+def on_save(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> dict[str, Any]:
     """Store the label and show the next pair; the reply says "saved" and nothing about the pair."""
-    user = require_user(ctx, request)
-    if not has_item(current):
-        return {"status": _say("There is no pair to save.", warn=True)}
+    user, current = KIT.user(ctx, request), Current.of(state)
+    if not current.has_item:
+        return KIT.status("There is no pair to save.", warn=True)
     if choice not in TITLES:
-        return {"status": _say("Nothing saved: choose Match (m) or No match (n), then save (s).", warn=True)}
+        return KIT.status("Nothing saved: choose Match (m) or No match (n), then save (s).", warn=True)
     try:
-        dataset = _dataset(ctx, current.get("dataset"))
-        receipt = annotate.submit(
-            ctx.store,
-            annotator=user,
-            item_id=current["item_id"],
-            version_id=current["version_id"],
-            payload={"match": choice},
-            request_id=current["request_id"],
-            seconds_spent=seconds_open(current),
-        )
-        shown = annotate.next_item(ctx.store, user, dataset)
+        dataset = KIT.dataset(ctx, current.dataset)
+        receipt = KIT.submit(ctx, user, current, {"match": choice}, first=False)
+        shown = KIT.following(ctx, user, current, dataset)
     except ServiceError as exc:
-        return {"status": _say(f"Not saved: {exc}", warn=True)}
-    drafts.clear(ctx.store, user, PANEL, _draft_key(current))
+        return KIT.status(f"Not saved: {exc}", warn=True)
     saved = "Already saved" if receipt.duplicate else "Saved"
-    counts = None if shown else annotate.progress(ctx.store, user, dataset)
-    return _show(ctx, user, dataset, shown, f"✓ {saved}: **{TITLES[choice]}**.", counts)
+    return KIT.show(ctx, user, dataset, shown, f"✓ {saved}: **{TITLES[choice]}**.")
 
 
 def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    user = require_user(ctx, request)
-    if not has_item(current) or current.get("state") == "done":
-        return {"status": _say("There is no pair of yours to skip.")}
-    try:
-        dataset = _dataset(ctx, current.get("dataset"))
-        shown = annotate.skip_item(ctx.store, user, dataset, current["item_id"])
-    except ServiceError as exc:
-        return {"status": _say(str(exc), warn=True)}
-    counts = None if shown else annotate.progress(ctx.store, user, dataset)
-    return _show(ctx, user, dataset, shown, "Skipped: the pair went back to the pool.", counts)
+    return KIT.step(ctx, request, current, "skip")
 
 
 def _readable(table: pd.DataFrame) -> pd.DataFrame:
@@ -229,11 +168,11 @@ def _num(value: float, fmt: str = ".3f") -> str:
 
 def on_report(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict[str, Any]:
     """Table S1 per band and overall, human-human agreement, the calibrated threshold (reviewers)."""
-    user = require_user(ctx, request)
+    user = KIT.user(ctx, request)
     try:
         report = step_match.study_report(ctx.store, user, dataset or "", ctx.encoder)
     except ServiceError as exc:
-        return {"report_note": _say(str(exc), warn=True)}
+        return {"report_note": refusal(str(exc))}
     humans = report.humans
     cal = report.calibration
     calibration = "Calibration needs labelled pairs and the study's encoder."
@@ -267,18 +206,16 @@ def on_report(ctx: AppContext, dataset: str | None, request: gr.Request) -> dict
 
 def on_report_file(ctx: AppContext, dataset: str | None, fmt: str, request: gr.Request) -> dict[str, Any]:
     """The report (Table S1, naming its encoder) as a Markdown or CSV file for this reviewer only."""
-    user = require_user(ctx, request)
+    user = KIT.user(ctx, request)
     if fmt not in step_match.STUDY_REPORT_FORMATS:  # checked before it becomes part of a file name
-        return {
-            "report_note": _say(f"choose a format: {', '.join(step_match.STUDY_REPORT_FORMATS)}", warn=True)
-        }
+        return {"report_note": refusal(f"choose a format: {', '.join(step_match.STUDY_REPORT_FORMATS)}")}
     folder = export_folder(ctx)
     out = folder / f"table-s1-{fmt}.{fmt}"
     try:
         step_match.study_report_file(ctx.store, user, dataset or "", fmt, out, ctx.encoder)
     except ServiceError as exc:
         shutil.rmtree(folder, ignore_errors=True)
-        return {"report_note": _say(str(exc), warn=True), "report_file": gr.update(value="", visible=False)}
+        return {"report_note": refusal(str(exc)), "report_file": gr.update(value="", visible=False)}
     return {"report_file": gr.update(value=offer_export(ctx, user, out, None), visible=True)}
 
 

@@ -1,0 +1,89 @@
+"""What every annotation panel shares (ui/kit/annotation.py), in headless Chromium, as a new annotator
+meets it: each of the five panels in turn."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, Response, expect
+
+from services import jobs, perturbation
+from store import Store
+from store.demo import DEMO_DIR, populate_demo
+from store.imports import import_file
+from tests.browser_support import Server, login, running, screenshot
+
+pytestmark = pytest.mark.browser
+expect.set_options(timeout=30_000)
+
+# tab title -> (the dataset picker, the line that names the item on screen)
+PANELS = {
+    "Step review": ("#step-review-dataset", "#step-review-info"),
+    "Earliest error": ("#ee-dataset", "#ee-header"),
+    "Quality gate": ("#qg-dataset", "#qg-header"),
+    "Perturbation check": ("#pc-dataset", "#pc-header"),
+    "Step-match study": ("#sm-dataset", "#sm-header"),
+}
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One dataset for each annotation panel (local mode: a new name is a new annotator)."""
+    db = tmp_path_factory.mktemp("kit") / "kit.duckdb"
+    with Store(db) as store:
+        populate_demo(store)
+        import_file(store, DEMO_DIR / "step_pairs_demo.jsonl", format="steppairs", dataset="pairs")
+        perturbation.create_check_dataset(store, None, "mathvista-quality-gate", "figures", "image", limit=1)
+        assert jobs.run_pending(store).done == 1
+    with running(db, "--no-demo") as server:
+        yield server
+
+
+def _page(browser: Browser) -> Page:
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    page.set_default_timeout(30_000)
+    return page
+
+
+def test_choosing_the_dataset_already_chosen_keeps_the_item_in_every_panel(
+    browser: Browser, app: Server
+) -> None:
+    """Issue 28: it answered HTTP 500 and covered the panel with red Error badges."""
+    page = _page(browser)
+    failed: list[str] = []
+    replies: list[str] = []
+
+    def keep(response: Response) -> None:
+        if response.status >= 500:
+            failed.append(f"{response.status} {response.url}")
+
+    page.on("response", keep)
+    login(page, app.url, "newcomer")
+    for title, (picker, line) in PANELS.items():
+        page.get_by_role("tab", name=title).click()
+        shown = page.locator(line)
+        expect(shown).not_to_be_empty()
+        expect(shown).not_to_contain_text("Nothing left")
+        expect(shown).not_to_contain_text("processing")  # the opening's progress note gone
+        before = shown.inner_text()
+        chosen = page.locator(f"{picker} input").input_value()
+        assert chosen, f"{title}: no dataset chosen"
+        page.locator(f"{picker} input").click()
+        with page.expect_response(_answered) as answer:
+            page.get_by_role("option", name=chosen, exact=True).click()
+        replies.append(answer.value.text())
+        expect(page.locator(f"{picker} input")).to_have_value(chosen)
+        panel = page.locator(".tabitem:visible")
+        expect(panel.locator(".error")).to_have_count(0)
+        expect(page.locator(".toast-body.error")).to_have_count(0)
+        expect(shown).not_to_contain_text("processing")
+        assert shown.inner_text() == before, f"{title}: the item changed"
+        screenshot(page, f"kit-reselect-{title.lower().replace(' ', '-')}")
+    assert not failed, failed
+    assert all("error" not in reply for reply in replies), replies
+
+
+def _answered(response: Response) -> bool:
+    """A panel event's answer: the whole reply of an unqueued event, the stream's of a queued one."""
+    return "/gradio_api/run/" in response.url or "/gradio_api/queue/data" in response.url
