@@ -11,9 +11,9 @@ import pytest
 from gradio.block_function import BlockFunction
 
 from services import jobs, perturbation
+from services.demo import DEMO_DIR, populate_demo
+from services.imports import import_file
 from store import Store, users
-from store.demo import DEMO_DIR, populate_demo
-from store.imports import import_file
 from ui.app import build_app
 from ui.context import AppContext
 from ui.kit.annotation import Current, progress_line

@@ -9,9 +9,9 @@ import pytest
 from playwright.sync_api import Browser, Page, Response, expect
 
 from services import jobs, perturbation
+from services.demo import DEMO_DIR, populate_demo
+from services.imports import import_file
 from store import Store
-from store.demo import DEMO_DIR, populate_demo
-from store.imports import import_file
 from tests.browser_support import Server, login, running, screenshot
 
 pytestmark = pytest.mark.browser

@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from store.records import ItemRecord
 
+from importers.records import ItemRecord
 from services import annotate
 from store import Store, users
 from store.datasets import update_settings

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from store.records import ItemRecord
 
 from exports.cells import FORMULA_START, spreadsheet_cell, spreadsheet_frame
 from exports.log import write_csv
 from exports.presets import preset_csv
 from exports.step_study import study_report_csv
+from importers.records import ItemRecord
 from store import Store
 from store.items import write_records
 from tests.security.support import call_event, config, event_of, login, make_team, run_api, team_server

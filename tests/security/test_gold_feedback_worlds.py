@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import requests
-from store.demo import populate_demo
 
 from services import gold as gold_service
+from services.demo import populate_demo
 from store import Store
 from store import gold as gold_store
 from store.datasets import get_dataset, update_settings
