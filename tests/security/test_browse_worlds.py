@@ -19,7 +19,7 @@ from importers.records import ItemRecord
 from services import annotate
 from store import Store, users
 from store.datasets import update_settings
-from store.items import write_records
+from store.bulk import write_records
 from tests.security.support import call_event, config, event_of, login, make_team, outputs, team_server
 
 pytestmark = pytest.mark.browser  # starts the real app

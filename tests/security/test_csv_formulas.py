@@ -23,7 +23,7 @@ from exports.presets import preset_csv
 from exports.step_study import study_report_csv
 from importers.records import ItemRecord
 from store import Store
-from store.items import write_records
+from store.bulk import write_records
 from tests.security.support import call_event, config, event_of, login, make_team, run_api, team_server
 
 ROOT = Path(__file__).resolve().parents[2]
