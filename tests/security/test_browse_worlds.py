@@ -18,8 +18,8 @@ import pytest
 from importers.records import ItemRecord
 from services import annotate
 from store import Store, users
-from store.datasets import update_settings
 from store.bulk import write_records
+from store.datasets import update_settings
 from tests.security.support import call_event, config, event_of, login, make_team, outputs, team_server
 
 pytestmark = pytest.mark.browser  # starts the real app
