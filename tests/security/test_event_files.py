@@ -78,6 +78,11 @@ def test_the_import_reads_no_file_but_this_sessions_own_upload(tmp_path: Path) -
             fn, data = _inputs(conf, elem_id, _file(str(control)))
             status, text = call_event(lead, url, fn, data)
             assert status == 403 and "not uploaded in this session" in text, (elem_id, status, text[-300:])
+        # A FileData where no file is expected (a search box): Gradio would copy it into its cache.
+        fn, data = _inputs(conf, "br-search", _file(str(control)))
+        data[0] = _file(str(control))
+        status, text = call_event(lead, url, fn, data)
+        assert status == 403 and "not uploaded in this session" in text, text[-300:]
         # The admin's own upload, in the session that uploaded it, imports.
         fn, data = _inputs(conf, "data-import-run", _file(mine), **{"data-import-name": "own"})
         status, text = call_event(lead, url, fn, data)
