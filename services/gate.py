@@ -24,7 +24,7 @@ from store.db import Store
 from store.items import get_item
 from store.users import Annotator
 from tasks import QUALITY_GATE
-from tasks.quality_gate import NUMBERS, OPTIONS, STEP_ROLE
+from tasks.quality_gate import NUMBERS, OPTIONS, STEP_ROLE, annotators_needed
 
 __all__ = ["StepGroup", "judge_flag", "lineage", "step_groups"]
 
@@ -53,13 +53,35 @@ def _may_see(store: Store, user: Annotator, item_id: int, versions: list[dict[st
     )
 
 
+def _labelled_by_several(store: Store, item_id: int) -> bool:
+    item = get_item(store, item_id)
+    dataset = get_dataset(store, item.dataset_id) if item is not None else None
+    if item is None or dataset is None:
+        return True
+    return annotators_needed(item.external_id, settings_of(dataset)) > 1
+
+
 def lineage(
-    store: Store, user: Annotator, item_id: int, unless_current: int | None = None
+    store: Store,
+    user: Annotator,
+    item_id: int,
+    unless_current: int | None = None,
+    shown_version_id: int | None = None,
 ) -> list[dict[str, Any]]:
     """The item's versions oldest first: number, parent, why, who, when (see store.versions), and each
-    version's candidate steps (``steps``) for the diff from its parent. ``unless_current``: a version
-    id; when it is still the item's current version, [] at once (nothing new to show, no query)."""
+    version's candidate steps (``steps``) for the diff from its parent.
+
+    ``unless_current``: a version id just saved; the versions since, when the save made a new one
+    (an accepted edit), else []. An annotator gets them only on an item their label decides alone: on
+    a dual item a version made by their save comes from the other annotator's hidden verdict and edit
+    (issue 32, hole 1), so it is [] there whatever happened.
+    ``shown_version_id``: an annotator sees the versions up to the one on their screen, never a
+    later one (whose existence tells how the item was decided).
+    """
+    reviewer = user.can_see_labels
     if unless_current is not None:
+        if not reviewer and _labelled_by_several(store, int(item_id)):
+            return []
         current = get_item(store, int(item_id))
         if current is not None and current.version_id == int(unless_current):
             return []
@@ -68,6 +90,10 @@ def lineage(
         raise NotFound(f"there is no item {item_id}")
     if not _may_see(store, user, int(item_id), rows):
         raise NotAllowed(f"item {item_id} is not one you hold or labelled")
+    if not reviewer and shown_version_id is not None:
+        ids = [int(row["version_id"]) for row in rows]
+        if int(shown_version_id) in ids:
+            rows = rows[: ids.index(int(shown_version_id)) + 1]
     for row in rows:
         version = get_item(store, int(item_id), int(row["version_id"]))
         row["steps"] = list(version.steps.get(STEP_ROLE, [])) if version else []

@@ -207,14 +207,15 @@ class Scheduler:
             return self.pool(db, dataset_id).target.get(item_id)
 
     def labelled_by(self, db: Store | Tx, dataset_id: int, annotator_id: int) -> int:
-        """How many items of the dataset this annotator has labelled (current versions)."""
+        """How many items of the dataset this annotator has labelled, at any version: a count over current
+        versions would drop when another annotator's verdict makes a new version (a blind leak)."""
         with self.lock:
             pool = self.pool(db, dataset_id)
             if annotator_id not in pool.mine:
                 pool.mine[annotator_id] = int(
                     db.scalar(
-                        "SELECT count(DISTINCT a.item_id) FROM annotations a JOIN items i ON i.id = a.item_id "
-                        "AND a.version_id = i.current_version_id WHERE a.dataset_id = ? AND a.annotator_id = ?",
+                        "SELECT count(DISTINCT a.item_id) FROM annotations a "
+                        "WHERE a.dataset_id = ? AND a.annotator_id = ?",
                         [dataset_id, annotator_id],
                     )
                 ) + int(  # and their study items (each counts once per study)

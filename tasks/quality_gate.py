@@ -32,8 +32,10 @@ __all__ = [
     "SPEC",
     "STEP_ROLE",
     "Criterion",
+    "annotators_needed",
     "failed_criteria",
     "is_dual",
+    "is_dual_item",
     "parse_steps_text",
     "validate_ruling",
 ]
@@ -90,6 +92,20 @@ def is_dual(external_id: str, percent: float, seed: int = 0) -> bool:
         return False
     digest = hashlib.sha256(f"{int(seed)}:{external_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 * 100 < percent
+
+
+def is_dual_item(external_id: str, settings: Mapping[str, Any]) -> bool:
+    """is_dual with the dataset's settings (or their defaults)."""
+    return is_dual(
+        external_id,
+        float(settings.get("dual_percent", NUMBERS["dual_percent"].default)),
+        int(settings.get("dual_seed", NUMBERS["dual_seed"].default)),
+    )
+
+
+def annotators_needed(external_id: str, settings: Mapping[str, Any]) -> int:
+    """How many annotators an item takes: two for a dual item, else the dataset's annotators_per_item."""
+    return max(int(settings.get("annotators_per_item", 1)), 2 if is_dual_item(external_id, settings) else 1)
 
 
 def parse_steps_text(text: str) -> list[str]:
@@ -218,11 +234,7 @@ def _decide(labels: list[dict[str, Any]], target: int, settings: Mapping[str, An
     they agree on the verdict and on the steps, else disputed; an adjudicator's ruling is final."""
     rulings = [p for p in labels if RULING in p]
     labels = [p for p in labels if RULING not in p]
-    dual = is_dual(
-        str(getattr(item, "external_id", "")),
-        float(settings.get("dual_percent", NUMBERS["dual_percent"].default)),
-        int(settings.get("dual_seed", NUMBERS["dual_seed"].default)),
-    )
+    dual = is_dual_item(str(getattr(item, "external_id", "")), settings)
     target = max(target, 2 if dual else 1)
     if len(labels) < target:
         return Decision(target, "open", None, None)

@@ -121,7 +121,9 @@ def _show(
         "criteria": [k for k, held in (mine.get("criteria") or {}).items() if held],
         "reason": mine.get("reason", ""),
         "groups": _groups(ctx, user, item.item_id, item.version_id),
-        "lineage": _lineage(ctx, user, item.item_id) if item.version > 1 else view.FIRST_VERSION,
+        "lineage": _lineage(ctx, user, item.item_id, shown=item.version_id)
+        if item.version > 1
+        else view.FIRST_VERSION,
         "slider": gr.Slider(minimum=1, maximum=max(total, 2), value=shown.position, step=1),
         "status": message,
         "current": current.state_dict(),
@@ -161,9 +163,15 @@ def _groups(ctx: AppContext, user: Annotator, item_id: int, version_id: int) -> 
     return view.groups_markdown(found)
 
 
-def _lineage(ctx: AppContext, user: Annotator, item_id: int, unless_current: int | None = None) -> str:
+def _lineage(
+    ctx: AppContext,
+    user: Annotator,
+    item_id: int,
+    unless_current: int | None = None,
+    shown: int | None = None,
+) -> str:
     try:
-        return view.lineage_markdown(gate.lineage(ctx.store, user, item_id, unless_current))
+        return view.lineage_markdown(gate.lineage(ctx.store, user, item_id, unless_current, shown))
     except ServiceError:
         return ""
 
@@ -216,7 +224,7 @@ def on_decide(
         ctx, user, dataset, shown, KIT.saved_line(receipt, escape_text(view.verdict_words(payload)), shown)
     )
     saved = _lineage(ctx, user, int(current.item_id or 0), unless_current=current.version_id)
-    if saved:  # the saved item has a new version (an accepted edit): show who and why
+    if saved:  # reviewers: the saved item has a new version (an accepted edit): who and why
         title = f"**Item {escape_text(current.external_id)}, just saved**"
         result["lineage"] = f"{title}\n\n{saved}\n\n**This item**\n\n{result['lineage']}"
     return result
