@@ -196,7 +196,7 @@ def test_the_panel_shows_the_transformation_and_a_failed_check_brings_a_new_vari
         again["current"]["item_id"] == first["item_id"]
         and again["current"]["version_id"] != first["version_id"]
     )
-    assert "variant 2" in again["made"]
+    assert "variant" not in again["made"]  # no attempt count: it would tell that the first one failed
     history = panel.on_history(ctx, "syn", again["current"], ada)
     assert list(history["variants"]["reason"]) == ["imported", "perturbed", "regenerated"]
     with pytest.raises(gr.Error):

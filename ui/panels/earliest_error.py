@@ -45,9 +45,7 @@ PANEL = EARLIEST_ERROR  # drafts are kept per user and panel
 SHORTCUTS = "**Keys:** click a step, or (**?** shows them all, with what counts as an error): " + keys_line(
     "Earliest error"
 )
-NO_DATASET = (
-    "No earliest-error dataset yet: an admin imports one (python app.py import FILE --format processbench)."
-)
+NO_DATASET = "No earliest-error dataset yet: an admin imports one (a ProcessBench file) in the Data tab."
 # What showing an item fills, by name (ui.kit.outputs): a handler returns the names it changes.
 ITEM = (
     "header",

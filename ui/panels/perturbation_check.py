@@ -40,10 +40,7 @@ __all__ = [
     "on_tab_open",
 ]
 
-NO_DATASET = (
-    "No perturbation check yet: an admin starts one in the Jobs tab, or with "
-    "python app.py jobs perturb SOURCE --dataset NAME --type synonym|syntactic|image."
-)
+NO_DATASET = "No perturbation check yet: an admin starts one in the Jobs tab."
 TYPE_TITLES = {
     "synonym": "Synonym substitution",
     "syntactic": "Syntactic transformation",
@@ -54,7 +51,8 @@ TYPE_TITLES = {
 def _how_made(record: dict[str, Any]) -> str:
     """Which perturbation made the variant, in the checker's words."""
     kind = record.get("type")
-    line = f"**{TYPE_TITLES.get(str(kind), str(kind))}** · variant {record.get('attempt', '?')}"
+    # No attempt count: "variant 3" would tell the checker that two earlier variants failed (issue 32).
+    line = f"**{TYPE_TITLES.get(str(kind), str(kind))}**"
     if kind == "syntactic":
         label = record.get("transformation_label") or record.get("transformation") or "not recorded"
         line += f" · transformation applied: **{escape_text(str(label))}**"

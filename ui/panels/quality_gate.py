@@ -59,7 +59,7 @@ __all__ = [
     "on_text_open",
 ]
 
-NO_DATASET = "No quality-gate dataset yet: an admin imports one (python app.py import FILE --format crystal)."
+NO_DATASET = "No quality-gate dataset yet: an admin imports one (a CRYSTAL file) in the Data tab."
 SHORTCUTS = "**Keys** (**?** shows them all): " + keys_line("Quality gate")
 CRITERION_CHOICES = [(f"{k.upper()} {c.name}: {c.asks}", k) for k, c in CRITERIA.items()]
 
@@ -89,6 +89,7 @@ def _show(
             "status": message,
             "current": Current.none_in(dataset),
             "selected": None,
+            "step_note": "",
         }
     item = shown.item
     steps = item.steps.get(STEP_ROLE, [])
@@ -128,6 +129,7 @@ def _show(
         "status": message,
         "current": current.state_dict(),
         "selected": None,
+        "step_note": "",  # a step picked on the last item is not this one's
     }
 
 
@@ -318,7 +320,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     item = Outputs(
         header=header, image=image, question=question, choices=choices, answer=answer, table=table,
         criteria=criteria, reason=reason, groups=groups, lineage=lineage, slider=slider, status=status,
-        current=current, selected=selected,
+        current=current, selected=selected, step_note=step_note,
     )  # fmt: skip
     shown = Outputs(dataset=dataset, jump=jump, disputes_box=disputes_box, **item.components)
     editing = Outputs(table=table, selected=selected, step_note=step_note, steps_text=steps_text)

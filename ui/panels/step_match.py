@@ -42,10 +42,7 @@ __all__ = [
 CHOICES = [("Match (m)", "match"), ("No match (n)", "no_match")]
 TITLES = dict((value, title.split(" (")[0]) for title, value in CHOICES)
 SHORTCUTS = "**Keys:** **m** match · **n** no match · **s** save · **x** skip"
-NO_DATASET = (
-    "No step-match study yet: an admin samples one "
-    "(python app.py study demo_data/step_match_examples_demo.jsonl --dataset NAME)."
-)
+NO_DATASET = "No step-match study yet: an admin samples one in the Data tab (Step-match study)."
 ITEM = ("header", "question", "predicted", "reference", "choice", "status", "progress", "current")
 REPORT = ("report_note", "table", "sampling", "models", "humans", "calibration", "disagreements")
 

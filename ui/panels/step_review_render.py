@@ -494,10 +494,16 @@ def difficulty_hint(error_steps: Sequence[int], required: str = "always") -> str
 
 
 def progress_markdown(progress: dict[str, int], position: int | None) -> str:
-    """Overall progress of the dataset and where this sample sits in it."""
+    """Where this sample sits in the dataset, and the progress this user may see: their own labels, and
+    for roles that see labels the dataset's settled share."""
     total, settled, mine = progress.get("total", 0), progress.get("settled", 0), progress.get("mine", 0)
-    share = 100.0 * settled / total if total else 0.0
     sample = f"**Sample {position} / {total}**" if position else "**No sample open**"
+    if (
+        "settled" not in progress
+    ):  # an annotator: their own work (the settled share moves with others' labels)
+        bar = f'<progress class="sr-progress" value="{mine}" max="{max(total, 1)}"></progress>'
+        return f"{sample} · you labelled {mine} of {total} {bar}"
+    share = 100.0 * settled / total if total else 0.0
     return (
         f"{sample} · Overall progress: {settled}/{total} ({share:.1f}%) · you labelled {mine} "
         f'<progress class="sr-progress" value="{settled}" max="{max(total, 1)}"></progress>'
