@@ -64,9 +64,17 @@ def calibration_table(answers: pd.DataFrame, rule: AlertRule, confidence: float 
     """Per annotator: gold answers, correct, accuracy and its Wilson interval, recent accuracy over the
     rule's window, median seconds per gold item, and ``flagged`` by the rule."""
     columns = [
-        "annotator", "gold_answers", "correct", "accuracy", "lower", "upper", "recent_answers",
-        "recent_accuracy", "median_seconds", "flagged",
-    ]  # fmt: skip
+        "annotator",
+        "gold_answers",
+        "correct",
+        "accuracy",
+        "lower",
+        "upper",
+        "recent_answers",
+        "recent_accuracy",
+        "median_seconds",
+        "flagged",
+    ]
     if answers.empty:
         return pd.DataFrame(columns=columns)
     scored = _scored(answers)

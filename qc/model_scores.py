@@ -45,10 +45,28 @@ __all__ = [
 NAN = float("nan")
 KEPT = ("consensus", "complete", "accepted")
 FAILURES = ("wrong step", "missed error", "false alarm", "no prediction")
-OUTCOME_COLUMNS = ["model", "item_id", "external_id", "subset", "error_type", "difficulty", "agreement",
-                   "gold_earliest", "predicted_earliest", "outcome", "gold_steps", "predicted_steps", "strict",
-                   "precision", "recall", "confidences", "threshold", "threshold_on", "perturbed",
-                   "n_steps"]  # fmt: skip
+OUTCOME_COLUMNS = [
+    "model",
+    "item_id",
+    "external_id",
+    "subset",
+    "error_type",
+    "difficulty",
+    "agreement",
+    "gold_earliest",
+    "predicted_earliest",
+    "outcome",
+    "gold_steps",
+    "predicted_steps",
+    "strict",
+    "precision",
+    "recall",
+    "confidences",
+    "threshold",
+    "threshold_on",
+    "perturbed",
+    "n_steps",
+]
 
 
 def _missing(value: Any) -> bool:
@@ -297,9 +315,25 @@ def prmbench_prmscore(stepped: pd.DataFrame, undefined: str = "zero") -> float:
 def model_table(outcomes: pd.DataFrame, prmscore_undefined: str = "zero") -> pd.DataFrame:
     """Several models side by side: one row per model with every metric its predictions allow;
     ``prmscore_undefined`` names PRMScore's convention for an undefined F1 (qc.scoring)."""
-    columns = ["model", "items", "predicted", "error_acc", "correct_acc", "f1", "average_f1",
-               "strict_accuracy", "precision", "recall", "prmscore", "crs", "css", "ece", "ccs", "threshold",
-               "threshold_on"]  # fmt: skip
+    columns = [
+        "model",
+        "items",
+        "predicted",
+        "error_acc",
+        "correct_acc",
+        "f1",
+        "average_f1",
+        "strict_accuracy",
+        "precision",
+        "recall",
+        "prmscore",
+        "crs",
+        "css",
+        "ece",
+        "ccs",
+        "threshold",
+        "threshold_on",
+    ]
     if outcomes.empty:
         return pd.DataFrame(columns=columns)
     subsets = subset_table(outcomes)

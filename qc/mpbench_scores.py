@@ -53,12 +53,36 @@ __all__ = [
 NAN = float("nan")
 SC, AA, RPS = "step_correctness", "answer_aggregation", "process_search"
 PARADIGMS = (SC, AA, RPS)
-_ALIASES = {"sc": SC, "aa": AA, "rps": RPS, "reasoning_process_search": RPS, "step_correctness": SC,
-            "answer_aggregation": AA, "process_search": RPS}  # fmt: skip
+_ALIASES = {
+    "sc": SC,
+    "aa": AA,
+    "rps": RPS,
+    "reasoning_process_search": RPS,
+    "step_correctness": SC,
+    "answer_aggregation": AA,
+    "process_search": RPS,
+}
 # Table 2's random row per paradigm (003 l.94): Table 3 prints every domain's value minus these (C3e).
 RANDOM_AVGS = {"sc_avg": 0.296, "aa_avg": 0.409, "rps_avg": 0.25, "overall": RANDOM["overall"] / 100}
-COLUMNS = ["model", "sc_items", "fei", "aei", "sc_avg", "aa_items", "bon", "mv", "aa_avg", "rps_items",
-           "f1", "mcc", "rps_avg", "overall", "delta", "unscored", "tie_rate"]  # fmt: skip
+COLUMNS = [
+    "model",
+    "sc_items",
+    "fei",
+    "aei",
+    "sc_avg",
+    "aa_items",
+    "bon",
+    "mv",
+    "aa_avg",
+    "rps_items",
+    "f1",
+    "mcc",
+    "rps_avg",
+    "overall",
+    "delta",
+    "unscored",
+    "tie_rate",
+]
 
 
 def paradigm_of(meta: Any) -> str:
@@ -176,8 +200,13 @@ def _process_search(items: pd.DataFrame, preds: dict[int, Any], aggregate: str, 
     if not pairs:
         return {"rps_items": 0, "f1": NAN, "mcc": NAN, "unscored": 0, "ties": []}
     scored = rps_scores(pairs, right, seed)
-    return {"rps_items": len(pairs), "f1": scored["f1"], "mcc": scored["mcc"], "unscored": unscored,
-            "ties": [scored["tie_rate"]]}  # fmt: skip
+    return {
+        "rps_items": len(pairs),
+        "f1": scored["f1"],
+        "mcc": scored["mcc"],
+        "unscored": unscored,
+        "ties": [scored["tie_rate"]],
+    }
 
 
 def table2_averages(
@@ -271,17 +300,32 @@ def mpbench_items(gold: pd.DataFrame, task: str) -> pd.DataFrame:
     dataset, whose labels stop at the first error) is left out: AEI needs every step's gold."""
     from qc.model_scores import KEPT, gold_items
 
-    columns = ["item_id", "subset", "paradigm", "n_steps", "gold_steps", "candidates", "answer",
-               "correct_candidate"]  # fmt: skip
+    columns = [
+        "item_id",
+        "subset",
+        "paradigm",
+        "n_steps",
+        "gold_steps",
+        "candidates",
+        "answer",
+        "correct_candidate",
+    ]
     kept = gold[gold["status"].isin(KEPT)]
     chains = gold_items(kept[kept["meta"].map(paradigm_of) == SC], task).set_index("item_id")
     rows = []
     for row in kept.itertuples():
         meta = row.meta if isinstance(row.meta, dict) else {}
         paradigm = paradigm_of(meta)
-        out = {"item_id": int(row.item_id), "subset": row.source if isinstance(row.source, str) and row.source
-               else "all", "paradigm": paradigm, "n_steps": int(row.n_steps or 0), "gold_steps": [],
-               "candidates": [], "answer": None, "correct_candidate": None}  # fmt: skip
+        out = {
+            "item_id": int(row.item_id),
+            "subset": row.source if isinstance(row.source, str) and row.source else "all",
+            "paradigm": paradigm,
+            "n_steps": int(row.n_steps or 0),
+            "gold_steps": [],
+            "candidates": [],
+            "answer": None,
+            "correct_candidate": None,
+        }
         if paradigm == SC:
             # ProcessBench's labels name only the first error: the steps after it have no gold
             if task == "earliest_error" or int(row.item_id) not in chains.index:

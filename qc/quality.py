@@ -397,9 +397,17 @@ def annotator_quality(
     ``item_status``: item -> its state's status (SETTLED and DISCARDED name which count where).
     """
     columns = [
-        "annotator", "field", "items", "settled", "discarded", "median_seconds", "compared", "agreement",
-        "kappa", "flags",
-    ]  # fmt: skip
+        "annotator",
+        "field",
+        "items",
+        "settled",
+        "discarded",
+        "median_seconds",
+        "compared",
+        "agreement",
+        "kappa",
+        "flags",
+    ]
     if not wides:
         return pd.DataFrame(columns=columns)
     timed = item_seconds.dropna(subset=["seconds"])

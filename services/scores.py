@@ -149,8 +149,12 @@ def _candidate_scores(value: Any, candidates: int) -> list[Any]:
         raise ValueError(
             f"step_scores needs one entry per candidate: {candidates} (a number or a list of step scores)"
         )
-    return [_numbers(v, "step_scores", whole=False) if isinstance(v, list) else _numbers([v], "step_scores", whole=False)[0]
-            for v in value]  # fmt: skip
+    return [
+        _numbers(v, "step_scores", whole=False)
+        if isinstance(v, list)
+        else _numbers([v], "step_scores", whole=False)[0]
+        for v in value
+    ]
 
 
 def _prediction(raw: Any, steps: int, candidates: int | None = None) -> dict[str, Any]:

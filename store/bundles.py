@@ -389,9 +389,17 @@ def _write_gold(
         tx.execute(
             "INSERT INTO gold (item_id, dataset_id, version_id, label, source, marked_by, marked_at, "
             "after_annotation) VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?)",
-            [iid, dataset_ids[item.dataset], vid, json.dumps(g["label"], sort_keys=True), g["source"], who,
-             g["marked_at"], after],
-        )  # fmt: skip
+            [
+                iid,
+                dataset_ids[item.dataset],
+                vid,
+                json.dumps(g["label"], sort_keys=True),
+                g["source"],
+                who,
+                g["marked_at"],
+                after,
+            ],
+        )
         marked += 1
     return marked
 

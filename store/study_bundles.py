@@ -187,9 +187,18 @@ def write_studies(
             "INSERT INTO studies (dataset_id, name, raters, stratify_by, seed, created_by, created_at, "
             "kept_only, own_labels) VALUES (?, ?, ?, ?, ?, ?, coalesce(CAST(? AS TIMESTAMP), current_timestamp), "
             "?, ?)",
-            [dataset_ids[dataset], name, int(s["raters"]), s.get("stratify_by"), int(s.get("seed") or 0),
-             creator, s.get("created_at"), bool(s.get("kept_only")), bool(s.get("own_labels"))],
-        )  # fmt: skip
+            [
+                dataset_ids[dataset],
+                name,
+                int(s["raters"]),
+                s.get("stratify_by"),
+                int(s.get("seed") or 0),
+                creator,
+                s.get("created_at"),
+                bool(s.get("kept_only")),
+                bool(s.get("own_labels")),
+            ],
+        )
         sid = int(tx.scalar("SELECT id FROM studies WHERE name = ?", [name]))
         study_ids[name] = (sid, dataset)
         tx.executemany(
@@ -208,8 +217,15 @@ def write_studies(
                 raise StudyBundleConflict(
                     f"line {line}: study {name!r} assigns item {a['external_id']!r}, not one of its items"
                 )
-            rows.append((sid, item(a["external_id"]), _person(tx, a["rater"], line, f"study {name!r}"),
-                         int(a["batch"]), a["assigned_at"]))  # fmt: skip
+            rows.append(
+                (
+                    sid,
+                    item(a["external_id"]),
+                    _person(tx, a["rater"], line, f"study {name!r}"),
+                    int(a["batch"]),
+                    a["assigned_at"],
+                )
+            )
         tx.executemany(
             "INSERT INTO study_assignments (study_id, item_id, annotator_id, batch, assigned_at) "
             "VALUES (?, ?, ?, ?, CAST(? AS TIMESTAMP))",
@@ -246,7 +262,15 @@ def write_studies(
         tx.execute(
             "INSERT INTO study_labels (request_id, study_id, item_id, version_id, annotator_id, payload, "
             "seconds_spent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, CAST(? AS TIMESTAMP))",
-            [request_id, sid, iid, vid, _person(tx, label["annotator"], line, "a study label"),
-             json.dumps(label["payload"], sort_keys=True), label.get("seconds_spent"), label["created_at"]],
-        )  # fmt: skip
+            [
+                request_id,
+                sid,
+                iid,
+                vid,
+                _person(tx, label["annotator"], line, "a study label"),
+                json.dumps(label["payload"], sort_keys=True),
+                label.get("seconds_spent"),
+                label["created_at"],
+            ],
+        )
     return len(studies), len(labels)

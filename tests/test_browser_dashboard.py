@@ -61,9 +61,16 @@ def _labelled_db(tmp_path: Path) -> Path:
         update_settings(store, DATASET, {"annotators_per_item": 2})
         _label(store, ("ann", "bea"), 30)
         draw_study(
-            store, users.get_user(store, "lead"), dataset=DATASET, name="pilot", n_items=20, raters=2, seed=5,
-            kept_only=False, rater_names=["cid", "dan"],
-        )  # fmt: skip
+            store,
+            users.get_user(store, "lead"),
+            dataset=DATASET,
+            name="pilot",
+            n_items=20,
+            raters=2,
+            seed=5,
+            kept_only=False,
+            rater_names=["cid", "dan"],
+        )
         _label(store, ("cid", "dan"), 20)  # their study items come first
     finally:
         store.close()

@@ -35,10 +35,14 @@ def _calibrated_db(tmp_path: Path) -> tuple[Path, list[str]]:
 def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path, page) -> None:
     db, more = _calibrated_db(tmp_path)
     with Store(db) as store:  # two items nobody labelled yet, for a file's gold column
-        fresh = [r for (r,) in store.fetchall(
-            "SELECT i.external_id FROM items i JOIN item_state s ON s.item_id = i.id JOIN datasets d "
-            "ON d.id = i.dataset_id WHERE d.name = ? AND s.status = 'open' ORDER BY i.id LIMIT 2", [DATASET]
-        )]  # fmt: skip
+        fresh = [
+            r
+            for (r,) in store.fetchall(
+                "SELECT i.external_id FROM items i JOIN item_state s ON s.item_id = i.id JOIN datasets d "
+                "ON d.id = i.dataset_id WHERE d.name = ? AND s.status = 'open' ORDER BY i.id LIMIT 2",
+                [DATASET],
+            )
+        ]
     column = tmp_path / "gold-column.csv"
     column.write_text("item,gold\n" + "".join(f'{r},"{{""original"": ""correct""}}"\n' for r in fresh))
     with running(db, "--no-demo") as server:

@@ -35,8 +35,18 @@ def setup(
         cli("users", "add", "lead", "--role", "admin", "--password", "lead-password-1", db=db)
         cli("users", "add", "ann", "--role", "annotator", "--password", "ann-password-1", db=db)
         stored = ("--image-store", STORAGE)
-        cli("import", str(source), "--format", "crystal", "--dataset", "figures", *stored,
-            "--data-dir", str(folder / "replica-1"), db=db)  # fmt: skip
+        cli(
+            "import",
+            str(source),
+            "--format",
+            "crystal",
+            "--dataset",
+            "figures",
+            *stored,
+            "--data-dir",
+            str(folder / "replica-1"),
+            db=db,
+        )
         cli("datasets", "set", "figures", "dual_percent=0", db=db)
         replica = folder / "replica-2"
         with running(db, "--no-demo", "--team", *stored, "--data-dir", str(replica)) as app:

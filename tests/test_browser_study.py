@@ -125,8 +125,16 @@ def test_an_admin_gives_a_removed_raters_study_items_to_another_annotator(
     cli("users", "add", "dan", "--role", "annotator", "--password", PASSWORD, db=db)
     with Store(db) as store:
         lead = users.get_user(store, "lead")
-        draw_study(store, lead, dataset=DATASET, name="s", n_items=3, raters=2, stratify_by=None,
-                   rater_names=["bea", "cid"])  # fmt: skip
+        draw_study(
+            store,
+            lead,
+            dataset=DATASET,
+            name="s",
+            n_items=3,
+            raters=2,
+            stratify_by=None,
+            rater_names=["bea", "cid"],
+        )
         users.remove_user(store, "bea")  # she left the team before labelling any of her three items
     with running(db, "--no-demo") as server:
         page = _page(browser)

@@ -170,7 +170,10 @@ def test_a_bad_upload_is_refused_with_where_and_stores_nothing(server: Server, b
     assert sent.status_code == 400 and "the request body" in sent.json()["error"], sent.text
     assert "request-body.jsonl:3:" in sent.json()["error"]
     after = requests.post(
-        f"{server.url}/api/items", params={"dataset": "half", "format": "crystal"}, data=model_items(),
-        headers=auth, timeout=60,
-    )  # fmt: skip
+        f"{server.url}/api/items",
+        params={"dataset": "half", "format": "crystal"},
+        data=model_items(),
+        headers=auth,
+        timeout=60,
+    )
     assert after.json()["added"] == 2  # the refused upload left nothing behind

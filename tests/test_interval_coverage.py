@@ -26,8 +26,16 @@ def test_a_ninety_percent_interval_would_not_pass_for_ninety_five() -> None:
     case = next(c for c in STATED if c.skewed)
     from qc.coverage import interval_coverage
 
-    ninety = interval_coverage(case.draw, case.truth, "krippendorff_alpha", level="interval", studies=300,
-                               n_boot=500, ci=0.90, seed=0)  # fmt: skip
+    ninety = interval_coverage(
+        case.draw,
+        case.truth,
+        "krippendorff_alpha",
+        level="interval",
+        studies=300,
+        n_boot=500,
+        ci=0.90,
+        seed=0,
+    )
     assert ninety.upper < case.rate - 0.01
 
 

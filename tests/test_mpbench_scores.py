@@ -27,21 +27,56 @@ GOOD = {"original": "correct", "modification": "reasonable", "difficulty": "easy
 ROWS = [
     {"id": "sc1", "question": "q1", "steps": ["a", "b", "c", "d"], "error_steps": [2], "domain": "science"},
     {"id": "sc2", "question": "q2", "steps": ["a", "b", "c"], "error_steps": [1, 2], "domain": "mathematics"},
-    {"id": "aa1", "question": "q3", "steps": ["see candidates"], "domain": "science", "answer": "A",
-     "paradigm": "answer_aggregation", "candidates": [{"answer": "A", "correct": True},
-                                                      {"answer": "B", "correct": False},
-                                                      {"answer": "b", "correct": False}]},
-    {"id": "aa2", "question": "q4", "steps": ["see candidates"], "domain": "mathematics", "answer": "C",
-     "paradigm": "answer_aggregation", "candidates": [{"answer": "C", "correct": True},
-                                                      {"answer": "D", "correct": False}]},
-    {"id": "rps1", "question": "q5", "steps": ["history"], "domain": "science", "paradigm": "process_search",
-     "correct_candidate": 0},
-    {"id": "rps2", "question": "q6", "steps": ["history"], "domain": "mathematics",
-     "paradigm": "process_search", "correct_candidate": 1},
-]  # fmt: skip
-MAPPING = {"external_id": "id", "question": "question", "steps": "steps", "error_steps": "error_steps",
-           "reference_answer": "answer", "source": "domain", "meta.paradigm": "paradigm",
-           "meta.candidates": "candidates", "meta.correct_candidate": "correct_candidate"}  # fmt: skip
+    {
+        "id": "aa1",
+        "question": "q3",
+        "steps": ["see candidates"],
+        "domain": "science",
+        "answer": "A",
+        "paradigm": "answer_aggregation",
+        "candidates": [
+            {"answer": "A", "correct": True},
+            {"answer": "B", "correct": False},
+            {"answer": "b", "correct": False},
+        ],
+    },
+    {
+        "id": "aa2",
+        "question": "q4",
+        "steps": ["see candidates"],
+        "domain": "mathematics",
+        "answer": "C",
+        "paradigm": "answer_aggregation",
+        "candidates": [{"answer": "C", "correct": True}, {"answer": "D", "correct": False}],
+    },
+    {
+        "id": "rps1",
+        "question": "q5",
+        "steps": ["history"],
+        "domain": "science",
+        "paradigm": "process_search",
+        "correct_candidate": 0,
+    },
+    {
+        "id": "rps2",
+        "question": "q6",
+        "steps": ["history"],
+        "domain": "mathematics",
+        "paradigm": "process_search",
+        "correct_candidate": 1,
+    },
+]
+MAPPING = {
+    "external_id": "id",
+    "question": "question",
+    "steps": "steps",
+    "error_steps": "error_steps",
+    "reference_answer": "answer",
+    "source": "domain",
+    "meta.paradigm": "paradigm",
+    "meta.candidates": "candidates",
+    "meta.correct_candidate": "correct_candidate",
+}
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -53,13 +88,21 @@ def _jsonl(path: Path, rows: list[dict]) -> Path:
 
 def mpbench_store(store: Store, tmp_path: Path) -> users.Annotator:
     """The MPBench-shaped dataset, every item reviewed and kept; returns an admin."""
-    import_file(store, _jsonl(tmp_path / "mpbench.jsonl", ROWS), dataset=DATASET, task="step_review",
-                mapping=MAPPING)  # fmt: skip
+    import_file(
+        store, _jsonl(tmp_path / "mpbench.jsonl", ROWS), dataset=DATASET, task="step_review", mapping=MAPPING
+    )
     ann = users.add_user(store, "ann", "annotator")
     dataset = get_dataset(store, DATASET)
     while (got := work.next_item(store, ann, dataset, annotate.now_utc())) is not None:
-        annotate.submit(store, annotator=ann, item_id=got.item.item_id, version_id=got.item.version_id,
-                        payload=GOOD, request_id=uuid.uuid4().hex, seconds_spent=3.0)  # fmt: skip
+        annotate.submit(
+            store,
+            annotator=ann,
+            item_id=got.item.item_id,
+            version_id=got.item.version_id,
+            payload=GOOD,
+            request_id=uuid.uuid4().hex,
+            seconds_spent=3.0,
+        )
     if users.get_user(store, "lead") is None:
         users.add_user(store, "lead", "admin")
     admin = users.get_user(store, "lead")
@@ -90,8 +133,19 @@ def _by_hand() -> dict[str, float]:
     rps_f1, mcc = 1.0, 1.0  # both pairs right
     sc, aa, rps = (fei + aei) / 2, (bon + mv) / 2, (rps_f1 + mcc) / 2
     overall = (sc + aa + rps) / 3
-    return {"fei": fei, "aei": aei, "bon": bon, "mv": mv, "f1": rps_f1, "mcc": mcc, "sc_avg": sc, "aa_avg": aa,
-            "rps_avg": rps, "overall": overall, "delta": overall - 0.318}  # fmt: skip
+    return {
+        "fei": fei,
+        "aei": aei,
+        "bon": bon,
+        "mv": mv,
+        "f1": rps_f1,
+        "mcc": mcc,
+        "sc_avg": sc,
+        "aa_avg": aa,
+        "rps_avg": rps,
+        "overall": overall,
+        "delta": overall - 0.318,
+    }
 
 
 def test_paradigms_are_read_from_the_items_meta() -> None:
@@ -154,8 +208,20 @@ def test_candidate_scores_must_match_the_items_candidates(store: Store, tmp_path
 
 
 def test_ties_are_broken_with_a_fixed_seed_and_reported() -> None:
-    items = pd.DataFrame([{"item_id": 1, "subset": "all", "paradigm": "process_search", "n_steps": 1,
-                           "gold_steps": [], "candidates": [], "answer": None, "correct_candidate": 0}])  # fmt: skip
+    items = pd.DataFrame(
+        [
+            {
+                "item_id": 1,
+                "subset": "all",
+                "paradigm": "process_search",
+                "n_steps": 1,
+                "gold_steps": [],
+                "candidates": [],
+                "answer": None,
+                "correct_candidate": 0,
+            }
+        ]
+    )
     predictions = pd.DataFrame([{"model": "m", "item_id": 1, "step_scores": [0.5, 0.5], "threshold": None}])
     first = mpbench_table(items, predictions, seed=3)
     assert first["tie_rate"].iloc[0] == 1.0
@@ -209,11 +275,26 @@ def test_the_published_errata_rows_do_not_follow_from_their_components() -> None
 def test_an_earliest_error_dataset_has_no_step_correctness_items() -> None:
     from qc.mpbench_scores import mpbench_items
 
-    gold = pd.DataFrame([
-        {"item_id": 1, "external_id": "a", "status": "consensus", "decision": {"label": -1}, "settled_at": 3,
-         "source": "gsm8k", "error_type": None, "earliest_error": None, "error_steps": [],
-         "final_answer_correct": True, "reference_answer": None, "meta": {}, "n_steps": 3, "version_id": 1},
-    ])  # fmt: skip
+    gold = pd.DataFrame(
+        [
+            {
+                "item_id": 1,
+                "external_id": "a",
+                "status": "consensus",
+                "decision": {"label": -1},
+                "settled_at": 3,
+                "source": "gsm8k",
+                "error_type": None,
+                "earliest_error": None,
+                "error_steps": [],
+                "final_answer_correct": True,
+                "reference_answer": None,
+                "meta": {},
+                "n_steps": 3,
+                "version_id": 1,
+            },
+        ]
+    )
     # "no error" is known there, but an erroneous item's later steps are not: none is scored as SC
     assert mpbench_items(gold, "earliest_error").empty
     assert len(mpbench_items(gold, "step_review")) == 0  # no gold steps and no earliest error either

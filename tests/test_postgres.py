@@ -286,8 +286,10 @@ def test_a_large_import_refreshes_the_planners_statistics(postgres_url: str, tmp
     """Else the planner reads a fresh import's tables as nearly empty until autovacuum comes by, and
     plans the next export's reads with nested loops."""
     source = tmp_path / "pb.jsonl"
-    rows = [{"id": f"pb-{i}", "generator": "t", "problem": f"P{i}", "steps": ["a", "b"], "label": -1}
-            for i in range(1200)]  # fmt: skip
+    rows = [
+        {"id": f"pb-{i}", "generator": "t", "problem": f"P{i}", "steps": ["a", "b"], "label": -1}
+        for i in range(1200)
+    ]
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
     with Store(postgres_url, data_dir=tmp_path / "files") as db:
         before = {t: _analyzed(db, t) for t in ("items", "steps", "item_state")}

@@ -245,11 +245,14 @@ def test_confidences_give_css_ccs_and_a_reliability_diagram(demo_store: Store, t
     scores.import_predictions(demo_store, admin, path, model="judge", dataset=dataset.name)
     report = scores.score_report(demo_store, admin, dataset.name)
     row = report.table.set_index("model").loc["judge"]
-    types = {t for (t,) in demo_store.fetchall(
-        "SELECT DISTINCT v.error_type FROM items i JOIN item_versions v ON v.id = i.current_version_id "
-        "WHERE i.dataset_id = ? AND i.id IN (SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 4)",
-        [dataset.id, dataset.id],
-    )}  # fmt: skip
+    types = {
+        t
+        for (t,) in demo_store.fetchall(
+            "SELECT DISTINCT v.error_type FROM items i JOIN item_versions v ON v.id = i.current_version_id "
+            "WHERE i.dataset_id = ? AND i.id IN (SELECT id FROM items WHERE dataset_id = ? ORDER BY id LIMIT 4)",
+            [dataset.id, dataset.id],
+        )
+    }
     assert types and row["css"] == pytest.approx(0.5)  # p-bar correct 0.9 minus p-bar of each type 0.4
     bars, reliability = scores.figures(report)
     assert len(reliability.axes[0].lines) == 2  # the judge's curve and the diagonal
@@ -319,18 +322,34 @@ def test_scores_by_human_difficulty_and_agreement_show_where_models_fail_what_hu
             assert got is not None
             hard = hard or got.item.item_id
             label = 1 if (who.name == "bea" and got.item.item_id == hard) else 0
-            annotate.submit(demo_store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
-                            payload={"earliest_error": label}, request_id=str(uuid.uuid4()))  # fmt: skip
+            annotate.submit(
+                demo_store,
+                annotator=who,
+                item_id=got.item.item_id,
+                version_id=got.item.version_id,
+                payload={"earliest_error": label},
+                request_id=str(uuid.uuid4()),
+            )
     while (got := work.next_item(demo_store, people[3], dataset, annotate.now_utc())) is not None:
-        annotate.submit(demo_store, annotator=people[3], item_id=got.item.item_id, version_id=got.item.version_id,
-                        payload={"earliest_error": 0}, request_id=str(uuid.uuid4()))  # fmt: skip
+        annotate.submit(
+            demo_store,
+            annotator=people[3],
+            item_id=got.item.item_id,
+            version_id=got.item.version_id,
+            payload={"earliest_error": 0},
+            request_id=str(uuid.uuid4()),
+        )
         if got.item.item_id == hard:
             break
     settled = dict(
         demo_store.fetchall("SELECT item_id, settled_at FROM item_state WHERE status = 'consensus'")
     )
     assert settled[hard] == 4 and set(settled.values()) == {3, 4}
-    refs = dict(demo_store.fetchall("SELECT id, external_id FROM items WHERE id IN (SELECT item_id FROM item_state WHERE status = 'consensus')"))  # fmt: skip
+    refs = dict(
+        demo_store.fetchall(
+            "SELECT id, external_id FROM items WHERE id IN (SELECT item_id FROM item_state WHERE status = 'consensus')"
+        )
+    )
     admin = _user(demo_store, "lead", "admin")
     # The model is right where the humans agreed at once, and wrong on the item that took four.
     rows = [{"id": refs[i], "earliest_error": -1 if i == hard else 0} for i in refs]
@@ -351,9 +370,11 @@ def test_scores_by_the_reviewers_difficulty(demo_store: Store, tmp_path: Path) -
     hard = {**easy, "difficulty": "hard"}
     handed = label_items(demo_store, "ann", 6, lambda item_id: easy if item_id % 2 else hard)
     admin = _user(demo_store, "lead", "admin")
-    earliest = dict(demo_store.fetchall(
-        "SELECT i.external_id, v.earliest_error FROM items i JOIN item_versions v ON v.id = i.current_version_id"
-    ))  # fmt: skip
+    earliest = dict(
+        demo_store.fetchall(
+            "SELECT i.external_id, v.earliest_error FROM items i JOIN item_versions v ON v.id = i.current_version_id"
+        )
+    )
     # right (the stored earliest error) on easy items, a missed error on hard ones
     rows = [{"id": ref, "earliest_error": earliest[ref] if item_id % 2 else -1} for item_id, ref in handed]
     scores.import_predictions(
@@ -438,13 +459,20 @@ def test_scores_by_agreement_on_a_review_split_unanimous_or_adjudicated(
         _user(demo_store, who, "annotator")
     first = label_items(demo_store, "ann", 3, lambda _: easy)
     # bea: the same on the first item, another difficulty on the second, a reject on the third
-    second = label_items(demo_store, "bea", 3, lambda i: {first[0][0]: easy, first[1][0]: {**easy, "difficulty": "hard"}}.get(i, reject))  # fmt: skip
+    second = label_items(
+        demo_store,
+        "bea",
+        3,
+        lambda i: {first[0][0]: easy, first[1][0]: {**easy, "difficulty": "hard"}}.get(i, reject),
+    )
     assert [i for i, _ in second] == [i for i, _ in first]
     admin = _user(demo_store, "lead", "admin")
     adjudicate.rule(demo_store, admin, first[2][0], "keep")
-    earliest = dict(demo_store.fetchall(
-        "SELECT i.external_id, v.earliest_error FROM items i JOIN item_versions v ON v.id = i.current_version_id"
-    ))  # fmt: skip
+    earliest = dict(
+        demo_store.fetchall(
+            "SELECT i.external_id, v.earliest_error FROM items i JOIN item_versions v ON v.id = i.current_version_id"
+        )
+    )
     # right on the unanimous item, wrong (a missed error) on the split and the adjudicated one
     rows = [
         {"id": ref, "earliest_error": earliest[ref] if k == 0 else -1} for k, (_, ref) in enumerate(first)

@@ -262,8 +262,20 @@ def test_pairwise_argmax_without_ties_gives_f1_equal_accuracy_and_mcc_2a_minus_1
 
 
 # C4d: published F1 and MCC under pairwise argmax: MCC = 2 F1 - 100 within 0.15 (38B is the erratum).
-RPS_ROWS = [(50.0, 0.0), (45.5, -9.1), (53.1, 6.3), (56.5, 12.9), (48.1, -3.8), (53.6, 7.1), (66.3, 32.5),
-            (64.4, 28.8), (54.8, 9.6), (70.5, 41.1), (69.8, 39.6), (84.7, 69.5)]  # fmt: skip
+RPS_ROWS = [
+    (50.0, 0.0),
+    (45.5, -9.1),
+    (53.1, 6.3),
+    (56.5, 12.9),
+    (48.1, -3.8),
+    (53.6, 7.1),
+    (66.3, 32.5),
+    (64.4, 28.8),
+    (54.8, 9.6),
+    (70.5, 41.1),
+    (69.8, 39.6),
+    (84.7, 69.5),
+]
 
 
 @pytest.mark.parametrize(("f1", "mcc_published"), RPS_ROWS)

@@ -74,9 +74,15 @@ def test_a_drawn_study_is_judged_under_the_rule_from_its_labels(demo_store) -> N
         users.add_user(demo_store, name, "annotator")
     label(demo_store, "ann", 70, GOOD)  # the gate keeps 70 items
     draw_study(
-        demo_store, lead, dataset="prmbench-step-review", name="iaa", n_items=60, raters=2, seed=3,
+        demo_store,
+        lead,
+        dataset="prmbench-step-review",
+        name="iaa",
+        n_items=60,
+        raters=2,
+        seed=3,
         rater_names=["bea", "cid"],
-    )  # fmt: skip
+    )
     for k, name in enumerate(("bea", "cid")):
         # they disagree on the original chain of one item in ten
         label_items(
@@ -172,9 +178,16 @@ def test_a_sequential_study_draws_batches_and_stops_at_the_target_width(demo_sto
     gate = states_frame(demo_store).drop(columns=["settled_at"]).to_json()
     rule = study_service.Sequential(target=0.08, batch=20)
     study = study_service.draw_study(
-        demo_store, lead, dataset="prmbench-step-review", name="seq", n_items=200, raters=2,
-        rater_names=["bea", "cid"], sequential=rule, seed=5,
-    )  # fmt: skip
+        demo_store,
+        lead,
+        dataset="prmbench-step-review",
+        name="seq",
+        n_items=200,
+        raters=2,
+        rater_names=["bea", "cid"],
+        sequential=rule,
+        seed=5,
+    )
     assert study.n_items == 20 and study.rule.field == "modification" and study.rule.cap == 200
     _rate_all_pending(demo_store, ["bea", "cid"], lambda name, item: _simulated_team(item, name, 0.9))
 
@@ -214,9 +227,15 @@ def test_a_sequential_study_that_runs_out_of_items_says_so(demo_store) -> None:
         users.add_user(demo_store, name, "annotator")
     label(demo_store, "ann", 30, GOOD)
     study_service.draw_study(
-        demo_store, lead, dataset="prmbench-step-review", name="short", n_items=100, raters=2,
-        sequential=study_service.Sequential(target=0.01, batch=20), rater_names=["bea", "cid"],
-    )  # fmt: skip
+        demo_store,
+        lead,
+        dataset="prmbench-step-review",
+        name="short",
+        n_items=100,
+        raters=2,
+        sequential=study_service.Sequential(target=0.01, batch=20),
+        rater_names=["bea", "cid"],
+    )
     _rate_all_pending(demo_store, ["bea", "cid"], lambda name, item: _simulated_team(item, name, 0.8))
     done = studies.get_study(demo_store, "short")
     assert done.rule.stopped_by == "pool" and done.n_items == 20
@@ -238,7 +257,13 @@ def test_a_bad_stopping_rule_is_refused_before_anything_is_drawn(demo_store) -> 
     ]:
         with pytest.raises(InvalidInput, match=message):
             study_service.draw_study(
-                demo_store, lead, dataset="prmbench-step-review", name="x", n_items=100, raters=2,
-                kept_only=False, sequential=rule,
-            )  # fmt: skip
+                demo_store,
+                lead,
+                dataset="prmbench-step-review",
+                name="x",
+                n_items=100,
+                raters=2,
+                kept_only=False,
+                sequential=rule,
+            )
     assert demo_store.scalar("SELECT count(*) FROM studies") == 0

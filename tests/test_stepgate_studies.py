@@ -55,9 +55,16 @@ def study_store(demo_store: Store) -> Store:
     lead = _annotator(demo_store, "lead", "admin")
     bea, cid = _annotator(demo_store, "bea"), _annotator(demo_store, "cid")
     draw_study(
-        demo_store, lead, dataset=DATASET, name="seq", n_items=9, raters=2, stratify_by=None,
-        rater_names=["bea", "cid"], sequential=Sequential(target=0.1, batch=3),
-    )  # fmt: skip
+        demo_store,
+        lead,
+        dataset=DATASET,
+        name="seq",
+        n_items=9,
+        raters=2,
+        stratify_by=None,
+        rater_names=["bea", "cid"],
+        sequential=Sequential(target=0.1, batch=3),
+    )
     first = _rate(demo_store, bea, 3, [GOOD, WRONG])
     _rate(demo_store, cid, 3, [GOOD])
     study = studies.get_study(demo_store, "seq")
@@ -65,9 +72,14 @@ def study_store(demo_store: Store) -> Store:
     item = first[1]
     version = demo_store.scalar("SELECT current_version_id FROM items WHERE id = ?", [item])
     annotate.submit(
-        demo_store, annotator=bea, item_id=item, version_id=version, payload=GOOD,
-        request_id="bea-correction", seconds_spent=4.0,
-    )  # fmt: skip
+        demo_store,
+        annotator=bea,
+        item_id=item,
+        version_id=version,
+        payload=GOOD,
+        request_id="bea-correction",
+        seconds_spent=4.0,
+    )
     _rate(demo_store, bea, 1, [WRONG])
     assert demo_store.scalar("SELECT count(*) FROM study_labels") == 8
     return demo_store

@@ -342,9 +342,20 @@ def test_the_command_line_draws_lists_and_reports_a_sequential_study(tmp_path: P
             _annotator(store, name)
         label(store, "ann", 12, GOOD)
     drawn = cli(
-        "studies", "draw", DATASET, "seq", "--items", "9", "--target", "0.1", "--batch", "3",
-        "--rater-list", "bea,cid", db=db,
-    ).stdout  # fmt: skip
+        "studies",
+        "draw",
+        DATASET,
+        "seq",
+        "--items",
+        "9",
+        "--target",
+        "0.1",
+        "--batch",
+        "3",
+        "--rater-list",
+        "bea,cid",
+        db=db,
+    ).stdout
     assert (
         "drew seq: 3 kept items of prmbench-step-review, 2 raters each; sequential on modification" in drawn
     )
@@ -357,8 +368,11 @@ def test_the_command_line_draws_lists_and_reports_a_sequential_study(tmp_path: P
     assert "wrote 0 study label(s) of seq" in written and (tmp_path / "seq.jsonl").read_text() == ""
     wrong = subprocess.run(
         [sys.executable, "app.py", "studies", "draw", DATASET, "x", "--items", "50", "--db", str(db)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     # the 3 items bea and cid rate already have only ann left who has not seen them
     assert wrong.returncode == 1 and "9 kept items left to draw, not 50 (3 more have fewer" in wrong.stderr
     with Store(db) as store:
@@ -375,8 +389,14 @@ def test_a_skipped_study_item_stays_the_raters_and_comes_back_after_other_work(d
     assert first.item.item_id in items
     after = annotate.skip_item(demo_store, bea, dataset, first.item.item_id)
     assert after.item.item_id in items - {first.item.item_id}  # her other study items first
-    annotate.submit(demo_store, annotator=bea, item_id=after.item.item_id, version_id=after.item.version_id,
-                    payload=GOOD, request_id="second")  # fmt: skip
+    annotate.submit(
+        demo_store,
+        annotator=bea,
+        item_id=after.item.item_id,
+        version_id=after.item.version_id,
+        payload=GOOD,
+        request_id="second",
+    )
     last = _take_and_label(demo_store, bea, 1, GOOD)
     assert {after.item.item_id, *last} == items - {first.item.item_id}
     assert not set(_take_and_label(demo_store, bea, 1, GOOD)) & items  # then the gate's open items
@@ -385,8 +405,15 @@ def test_a_skipped_study_item_stays_the_raters_and_comes_back_after_other_work(d
     )  # a study skip is no gate skip
     again = annotate.jump_to(demo_store, bea, dataset, first.item.external_id)  # still hers to rate
     assert again.state == "new"
-    annotate.submit(demo_store, annotator=bea, item_id=again.item.item_id, version_id=again.item.version_id,
-                    payload=GOOD, request_id="late", first_label=True)  # fmt: skip
+    annotate.submit(
+        demo_store,
+        annotator=bea,
+        item_id=again.item.item_id,
+        version_id=again.item.version_id,
+        payload=GOOD,
+        request_id="late",
+        first_label=True,
+    )
     assert demo_store.scalar("SELECT count(*) FROM study_labels WHERE annotator_id = ?", [bea.id]) == 3
 
 
@@ -422,9 +449,15 @@ def test_a_processbench_study_leaves_consensus_and_table_2_as_they_were(demo_sto
     before = _gate(demo_store)
     table2 = presets.build_preset(demo_store, lead, "processbench_table2", dataset="qwq-earliest-error")
     study = draw_study(
-        demo_store, lead, dataset="qwq-earliest-error", name="pb", n_items=4, raters=2,
-        stratify_by=None, rater_names=["dan", "eve"],
-    )  # fmt: skip
+        demo_store,
+        lead,
+        dataset="qwq-earliest-error",
+        name="pb",
+        n_items=4,
+        raters=2,
+        stratify_by=None,
+        rater_names=["dan", "eve"],
+    )
     items = set(studies.study_items(demo_store, study.id)["item_id"])
     consensus = set(demo_store.fetchall("SELECT item_id FROM item_state WHERE status = 'consensus'"))
     assert {(i,) for i in items} <= consensus
@@ -433,8 +466,14 @@ def test_a_processbench_study_leaves_consensus_and_table_2_as_they_were(demo_sto
         for _ in range(4):
             got = work.next_item(demo_store, who, dataset, annotate.now_utc())
             assert got.item.item_id in items
-            annotate.submit(demo_store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
-                            payload={"earliest_error": step}, request_id=uuid.uuid4().hex)  # fmt: skip
+            annotate.submit(
+                demo_store,
+                annotator=who,
+                item_id=got.item.item_id,
+                version_id=got.item.version_id,
+                payload={"earliest_error": step},
+                request_id=uuid.uuid4().hex,
+            )
     assert _gate(demo_store) == before
     again = presets.build_preset(demo_store, lead, "processbench_table2", dataset="qwq-earliest-error")
     assert again.table.to_json() == table2.table.to_json()
@@ -519,8 +558,15 @@ def test_previous_walks_back_through_study_items_and_a_correction_stays_in_the_s
     assert forward is not None and forward.item.item_id == study_items[1]
     gate = _gate(demo_store)
     corrected = {**LABEL, "difficulty": "hard"}
-    annotate.submit(demo_store, annotator=bea, item_id=study_items[0], version_id=back.item.version_id,
-                    payload=corrected, request_id="fix-1", seconds_spent=4.0)  # fmt: skip
+    annotate.submit(
+        demo_store,
+        annotator=bea,
+        item_id=study_items[0],
+        version_id=back.item.version_id,
+        payload=corrected,
+        request_id="fix-1",
+        seconds_spent=4.0,
+    )
     assert _gate(demo_store) == gate  # the correction went to the study, not the gate
     again = work.previous_item(demo_store, bea, dataset, study_items[1])
     assert again is not None and again.my_label == corrected

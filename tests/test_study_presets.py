@@ -82,28 +82,56 @@ def test_mpbench_study_with_its_allocation_cell_by_cell() -> None:
     table = mpbench_study(ratings, paradigm, v, pool={"SC": 40, "AA": 10})
     assert list(table.columns) == ["SC", "AA", "Pooled"] and tuple(table.index) == MPBENCH_ROWS
     sc_low, sc_high = wilson(0.5, 4)
-    check(table, "SC", {
-        "# Items": 4, "% Of the study": 400 / 6, "# Pool": 40, "% Sampling fraction": 10.0,
-        "% Unanimous valid": 50.0, "% Unanimous valid 95% Wilson low": 100 * sc_low,
-        "% Unanimous valid 95% Wilson high": 100 * sc_high, "% Majority valid": 75.0,
-        "% Unanimous agreement": 75.0, "% Pairwise agreement": 100 * (3 + 1 / 3) / 4,
-        # counts (3,0) (3,0) (2,1) (0,3): P-bar 5/6, p = 2/3, Pe = 5/9
-        "Fleiss' kappa": (5 / 6 - 5 / 9) / (4 / 9),
-    })  # fmt: skip
-    check(table, "AA", {
-        "# Items": 2, "% Of the study": 200 / 6, "# Pool": 10, "% Sampling fraction": 20.0,
-        "% Unanimous valid": 50.0, "% Majority valid": 50.0,  # 1 of 2 is no majority
-        "% Unanimous agreement": 50.0, "% Pairwise agreement": 50.0,
-        # counts (3,0) (1,1): P-bar 1/2, pooled p = 4/5, Pe = 0.68
-        "Fleiss' kappa": (0.5 - 0.68) / 0.32,
-    })  # fmt: skip
-    check(table, "Pooled", {
-        "# Items": 6, "% Of the study": 100.0, "# Pool": 50, "% Sampling fraction": 12.0,
-        "% Unanimous valid": 50.0, "% Majority valid": 400 / 6, "% Unanimous agreement": 400 / 6,
-        "% Pairwise agreement": 100 * (4 + 1 / 3) / 6,
-        # 17 ratings, 12 valid: Pe = (144 + 25)/289; P-bar = (4 + 1/3)/6
-        "Fleiss' kappa": ((4 + 1 / 3) / 6 - 169 / 289) / (1 - 169 / 289),
-    })  # fmt: skip
+    check(
+        table,
+        "SC",
+        {
+            "# Items": 4,
+            "% Of the study": 400 / 6,
+            "# Pool": 40,
+            "% Sampling fraction": 10.0,
+            "% Unanimous valid": 50.0,
+            "% Unanimous valid 95% Wilson low": 100 * sc_low,
+            "% Unanimous valid 95% Wilson high": 100 * sc_high,
+            "% Majority valid": 75.0,
+            "% Unanimous agreement": 75.0,
+            "% Pairwise agreement": 100 * (3 + 1 / 3) / 4,
+            # counts (3,0) (3,0) (2,1) (0,3): P-bar 5/6, p = 2/3, Pe = 5/9
+            "Fleiss' kappa": (5 / 6 - 5 / 9) / (4 / 9),
+        },
+    )
+    check(
+        table,
+        "AA",
+        {
+            "# Items": 2,
+            "% Of the study": 200 / 6,
+            "# Pool": 10,
+            "% Sampling fraction": 20.0,
+            "% Unanimous valid": 50.0,
+            "% Majority valid": 50.0,  # 1 of 2 is no majority
+            "% Unanimous agreement": 50.0,
+            "% Pairwise agreement": 50.0,
+            # counts (3,0) (1,1): P-bar 1/2, pooled p = 4/5, Pe = 0.68
+            "Fleiss' kappa": (0.5 - 0.68) / 0.32,
+        },
+    )
+    check(
+        table,
+        "Pooled",
+        {
+            "# Items": 6,
+            "% Of the study": 100.0,
+            "# Pool": 50,
+            "% Sampling fraction": 12.0,
+            "% Unanimous valid": 50.0,
+            "% Majority valid": 400 / 6,
+            "% Unanimous agreement": 400 / 6,
+            "% Pairwise agreement": 100 * (4 + 1 / 3) / 6,
+            # 17 ratings, 12 valid: Pe = (144 + 25)/289; P-bar = (4 + 1/3)/6
+            "Fleiss' kappa": ((4 + 1 / 3) / 6 - 169 / 289) / (1 - 169 / 289),
+        },
+    )
 
 
 def test_preset_files_print_as_the_paper_and_read_back_exactly() -> None:
@@ -112,8 +140,11 @@ def test_preset_files_print_as_the_paper_and_read_back_exactly() -> None:
         index=["# Items", "# Steps", "% Observed agreement", "Cohen's kappa"],
     )
     assert [format_cell(r, v) for r, v in zip(table.index, table["this study"], strict=True)] == [
-        "10", "6.5", "80.0%", "0.524",
-    ]  # fmt: skip
+        "10",
+        "6.5",
+        "80.0%",
+        "0.524",
+    ]
     md = preset_markdown(table, "Study | A", "a note")
     assert (
         "| % Observed agreement | 80.0% | 94.0% |" in md
@@ -143,17 +174,28 @@ def test_study_presets_and_table2_from_the_store(demo_store: Store, tmp_path) ->
     label(demo_store, "kim", 10, GOOD)  # kim keeps 10 items in the gate: the study's pool
     raters = [_user(demo_store, name) for name in ("una", "vic")]
     study = draw_study(
-        demo_store, lead, dataset="prmbench-step-review", name="pilot", n_items=6, raters=2, seed=1,
+        demo_store,
+        lead,
+        dataset="prmbench-step-review",
+        name="pilot",
+        n_items=6,
+        raters=2,
+        seed=1,
         rater_names=["una", "vic"],
-    )  # fmt: skip
+    )
     dataset = get_dataset(demo_store, "prmbench-step-review")
     for who in raters:
         for _ in range(6):
             got = work.next_item(demo_store, who, dataset, annotate.now_utc())
             annotate.submit(
-                demo_store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
-                payload=LABEL, request_id=str(uuid.uuid4()), seconds_spent=4.0,
-            )  # fmt: skip
+                demo_store,
+                annotator=who,
+                item_id=got.item.item_id,
+                version_id=got.item.version_id,
+                payload=LABEL,
+                request_id=str(uuid.uuid4()),
+                seconds_spent=4.0,
+            )
     v = presets.build_preset(demo_store, lead, "prmbench_v_study", study=study.name)
     check(
         v.table,
@@ -197,8 +239,10 @@ def test_crystal_table_s1_as_a_preset_by_hand() -> None:
 def test_table_s1_preset_from_a_step_match_dataset(demo_store: Store, tmp_path) -> None:
     lead = _user(demo_store, "lead", "admin")
     path = tmp_path / "pairs.jsonl"
-    rows = [{"id": f"p{i}", "predicted": f"step {i}", "reference": f"ref {i}", "similarity": s}
-            for i, s in enumerate([0.1, 0.3, 0.6, 0.9])]  # fmt: skip
+    rows = [
+        {"id": f"p{i}", "predicted": f"step {i}", "reference": f"ref {i}", "similarity": s}
+        for i, s in enumerate([0.1, 0.3, 0.6, 0.9])
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     data.import_file(demo_store, lead, path, format="steppairs", dataset="pairs")
     made = presets.build_preset(demo_store, lead, "crystal_table_s1", dataset="pairs")

@@ -23,8 +23,15 @@ def _rate(store: Store, who: users.Annotator, n: int) -> list[int]:
     for _ in range(n):
         got = work.next_item(store, who, dataset, annotate.now_utc())
         assert got is not None and got.state == "new"
-        annotate.submit(store, annotator=who, item_id=got.item.item_id, version_id=got.item.version_id,
-                        payload=GOOD, request_id=str(uuid.uuid4()), first_label=True)  # fmt: skip
+        annotate.submit(
+            store,
+            annotator=who,
+            item_id=got.item.item_id,
+            version_id=got.item.version_id,
+            payload=GOOD,
+            request_id=str(uuid.uuid4()),
+            first_label=True,
+        )
         done.append(got.item.item_id)
     return done
 
@@ -37,8 +44,16 @@ def drawn(demo_store: Store) -> Store:
     lead = _annotator(demo_store, "lead", "admin")
     bea = _annotator(demo_store, "bea")
     _annotator(demo_store, "cid"), _annotator(demo_store, "dan")
-    draw_study(demo_store, lead, dataset=DATASET, name="s", n_items=3, raters=2, stratify_by=None,
-               rater_names=["bea", "cid"])  # fmt: skip
+    draw_study(
+        demo_store,
+        lead,
+        dataset=DATASET,
+        name="s",
+        n_items=3,
+        raters=2,
+        stratify_by=None,
+        rater_names=["bea", "cid"],
+    )
     _rate(demo_store, bea, 1)
     users.remove_user(demo_store, "bea")
     return demo_store

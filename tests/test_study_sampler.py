@@ -57,17 +57,27 @@ def test_a_kept_only_study_draws_from_kept_items_and_assigns_unseen_raters(demo_
     for _ in range(5):  # ann's labels: one annotator per item keeps it (the dataset's default)
         got = work.next_item(demo_store, ann, dataset, annotate.now_utc())
         annotate.submit(
-            demo_store, annotator=ann, item_id=got.item.item_id, version_id=got.item.version_id,
+            demo_store,
+            annotator=ann,
+            item_id=got.item.item_id,
+            version_id=got.item.version_id,
             payload={"original": "correct", "modification": "reasonable", "difficulty": "easy"},
-            request_id=str(uuid.uuid4()), seconds_spent=3.0,
-        )  # fmt: skip
+            request_id=str(uuid.uuid4()),
+            seconds_spent=3.0,
+        )
         done.append(got.item.item_id)
     kept = set(demo_store.fetchall("SELECT item_id FROM item_state WHERE status = 'complete'"))
     assert {(i,) for i in done} == kept
     study = draw_study(
-        demo_store, lead, dataset=DATASET, name="iaa", n_items=4, raters=2, seed=2,
+        demo_store,
+        lead,
+        dataset=DATASET,
+        name="iaa",
+        n_items=4,
+        raters=2,
+        seed=2,
         rater_names=["ann", "bea", "cid"],
-    )  # fmt: skip
+    )
     assert study.kept_only
     drawn = set(studies.study_items(demo_store, study.id)["item_id"])
     assert drawn <= set(done)

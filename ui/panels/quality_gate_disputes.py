@@ -129,8 +129,10 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Accordion:
         with gr.Row(equal_height=True):
             criteria = gr.CheckboxGroup(
                 [(f"{k.upper()} {c.name}", k) for k, c in CRITERIA.items()],
-                label="Criteria that hold", elem_id="qg-dispute-criteria", scale=3,
-            )  # fmt: skip
+                label="Criteria that hold",
+                elem_id="qg-dispute-criteria",
+                scale=3,
+            )
             stands = gr.Radio(
                 [OWN_STEPS], value=OWN_STEPS, label="Steps that stand", elem_id="qg-dispute-stands"
             )

@@ -227,13 +227,23 @@ def on_show(
     dataset = dataset if dataset in names else (names[0] if names else None)
     picker = gr.update(choices=names, value=dataset)
     if dataset is None:
-        return {**_refused(), "refusal": gr.update(visible=False), "content": gr.update(visible=True),
-                "dataset": picker, "status": "No datasets yet: import one in Data."}  # fmt: skip
+        return {
+            **_refused(),
+            "refusal": gr.update(visible=False),
+            "content": gr.update(visible=True),
+            "dataset": picker,
+            "status": "No datasets yet: import one in Data.",
+        }
     try:
         report = scores.score_report(ctx.store, user, dataset, prmscore_undefined=convention or "zero")
     except ServiceError as exc:
-        return {**_refused(), "refusal": gr.update(visible=False), "content": gr.update(visible=True),
-                "dataset": picker, "status": escape_text(str(exc))}  # fmt: skip
+        return {
+            **_refused(),
+            "refusal": gr.update(visible=False),
+            "content": gr.update(visible=True),
+            "dataset": picker,
+            "status": escape_text(str(exc)),
+        }
     model = model if model in report.models else (report.models[0] if report.models else None)
     bars, reliability = scores.figures(report)
     status = (
@@ -388,8 +398,12 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
             gr.Markdown("### Import predictions", elem_classes=["qc-heading"])
             gr.Markdown(HELP, elem_classes=["qc-note"])
             with gr.Row(equal_height=True):
-                upload = gr.File(label="Predictions (JSONL)", file_types=[".jsonl", ".json"], height=120,
-                                 elem_id="sc-upload")  # fmt: skip
+                upload = gr.File(
+                    label="Predictions (JSONL)",
+                    file_types=[".jsonl", ".json"],
+                    height=120,
+                    elem_id="sc-upload",
+                )
                 upload_model = gr.Textbox(label="Model name", elem_id="sc-upload-model")
                 do_import = gr.Button("Import predictions", variant="primary", elem_id="sc-import")
             import_status = gr.Markdown("", elem_id="sc-import-status")
