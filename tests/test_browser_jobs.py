@@ -19,6 +19,24 @@ expect.set_options(timeout=20_000)
 PASSWORD = "jobs-password-1"
 WAITING = "waiting for a generator: set one in Jobs"
 
+# Each visible header of a table and the lines its words take: a word broken inside ("ve rs io n")
+# takes more lines than the header has words.
+_HEADER_LINES = """(root) => [...root.querySelectorAll('th')].filter(th => th.offsetParent !== null).map(th => {
+  const tops = new Set(), walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    const range = document.createRange(); range.selectNodeContents(node);
+    for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+  }
+  return [th.innerText.trim(), tops.size];
+}).filter(([text]) => text)"""
+
+
+def broken_headers(page, selector: str) -> list[tuple[str, int]]:
+    """The headers of a table whose words were broken inside (more lines than words)."""
+    rows = page.locator(selector).evaluate(_HEADER_LINES)
+    assert rows, f"no headers in {selector}"
+    return [(text, lines) for text, lines in rows if lines > len(text.split())]
+
 
 def test_a_rejected_item_waits_for_a_generator_then_runs_once_one_is_set(tmp_path: Path, page, chat) -> None:  # noqa: F811
     db = tmp_path / "jobs.duckdb"
@@ -37,6 +55,8 @@ def test_a_rejected_item_waits_for_a_generator_then_runs_once_one_is_set(tmp_pat
         expect(standing).not_to_contain_text("no generator is configured")
         expect(page.locator("#jobs-table")).to_contain_text(WAITING)
         expect(page.locator("#jobs-table")).to_contain_text("0/3")  # no attempt spent
+        for table in ("#jobs-table", "#jobs-standing"):  # "jo b", "atte mpts", "ve rs io n" before
+            assert broken_headers(page, table) == []
         # Job id starts empty (empty: every failed job), not 0.
         expect(page.locator("#jobs-id input, #jobs-id textarea").first).to_have_value("")
         page.locator("#jobs-perturb").get_by_text("Start a perturbation check").click()
