@@ -254,7 +254,7 @@ def _first_object_keys(path: Path) -> set[str]:
             if seen >= _DETECT_LINES:
                 break
     if seen == 0:
-        raise ImportFormatError(name, "is empty: nothing to import")
+        raise ImportFormatError(name, "the file is empty, so there is nothing to import")
     raise ImportFormatError(
         name, f"no JSON object in its first {seen} non-blank lines; cannot tell the format"
     )
@@ -264,7 +264,11 @@ def _non_empty(name: str, rows: Iterator[Row], *, header_only: bool) -> Iterator
     """The rows, or ImportFormatError if there are none: an empty file is a mistake worth saying."""
     first = next(rows, None)
     if first is None:
-        reason = "has column names but no data rows" if header_only else "is empty: nothing to import"
+        reason = (
+            "the file has column names but no data rows"
+            if header_only
+            else "the file is empty, so there is nothing to import"
+        )
         raise ImportFormatError(name, reason)
     return itertools.chain([first], rows)
 

@@ -241,7 +241,7 @@ def _stage_file(
             )
             good += _stage_chunks(parsed, rest, skip_bad, spill)
         if not parsed.lines_read:
-            raise ImportFormatError(path.name, "is empty: nothing to import")
+            raise ImportFormatError(path.name, "the file is empty, so there is nothing to import")
         return parsed, good
     finally:
         if worker is not None and worker.poll() is None:

@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from qc.generators import AnswerError
@@ -29,7 +30,7 @@ from services import logs, perturbation
 from services.access import require_admin
 from services.clock import now_utc
 from services.errors import InvalidInput, ServiceError, from_store
-from services.generation import GenerationError
+from services.generation import GenerationError, GeneratorConfig
 from services.generator_settings import generator_config
 from services.hooks import HOOKS
 from store import datasets, items, state
@@ -41,6 +42,7 @@ from store.users import Annotator
 from tasks import PERTURBATION_CHECK, spec_for
 
 __all__ = [
+    "WAITING_FOR_GENERATOR",
     "Job",
     "RunSummary",
     "Worker",
@@ -52,10 +54,22 @@ __all__ = [
     "run_one",
     "run_pending",
     "standing",
+    "waiting_kinds",
 ]
 
 HEARTBEAT_SECONDS = 15.0  # a running job's worker says it is alive this often
 STALE_SECONDS = 60.0  # a running job without a heartbeat this long was left by a worker that stopped
+
+
+# A job whose generator is not configured waits in this state, spending no attempt, until an admin
+# configures one (then the worker runs it within seconds).
+WAITING_FOR_GENERATOR = "waiting for a generator: set one in Jobs"
+
+
+def waiting_kinds(config: GeneratorConfig) -> tuple[str, ...]:
+    """The job kinds that wait for a generator: regenerations without a text backend, the judge without
+    its own (perturbations of images need none; of text, their check says so)."""
+    return ("regenerate",) * (config.backend == "none") + ("judge",) * (config.judge_backend == "none")
 
 
 def worker_name(role: str = "app") -> str:
@@ -92,7 +106,8 @@ def run_one(
     heartbeat_seconds: float = HEARTBEAT_SECONDS,
 ) -> Job | None:
     """Claim the next due job and run it; returns it as it ended (None when nothing is due)."""
-    job = queue.claim(store, worker, now_utc())
+    config = generator_config(store)
+    job = queue.claim(store, worker, now_utc(), skip=waiting_kinds(config))
     if job is None:
         return None
     handler = HOOKS.job_runner(job.kind)
@@ -101,7 +116,7 @@ def run_one(
         if handler is None:
             raise GenerationError(f"no handler for jobs of kind {job.kind!r}")
         with _heartbeat(store, job, worker, heartbeat_seconds):
-            handler(store, job, worker, generator_config(store))
+            handler(store, job, worker, config)
     except (GenerationError, AnswerError, ServiceError, StoreRequestError, OSError, ValueError) as exc:
         error = type(exc).__name__
         queue.fail(store, job.id, worker, str(exc), now_utc(), backoff_seconds)
@@ -128,9 +143,11 @@ class RunSummary:
     done: int = 0
     retrying: int = 0
     failed: int = 0
+    waiting: int = 0  # queued for a generator that is not configured
 
     def line(self) -> str:
-        return f"{self.done} done, {self.retrying} to retry after a backoff, {self.failed} failed"
+        waiting = f", {self.waiting} {WAITING_FOR_GENERATOR}" if self.waiting else ""
+        return f"{self.done} done, {self.retrying} to retry after a backoff, {self.failed} failed{waiting}"
 
 
 _RUNNING: dict[int, Worker] = {}  # the app's worker per store, so that `jobs run` in the app shares it
@@ -162,6 +179,10 @@ def run_pending(
             summary.retrying += 1
         if progress is not None:
             progress(job)
+    skipped = waiting_kinds(generator_config(store))
+    summary.waiting = sum(
+        1 for j in queue.list_jobs(store, status="queued", limit=100_000) if j.kind in skipped
+    )
     return summary
 
 
@@ -258,7 +279,7 @@ def job_rows(store: Store, user: Annotator | None, status: str | None = None) ->
     """The jobs as admins read them: what, for which item, where it stands, its last error."""
     found = list_jobs(store, user, status)[:300]
     names = _item_names(store, {j.item_id for j in found})
-    now = now_utc()
+    now, waiting = now_utc(), waiting_kinds(generator_config(store))
     return [
         {
             "job": j.id,
@@ -266,7 +287,7 @@ def job_rows(store: Store, user: Annotator | None, status: str | None = None) ->
             "loop": j.loop or "",
             "dataset": names.get(j.item_id, ("?", "?"))[0],
             "item": names.get(j.item_id, ("?", str(j.item_id)))[1],
-            "status": "waiting (backoff)" if j.waiting(now) else j.status,
+            "status": _where(j, now, waiting),
             "attempts": f"{j.attempts}/{j.max_attempts}",
             "why": j.reason or "",
             "last error": j.error or "",
@@ -276,6 +297,13 @@ def job_rows(store: Store, user: Annotator | None, status: str | None = None) ->
     ]
 
 
+def _where(job: Job, now: datetime, waiting: tuple[str, ...]) -> str:
+    """Where a job stands: its status, or what it waits for."""
+    if job.status == "queued" and job.kind in waiting:
+        return WAITING_FOR_GENERATOR
+    return "waiting (backoff)" if job.waiting(now) else job.status
+
+
 def standing(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
     """Every item sent back (rejected, failed, waiting for a variant, with the judge) and where it
     stands: regenerating, waiting, or failed with the reason; nothing sent back goes unlisted."""
@@ -283,6 +311,7 @@ def standing(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
         require_admin(user)
     rows = []
     now = now_utc()
+    waiting = waiting_kinds(generator_config(store))
     for dataset in datasets.list_datasets(store):
         if not spec_for(dataset.task).regenerate_on_reject:
             continue
@@ -292,17 +321,17 @@ def standing(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
                 history = queue.item_jobs(store, item_id)
                 job = history[-1] if history else None
                 st = state.get_item_state(store, item_id)
+                decided = str((st.decision or {}).get("reason", "")) if st else ""
                 if job is None:
-                    where, why = "no job", "no regeneration was queued"
-                elif job.status == "running":
-                    where, why = "regenerating", job.reason or ""
-                elif job.status == "queued":
-                    where = "waiting (backoff)" if job.waiting(now) else "queued"
-                    why = job.error or job.reason or ""
-                elif job.status == "failed":
-                    where, why = "job failed", job.error or ""
+                    where, why = "no job", decided or "no regeneration was queued"
+                elif job.status in ("queued", "running", "failed"):
+                    where = {"running": "regenerating", "failed": "job failed"}.get(
+                        job.status, _where(job, now, waiting)
+                    )
+                    # The annotator's reason (a reject's note), else why the job was queued.
+                    why = str(job.payload.get("reason") or "") or job.reason or ""
                 else:
-                    where, why = status, str((st.decision or {}).get("reason", "")) if st else ""
+                    where, why = status, decided
                 rows.append(
                     {
                         "dataset": dataset.name,
@@ -311,6 +340,7 @@ def standing(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
                         "state": status,
                         "standing": where,
                         "reason": why,
+                        "last error": (job.error or "") if job is not None and job.status != "done" else "",
                         "jobs": len(history),
                     }
                 )

@@ -156,17 +156,21 @@ def enqueue(
     return written(get_job(tx, int(job_id)), f"job {job_id}")
 
 
-def claim(store: Store, worker: str, now: datetime, kinds: tuple[str, ...] = ()) -> Job | None:
-    """The oldest queued job whose backoff is over, now running for this worker (attempts + 1)."""
+def claim(
+    store: Store, worker: str, now: datetime, kinds: tuple[str, ...] = (), skip: tuple[str, ...] = ()
+) -> Job | None:
+    """The oldest queued job whose backoff is over, now running for this worker (attempts + 1); jobs of
+    the kinds in `skip` stay queued (their generator is not configured: they wait, spending nothing)."""
     kind_rule = f" AND kind IN ({', '.join('?' * len(kinds))})" if kinds else ""
+    kind_rule += f" AND kind NOT IN ({', '.join('?' * len(skip))})" if skip else ""
     due = (
         f"SELECT id FROM jobs WHERE status = 'queued' AND (run_after IS NULL OR run_after <= ?){kind_rule} "
         "ORDER BY coalesce(run_after, created_at), id LIMIT 1"
     )
-    if store.fetchone(due, [now, *kinds]) is None:  # an idle worker polls without taking the write lock
+    if store.fetchone(due, [now, *kinds, *skip]) is None:  # an idle worker polls without the write lock
         return None
     with store.writing() as tx:
-        row = tx.fetchone(due, [now, *kinds])
+        row = tx.fetchone(due, [now, *kinds, *skip])
         if row is None:
             return None
         tx.execute(

@@ -188,13 +188,29 @@ def test_a_job_stops_at_its_attempt_limit_and_an_admin_sees_why_and_retries(
     _back_in_the_gate_and_accepted(demo_store, before)
 
 
-def test_backoff_doubles_and_holds_a_job_back(demo_store: Store) -> None:
-    _reject_one(demo_store)  # no backend configured: every attempt fails, saying how to set one
+def test_without_a_generator_a_rejected_item_waits_spending_no_attempt_then_runs(demo_store: Store) -> None:
+    before = _reject_one(demo_store)  # a fresh install: no generator configured
+    summary = jobs.run_pending(demo_store, backoff_seconds=0.0)
+    (job,) = queue.list_jobs(demo_store)
+    assert summary.done == summary.failed == summary.retrying == 0 and summary.waiting == 1
+    assert job.status == "queued" and job.attempts == 0 and not job.error
+    assert jobs.WAITING_FOR_GENERATOR in summary.line()
+    admin = users.add_user(demo_store, "ada", "admin")
+    (row,) = jobs.standing(demo_store, admin)
+    assert row["standing"] == jobs.WAITING_FOR_GENERATOR and row["reason"] == REJECT["reason"]
+    assert jobs.job_rows(demo_store, admin)[0]["status"] == jobs.WAITING_FOR_GENERATOR
+    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    assert jobs.run_pending(demo_store).done == 1  # configured: the waiting job runs, no retry needed
+    _back_in_the_gate_and_accepted(demo_store, before)
+
+
+def test_backoff_doubles_and_holds_a_job_back(demo_store: Store, monkeypatch) -> None:
+    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    monkeypatch.setenv("FAKE_GENERATOR_MODE", "fail")  # every attempt fails, saying why
+    _reject_one(demo_store)
     summary = jobs.run_pending(demo_store, backoff_seconds=60.0)
     (job,) = queue.list_jobs(demo_store)
-    assert (
-        summary.retrying == 1 and job.waiting(now_utc()) and "no generator is configured" in (job.error or "")
-    )
+    assert summary.retrying == 1 and job.waiting(now_utc()) and "the pipeline is down" in (job.error or "")
     assert jobs.run_pending(demo_store).done == 0  # still backing off: nothing runs
     first_wait = job.run_after - job.updated_at  # type: ignore[operator]
     assert 59 <= first_wait.total_seconds() <= 61
@@ -325,13 +341,13 @@ def test_the_jobs_verbs_configure_run_list_and_retry(tmp_path: Path, capsys) -> 
         out = capsys.readouterr()
         return code, out.out, out.err
 
-    code, out, _ = run("jobs", "run")
-    assert code == 1 and "0 done" in out and "1 failed" in out
-    code, out, _ = run("jobs", "list", "--status", "failed")
-    assert "regenerate" in out and "no generator is configured" in out and "attempt 1/1" in out
+    code, out, _ = run("jobs", "run")  # no generator: the job waits for one, spending no attempt
+    assert code == 0 and "0 done" in out and "0 failed" in out and "1 waiting for a generator" in out
+    code, out, _ = run("jobs", "list", "--status", "queued")
+    assert "regenerate" in out and "attempt 0/1" in out
     code, out, _ = run("jobs", "config", "backend=command", f"command={' '.join(FAKE)}")
     assert code == 0 and '"backend": "command"' in out and "fake_generator.py" in out
-    assert run("jobs", "retry")[1].startswith("queued again: 1")
+    assert run("jobs", "retry")[1].startswith("queued again: 0")  # nothing failed
     code, out, _ = run("jobs", "run")
     assert code == 0 and "1 done" in out
     code, out, _ = run("jobs", "perturb", GATE, "--dataset", "figures", "--type", "image", "--limit", "2")
@@ -396,14 +412,13 @@ def test_every_item_sent_back_is_listed_with_where_it_stands_and_loop_two_stops_
     demo_store: Store,
 ) -> None:
     generator_settings.configure(demo_store, None, {"loop2_max_restarts": 1, "job_max_attempts": 1})
-    first = _reject_one(demo_store)  # no backend: its job fails, saying why
+    first = _reject_one(demo_store)  # no backend: its job waits for one, with the annotator's reason
     jobs.run_pending(demo_store)
     admin = users.add_user(demo_store, "ada", "admin")
     (row,) = jobs.standing(demo_store, admin)
-    assert row["item"] == first.external_id and row["standing"] == "job failed"
-    assert "no generator is configured" in row["reason"]
+    assert row["item"] == first.external_id and row["standing"] == jobs.WAITING_FOR_GENERATOR
+    assert row["reason"] == REJECT["reason"] and not row["last error"]
     generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
-    jobs.retry(demo_store, admin)
     jobs.run_pending(demo_store)
     assert jobs.standing(demo_store, admin) == []  # back in the gate, open
     again = _label(

@@ -2,7 +2,7 @@
 
 Gradio's Dataframe imports pandas for every value it shows, the empty one each panel starts with
 included, so building the app alone would load pandas and pyarrow (69 MB resident, see
-ui/web/deferred.py). `Table` shows nothing, or rows given as ``{"headers": [...], "data": [[...]]}``,
+ui/web/deferred.py). Its headers wrap between words only (ui/css/base.css). `Table` shows nothing, or rows given as ``{"headers": [...], "data": [[...]]}``,
 itself; a pandas frame still goes through Gradio's own code (and loads pandas: it is in use then).
 """
 

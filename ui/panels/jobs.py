@@ -77,9 +77,15 @@ def on_refresh(ctx: AppContext, status: str | None, request: gr.Request) -> dict
 def on_retry(ctx: AppContext, job_id: Any, status: str | None, request: gr.Request) -> dict[str, Any]:
     user = require_admin(ctx, request)
     try:
-        count = jobs.retry(ctx.store, user, int(job_id) if job_id else None)
-    except (ServiceError, ValueError) as exc:
+        count = jobs.retry(ctx.store, user, int(str(job_id).strip()) if str(job_id or "").strip() else None)
+    except ServiceError as exc:
         return {"status_line": refusal(str(exc))}
+    except ValueError:
+        return {
+            "status_line": refusal(
+                "A job id is a number: give one, or leave it empty to retry every failed job."
+            )
+        }
     return {**on_refresh(ctx, status, request), "status_line": said(f"Queued again: {count} failed jobs.")}
 
 
@@ -164,8 +170,12 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             )
             refresh = gr.Button("Refresh", size="sm", elem_id="jobs-refresh")
             run = gr.Button("Run due jobs now", size="sm", elem_id="jobs-run")
-            job_id = gr.Number(
-                value=None, label="Job id (empty: every failed job)", precision=0, elem_id="jobs-id"
+            job_id = gr.Textbox(  # a Number shows 0 when empty: "retry job 0" is not what empty means
+                value="",
+                label="Job id",
+                placeholder="empty: every failed job",
+                max_lines=1,
+                elem_id="jobs-id",
             )
             retry = gr.Button("Retry failed", size="sm", elem_id="jobs-retry")
         warnings = gr.Markdown(elem_id="jobs-warnings")
@@ -189,14 +199,11 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 model = gr.Textbox(label="Model", elem_id="jobs-model")
                 api_key = gr.Textbox(label="Key (empty: keep)", type="password", elem_id="jobs-key")
             save = gr.Button("Save generator settings", size="sm", elem_id="jobs-save")
-            with gr.Row():
-                kind = gr.Dropdown(
-                    list(KINDS), value="synonym", label="Prompt of", scale=0, elem_id="jobs-kind"
-                )
-                save_prompt = gr.Button("Save prompt", size="sm", elem_id="jobs-save-prompt")
+            kind = gr.Dropdown(list(KINDS), value="synonym", label="Prompt of", elem_id="jobs-kind")
             prompt = gr.Textbox(
                 lines=8, label="Prompt template ($fields are filled per job)", elem_id="jobs-prompt"
             )
+            save_prompt = gr.Button("Save prompt", size="sm", elem_id="jobs-save-prompt")
         with gr.Accordion("Start a perturbation check (ConfProBench)", open=False, elem_id="jobs-perturb"):
             with gr.Row():
                 source = gr.Dropdown([], label="From dataset", elem_id="jobs-source")
@@ -204,7 +211,14 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 check_kind = gr.Dropdown(
                     list(PERTURBATION_TYPES), value="image", label="Perturbation", elem_id="jobs-check-kind"
                 )
-                limit = gr.Number(label="At most (units)", precision=0, elem_id="jobs-limit")
+                limit = gr.Number(
+                    value=None,
+                    label="At most (units)",
+                    info="How many steps or images of the source dataset the check takes; 0 or empty: all",
+                    precision=0,
+                    minimum=0,
+                    elem_id="jobs-limit",
+                )
             create = gr.Button("Create and queue", size="sm", elem_id="jobs-create")
 
     view = Outputs(
