@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from store.demo import populate_demo
 
+from services.demo import populate_demo
 from store import Store, users
 from tests.browser_support import Server, login, running, screenshot
 
