@@ -13,18 +13,21 @@ from pathlib import Path
 from services.access import may_see_archived, require_dataset_keeper
 from services.errors import InvalidInput, NotFound
 from store import datasets
+from store.assignments import progress
 from store.datasets import Dataset
 from store.db import Store
 from store.users import Annotator
 
 __all__ = [
     "EXPORT_FORMAT",
+    "QueueRow",
     "Removal",
     "archive",
     "removal_summary",
     "remove",
     "restore",
     "visible_datasets",
+    "work_queue",
 ]
 
 EXPORT_FORMAT = "stepgate-jsonl"  # the export that keeps everything: items, versions, the log, gold, studies
@@ -35,6 +38,31 @@ class Removal:
     dataset: str
     counts: dict[str, int]  # what was deleted, by kind
     exported_to: Path | None
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """One dataset on Home: the user's own counts; for admins, its items per gating state too."""
+
+    dataset: Dataset
+    total: int
+    mine: int  # items this user labelled
+    states: dict[str, int] | None  # admins only: never an annotator's (it moves with others' labels)
+
+    @property
+    def left(self) -> int:
+        """Items not yet labelled by this user: depends on their own labels only."""
+        return max(0, self.total - self.mine)
+
+
+def work_queue(store: Store, user: Annotator) -> list[QueueRow]:
+    """Home's rows: every dataset the user may see, with what is left for them; states for admins."""
+    rows = []
+    for d in visible_datasets(store, user):
+        counts = progress(store, d.id, user.id)
+        states = datasets.state_counts(store, d.id) if user.is_admin else None
+        rows.append(QueueRow(d, counts["total"], counts["mine"], states))
+    return rows
 
 
 def visible_datasets(store: Store, user: Annotator, task: str | None = None) -> list[Dataset]:

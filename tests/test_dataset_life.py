@@ -135,3 +135,34 @@ def test_a_confirmed_removal_frees_the_name_for_a_new_import(store: Store) -> No
         write_records(tx, "wrong", "step_review", _records(1, "again"), "test")
     again = dataset_store.get_dataset(store, "wrong")
     assert again is not None and dataset_store.removal_counts(store, again)["items"] == 1
+
+
+def test_home_queue_shows_an_annotator_their_own_work_only_and_admins_the_states(store: Store) -> None:
+    ann, admin = _two_datasets_with_work(store)
+    mine = {
+        row.dataset.name: (row.total, row.mine, row.left, row.states)
+        for row in datasets.work_queue(store, ann)
+    }
+    assert mine == {"wrong": (3, 1, 2, None), "kept": (2, 1, 1, None)}
+    # another annotator's label changes nothing an annotator's Home shows (blind), and the admin's states
+    other = users.add_user(store, "bob")
+    kept = dataset_store.get_dataset(store, "kept")
+    assert kept is not None
+    claim = assignments.claim_next(store, other.id, kept.id, lease_seconds=60, now=T0)
+    assert claim is not None
+    item = get_item(store, claim.item_id)
+    annotate.submit(
+        store, annotator=other, item_id=item.item_id, version_id=item.version_id, payload=REVIEW,
+        request_id="r-bob", now=T0,
+    )  # fmt: skip
+    again = {
+        row.dataset.name: (row.total, row.mine, row.left, row.states)
+        for row in datasets.work_queue(store, ann)
+    }
+    assert again == mine
+    states = {row.dataset.name: row.states for row in datasets.work_queue(store, admin)}
+    assert states["kept"] is not None and sum(states["kept"].values()) == 2
+    assert states["kept"].get("open", 0) < 2  # labels settle step-review items (one annotator each)
+    datasets.archive(store, admin, "wrong")
+    assert [row.dataset.name for row in datasets.work_queue(store, ann)] == ["kept"]
+    assert [row.dataset.name for row in datasets.work_queue(store, admin)] == ["wrong", "kept"]
