@@ -74,3 +74,21 @@ def test_home_opens_the_panel_on_a_dataset_and_an_archived_import_leaves_it(tmp_
         page.locator("#ee-dataset input").click()
         expect(page.get_by_role("option", name="qwq-earliest-error", exact=True)).to_be_visible()
         expect(page.get_by_role("option", name="second-earliest", exact=True)).to_have_count(0)
+
+
+def test_a_link_with_tab_and_dataset_opens_there_and_survives_a_reload(tmp_path: Path, page) -> None:
+    db = _database(tmp_path)
+    with running(db, "--team") as server:
+        login(page, server.url, "ann", "ann-password-1")
+        page.goto(server.url.rstrip("/") + "/?tab=earliest_error&dataset=second-earliest")
+        expect(page.get_by_role("tab", name="Earliest error")).to_have_attribute("aria-selected", "true")
+        expect(page.locator("#ee-dataset input")).to_have_value("second-earliest")
+        page.reload()
+        expect(page.get_by_role("tab", name="Earliest error")).to_have_attribute("aria-selected", "true")
+        expect(page.locator("#ee-dataset input")).to_have_value("second-earliest")
+        page.get_by_role("tab", name="Home").click()
+        page.wait_for_function("() => window.location.search.includes('tab=home')")
+        page.goto(server.url.rstrip("/") + "/?tab=no-such-tab&dataset=no-such-dataset")  # ignored
+        page.wait_for_selector("#logout-link")
+        expect(page.get_by_role("tab", name="Home")).to_have_attribute("aria-selected", "true")
+        expect(page.locator("#home-work")).to_contain_text("second-earliest")
