@@ -366,7 +366,7 @@ CREATE INDEX steps_version ON steps (version_id)
 # Archived datasets (issue 29): hidden from annotators everywhere, kept whole, exportable, restorable.
 # A time, not a flag, so the Data panel can say since when; NULL = in use.
 _V14_ARCHIVED_DATASETS = """
-ALTER TABLE datasets ADD COLUMN archived_at TIMESTAMP
+ALTER TABLE datasets ADD COLUMN IF NOT EXISTS archived_at TIMESTAMP
 """
 
 MIGRATIONS: list[tuple[int, str, str]] = [
