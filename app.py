@@ -123,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(rm)
     rm.add_argument("name")
 
-    ds = verbs.add_parser("datasets", help="list datasets or change their quorum and assignment settings")
+    ds = verbs.add_parser(
+        "datasets", help="list datasets, change their settings, archive, restore or remove one"
+    )
     dverbs = ds.add_subparsers(dest="datasets_verb", metavar="ACTION", required=True)
     _add_db(dverbs.add_parser("list", help="list datasets with their task, size and settings"))
     dset = dverbs.add_parser(
@@ -132,6 +134,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(dset)
     dset.add_argument("name")
     dset.add_argument("settings", nargs="+", metavar="KEY=VALUE")
+    for action, said in (
+        ("archive", "hide a dataset from annotators everywhere; kept whole, exportable"),
+        ("restore", "show an archived dataset to annotators again"),
+    ):
+        life = dverbs.add_parser(action, help=said)
+        _add_db(life)
+        life.add_argument("name")
+    drm = dverbs.add_parser(
+        "remove", help="delete a dataset and its items, versions, labels, jobs, gold and studies (said first)"
+    )
+    _add_db(drm)
+    drm.add_argument("name")
+    drm.add_argument("--export", metavar="PATH", help="write it as stepgate-jsonl to PATH first, then remove")
+    drm.add_argument("--yes", action="store_true", help="remove it without an export")
 
     study = verbs.add_parser(
         "study",

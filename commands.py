@@ -126,7 +126,12 @@ def cmd_datasets(args: argparse.Namespace, store: Store) -> int:
         for row in data.dataset_rows(store, None):
             d, p = row.dataset, row.counts
             settings = d.all_settings()
-            print(f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled\t{json.dumps(settings)}")
+            kept = "\tarchived" if d.archived else ""
+            print(
+                f"{d.name}\t{d.task}\t{p['total']} items, {p['settled']} settled{kept}\t{json.dumps(settings)}"
+            )
+    elif args.datasets_verb in ("archive", "restore", "remove"):
+        return _dataset_life(args, store)
     else:
         changes = {}
         for pair in args.settings:
@@ -139,6 +144,27 @@ def cmd_datasets(args: argparse.Namespace, store: Store) -> int:
             changes[key.strip()] = int(value) if value.lstrip("-").isdigit() else value
         d = data.update_settings(store, None, args.name, changes)
         print(f"{d.name}: {json.dumps(d.settings)}")
+    return 0
+
+
+def _dataset_life(args: argparse.Namespace, store: Store) -> int:
+    from services import datasets
+
+    if args.datasets_verb == "archive":
+        datasets.archive(store, None, args.name)
+        print(f"archived {args.name}: hidden from annotators, kept whole (datasets restore {args.name})")
+    elif args.datasets_verb == "restore":
+        datasets.restore(store, None, args.name)
+        print(f"restored {args.name}: annotators see it again")
+    else:
+        print(datasets.removal_summary(store, None, args.name))
+        if not (args.yes or args.export):
+            print("nothing removed: give --export PATH to write it first, or --yes to remove it without one")
+            return 1
+        export_to = Path(args.export) if args.export else None
+        gone = datasets.remove(store, None, args.name, confirmed=args.yes, export_to=export_to)
+        kept = f" (exported to {gone.exported_to} first)" if gone.exported_to else ""
+        print(f"removed {gone.dataset}{kept}")
     return 0
 
 
@@ -503,7 +529,7 @@ def client_side_argv(args: argparse.Namespace, argv: list[str]) -> list[str]:
     }.get(args.verb)
     for k, token in enumerate(argv):
         previous = argv[k - 1] if k else ""
-        if previous in ("--out", "--report", "--plot") or (
+        if previous in ("--out", "--report", "--plot", "--export") or (
             positional_path is not None and token == positional_path
         ):
             fixed.append(str(Path(token).resolve()))

@@ -14,7 +14,9 @@ __all__ = [
     "AUDIENCES",
     "may_fetch_file",
     "may_open_panel",
+    "may_see_archived",
     "require_admin",
+    "require_dataset_keeper",
     "require_reviewer",
     "require_uploader",
 ]
@@ -31,6 +33,17 @@ def require_admin(user: Annotator) -> Annotator:
     if not user.is_admin:
         raise NotAllowed(f"{user.name} is an {user.role}: only an admin can do this.")
     return user
+
+
+def require_dataset_keeper(actor: Annotator | None) -> None:
+    """Archive, restore or remove a dataset: admins, and the operator at the command line (None)."""
+    if actor is not None and not actor.is_admin:
+        raise NotAllowed(f"{actor.name} is an {actor.role}: only an admin archives or removes a dataset.")
+
+
+def may_see_archived(user: Annotator) -> bool:
+    """Archived datasets are hidden from everyone but admins (kept whole for them, exportable)."""
+    return user.is_admin
 
 
 def require_uploader(user: Annotator) -> Annotator:

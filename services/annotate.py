@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from services import studies as study_service
+from services.access import may_see_archived
 from services.clock import now_utc
 from services.dataset_settings import label_limits, settings_of
 from services.decide import settle
@@ -87,7 +88,8 @@ class DatasetWork:
 
 def my_work(store: Store, user: Annotator) -> list[DatasetWork]:
     """Every dataset with the user's own progress (and, for reviewers, its settled counts)."""
-    return [DatasetWork(d, progress(store, user, d)) for d in datasets.list_datasets(store)]
+    shown = datasets.list_datasets(store, archived=None if may_see_archived(user) else False)
+    return [DatasetWork(d, progress(store, user, d)) for d in shown]
 
 
 def why_nothing_left(store: Store, user: Annotator, dataset: Dataset, now: datetime | None = None) -> str:
@@ -127,6 +129,8 @@ def _seen_by(store: Store, user: Annotator, found: WorkItem | None) -> WorkItem 
 
 
 def _navigate(call: Any, store: Store, user: Annotator, *args: Any) -> WorkItem | None:
+    if args and isinstance(args[0], Dataset) and args[0].archived and not may_see_archived(user):
+        raise NotFound(f"there is no dataset named {args[0].name!r}")  # archived: as if it were not
     try:
         return _seen_by(store, user, call(store, user, *args))
     except WorkError as exc:

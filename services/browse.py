@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from services.access import require_reviewer
+from services.access import may_see_archived, require_reviewer
 from services.errors import InvalidInput, NotAllowed, NotFound
 from services.exports import ItemSelection, Progress, Written, export
 from store.browse import (
@@ -34,6 +34,7 @@ from store.browse import (
     matching_item_ids,
     step_count_rows,
 )
+from store.datasets import list_datasets
 from store.items import ItemView, get_item
 from store.state import ItemState, get_item_state
 from store.users import Annotator
@@ -128,8 +129,13 @@ def _scoped(user: Annotator, f: BrowseFilter) -> BrowseFilter:
 
 
 def choices(store: Store, user: Annotator) -> dict[str, list[str]]:
-    """The filter's choices (names of datasets, sources, error types: nobody's labels)."""
-    return filter_choices(store)
+    """The filter's choices (names of datasets, sources, error types: nobody's labels); archived
+    datasets for admins only."""
+    found = filter_choices(store)
+    if not may_see_archived(user):
+        hidden = {d.name for d in list_datasets(store, archived=True)}
+        found["dataset"] = [name for name in found["dataset"] if name not in hidden]
+    return found
 
 
 def search(store: Store, user: Annotator, f: BrowseFilter, page: int = 0) -> Page:

@@ -33,7 +33,9 @@ class PanelStatistics:
 
 
 def dataset_names(store: Store, task: str) -> list[str]:
-    return [d.name for d in list_datasets(store, task=task)]
+    """The datasets a panel offers: the ones in use (an archived dataset is out of everyone's work;
+    admins find it in the Data panel's Datasets tab)."""
+    return [d.name for d in list_datasets(store, task=task, archived=False)]
 
 
 def panel_statistics(

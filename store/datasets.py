@@ -22,6 +22,10 @@ __all__ = [
     "get_or_create_dataset",
     "initial_target",
     "list_datasets",
+    "removal_counts",
+    "remove_dataset",
+    "set_archived",
+    "state_counts",
     "task_settings",
     "update_settings",
 ]
@@ -64,6 +68,7 @@ class Dataset:
     task: str
     source_format: str | None
     settings: dict[str, Any] = field(default_factory=dict)
+    archived: bool = False  # hidden from annotators (services.datasets); kept whole
 
     def setting(self, key: str) -> Any:
         if key in self.settings:
@@ -88,10 +93,17 @@ def task_settings(task: str) -> dict[str, Any]:
 def _from_row(row: tuple | None) -> Dataset | None:
     if row is None:
         return None
-    return Dataset(id=row[0], name=row[1], task=row[2], source_format=row[3], settings=json.loads(row[4]))
+    return Dataset(
+        id=row[0],
+        name=row[1],
+        task=row[2],
+        source_format=row[3],
+        settings=json.loads(row[4]),
+        archived=bool(row[5]),
+    )
 
 
-_COLUMNS = "id, name, task, source_format, settings"
+_COLUMNS = "id, name, task, source_format, settings, archived_at IS NOT NULL"
 
 
 def get_dataset(db: Store | Tx, name_or_id: str | int) -> Dataset | None:
@@ -111,12 +123,87 @@ def _read_dataset(db: Store | Tx, name_or_id: str | int) -> Dataset | None:
     return _from_row(db.fetchone(f"SELECT {_COLUMNS} FROM datasets WHERE name = ?", [name_or_id]))
 
 
-def list_datasets(db: Store | Tx, task: str | None = None) -> list[Dataset]:
+def list_datasets(db: Store | Tx, task: str | None = None, *, archived: bool | None = None) -> list[Dataset]:
+    """Datasets in import order, of one task or all; `archived` False or True keeps only those."""
     if task:
         rows = db.fetchall(f"SELECT {_COLUMNS} FROM datasets WHERE task = ? ORDER BY id", [task])
     else:
         rows = db.fetchall(f"SELECT {_COLUMNS} FROM datasets ORDER BY id")
-    return [d for d in map(_from_row, rows) if d is not None]
+    found = [d for d in map(_from_row, rows) if d is not None]
+    return found if archived is None else [d for d in found if d.archived == archived]
+
+
+def set_archived(db: Store | Tx, name: str, archived: bool) -> Dataset:
+    """Archive a dataset (hidden from annotators, nothing deleted) or restore it."""
+    with db.writing() as tx:
+        dataset = get_dataset(tx, name)
+        if dataset is None:
+            raise DatasetError(f"no dataset named {name!r}")
+        when = "current_timestamp" if archived else "NULL"
+        tx.execute(f"UPDATE datasets SET archived_at = {when} WHERE id = ?", [dataset.id])
+        tx.forget_after_commit()
+        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+        return written(get_dataset(tx, dataset.id), f"dataset {name!r}")
+
+
+# What removing a dataset deletes, table by table, in an order that leaves no row naming a deleted
+# one. Images are kept: they are shared by hash with other datasets' versions.
+_ITEMS = "SELECT id FROM items WHERE dataset_id = ?"
+_VERSIONS = f"SELECT id FROM item_versions WHERE item_id IN ({_ITEMS})"
+_STUDIES = "SELECT id FROM studies WHERE dataset_id = ?"
+_REMOVAL = [
+    ("steps", f"version_id IN ({_VERSIONS})"),
+    ("version_images", f"version_id IN ({_VERSIONS})"),
+    ("predictions", "dataset_id = ?"),
+    ("gold", "dataset_id = ?"),
+    ("jobs", f"item_id IN ({_ITEMS})"),
+    ("annotations", "dataset_id = ?"),
+    ("assignments", "dataset_id = ?"),
+    ("item_state", "dataset_id = ?"),
+    ("study_labels", f"study_id IN ({_STUDIES})"),
+    ("study_assignments", f"study_id IN ({_STUDIES})"),
+    ("study_items", f"study_id IN ({_STUDIES})"),
+    ("study_raters", f"study_id IN ({_STUDIES})"),
+    ("study_rules", f"study_id IN ({_STUDIES})"),
+    ("studies", "dataset_id = ?"),
+    ("item_versions", f"item_id IN ({_ITEMS})"),
+    ("items", "dataset_id = ?"),
+]
+# What the user is told first: the names they know, from the tables above.
+_COUNTED = {
+    "items": "items",
+    "versions": "item_versions",
+    "labels": "annotations",
+    "jobs": "jobs",
+    "gold": "gold",
+    "studies": "studies",
+    "study labels": "study_labels",
+    "predictions": "predictions",
+}
+
+
+def removal_counts(db: Store | Tx, dataset: Dataset) -> dict[str, int]:
+    """How many rows of each kind removing this dataset would delete."""
+    where = dict(_REMOVAL)
+    return {
+        shown: int(db.scalar(f"SELECT count(*) FROM {table} WHERE {where[table]}", [dataset.id]) or 0)
+        for shown, table in _COUNTED.items()
+    }
+
+
+def remove_dataset(db: Store | Tx, name: str) -> dict[str, int]:
+    """Delete a dataset and everything that belongs to it, in one transaction; returns what went."""
+    with db.writing() as tx:
+        dataset = get_dataset(tx, name)
+        if dataset is None:
+            raise DatasetError(f"no dataset named {name!r}")
+        counts = removal_counts(tx, dataset)
+        for table, where in _REMOVAL:
+            tx.execute(f"DELETE FROM {table} WHERE {where}", [dataset.id])
+        tx.execute("DELETE FROM datasets WHERE id = ?", [dataset.id])
+        tx.forget_after_commit()
+        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+        return counts
 
 
 def get_or_create_dataset(tx: Tx, name: str, task: str, source_format: str | None = None) -> Dataset:
@@ -227,3 +314,11 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
             [initial_target(updated), dataset.id],
         )
         return updated
+
+
+def state_counts(db: Store | Tx, dataset_id: int) -> dict[str, int]:
+    """Items per gating state (open, consensus, complete, discarded, rejected, disputed, ...)."""
+    rows = db.fetchall(
+        "SELECT status, count(*) FROM item_state WHERE dataset_id = ? GROUP BY status", [dataset_id]
+    )
+    return {str(status): int(n) for status, n in rows}

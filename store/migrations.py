@@ -363,6 +363,12 @@ ALTER TABLE steps_by_version RENAME TO steps;
 CREATE INDEX steps_version ON steps (version_id)
 """
 
+# Archived datasets (issue 29): hidden from annotators everywhere, kept whole, exportable, restorable.
+# A time, not a flag, so the Data panel can say since when; NULL = in use.
+_V14_ARCHIVED_DATASETS = """
+ALTER TABLE datasets ADD COLUMN IF NOT EXISTS archived_at TIMESTAMP
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -381,6 +387,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (11, "API tokens for scripts, stored hashed", _V11_API_TOKENS),
     (12, "sessions, login failures and job heartbeats shared by replicas", _V12_REPLICAS),
     (13, "steps indexed by version, without a primary key", _V13_STEPS_BY_VERSION),
+    (14, "archived datasets", _V14_ARCHIVED_DATASETS),
 ]
 
 

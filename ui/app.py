@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from ui.auth import require_user
 from ui.binding import bind
 from ui.context import LOCAL, AppContext
 from ui.kit.keymap import help_html
+from ui.panels import home
 from ui.render import escape_text
 
 __all__ = ["build_app", "launch_kwargs"]
@@ -39,7 +41,13 @@ def whoami(ctx: AppContext, request: gr.Request) -> str:
 
 
 def on_load(ctx: AppContext, request: gr.Request) -> list[Any]:
-    """The header line, then each tab's visibility for this user's role."""
+    """The header line, then each tab's visibility for this user's role. A link's `?tab=&dataset=`
+    becomes the panel's dataset choice first (ui/js/place.js then selects the tab); an unknown tab
+    or dataset is ignored."""
+    params = dict(getattr(request, "query_params", None) or {})
+    home.on_open_panel(
+        ctx, json.dumps({"tab": params.get("tab", ""), "dataset": params.get("dataset", "")}), request
+    )
     return [whoami(ctx, request), *tab_visibility(ctx, request)]
 
 

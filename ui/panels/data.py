@@ -30,7 +30,7 @@ from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.table import Table, table_rows
-from ui.panels import data_study, data_tokens
+from ui.panels import data_datasets, data_study, data_tokens
 
 __all__ = [
     "build",
@@ -64,6 +64,7 @@ DATASET_COLUMNS = [
     "max annotators",
     "annotators per item",
     "lease (s)",
+    "archived",
 ]
 USER_COLUMNS = ["annotator", "role", "password"]
 _MARKDOWN = re.compile(r"([\\`*_\[\]()#|~!])")  # characters Markdown would act on
@@ -95,6 +96,7 @@ def _datasets_frame(ctx: AppContext) -> dict[str, Any]:
                 counts["settled"],
                 counts["discarded"],
                 *(int(d.setting(key)) for key in SETTINGS),
+                "archived" if d.archived else "",
             ]
         )
     return table_rows(DATASET_COLUMNS, rows)  # plain rows: opening the app loads no pandas
@@ -441,6 +443,7 @@ def build(ctx: AppContext) -> None:
                 show_label=False,
             )
             refresh = gr.Button("Refresh", size="sm", elem_classes=["data-action"], elem_id="data-refresh")
+            _, life_events, _ = data_datasets.build(ctx)
         with gr.Tab("Import", id="data-import"):
             with gr.Row():
                 upload = gr.File(
@@ -594,6 +597,8 @@ def build(ctx: AppContext) -> None:
         **private,
     )
     refresh.click(bind(on_refresh, ctx), [picked], [table, picked, export_dataset], **private)
+    for event in life_events:  # an archive, restore or removal shows in the table and the pickers
+        event.then(bind(on_refresh, ctx), [picked], [table, picked, export_dataset], **private)
     run_import.click(
         bind(on_import, ctx),
         [upload, fmt, name, task, mapping, skip_bad, picked],
