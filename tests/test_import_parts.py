@@ -123,7 +123,7 @@ def test_a_part_of_blank_lines_is_no_part_and_a_file_of_them_is_empty(store: Sto
     outcome = import_file(store, path, format="processbench", dataset="d")
     assert outcome.added == 3
     empty = _write(tmp_path / "empty.jsonl", [" " * 60] * 200)
-    with pytest.raises(ImportFormatError, match=r"empty\.jsonl: is empty"):
+    with pytest.raises(ImportFormatError, match=r"empty\.jsonl: the file is empty"):
         import_file(store, empty, format="processbench", dataset="e")
 
 

@@ -317,9 +317,9 @@ def test_label_minus_one_with_a_wrong_final_answer_is_flagged(tmp_path):
 def test_an_empty_file_is_a_whole_file_error_naming_it(tmp_path, content):
     path = tmp_path / "empty.jsonl"
     path.write_bytes(content)
-    with pytest.raises(ImportFormatError, match=r"empty\.jsonl: is empty"):
+    with pytest.raises(ImportFormatError, match=r"empty\.jsonl: the file is empty"):
         parse_file(path)
-    with pytest.raises(ImportFormatError, match=r"empty\.jsonl: is empty"):
+    with pytest.raises(ImportFormatError, match=r"empty\.jsonl: the file is empty"):
         parse_file(path, "processbench")
 
 

@@ -20,8 +20,7 @@ import requests
 
 from bench.client import StepgateClient
 from bench.server import Server, start_server
-from services import annotate
-from services import jobs as job_service
+from services import annotate, generator_settings
 from services.demo import populate_demo
 from store import Store, items, users
 from store import jobs as queue
@@ -143,7 +142,7 @@ sys.exit(subprocess.run([sys.executable, sys.argv[1]], stdin=sys.stdin).returnco
 
 def _queue_regenerations(db: Store, n: int, generator: list[str]) -> list[int]:
     populate_demo(db)
-    job_service.configure(db, None, {"backend": "command", "command": generator})
+    generator_settings.configure(db, None, {"backend": "command", "command": generator})
     for k in range(n):
         user = users.add_user(db, f"rita{k}", "annotator")
         shown = annotate.next_item(db, user, annotate.dataset_for(db, GATE))

@@ -148,6 +148,6 @@ def test_the_report_formats_need_a_dataset_and_write_whole_reports(demo_store, t
     table2 = pd.DataFrame(body["processbench_table2"])
     assert set(table2["column"]) == {"error", "correct"}
     assert table2.loc[table2["row"] == "# Samples", "value"].sum() == 0  # nothing retained before labels
-    with pytest.raises(InvalidInput, match="--dataset"):
+    with pytest.raises(InvalidInput, match="a report covers one dataset"):
         export(demo_store, "report-md", tmp_path / "x.md")
     assert not (tmp_path / "x.md").exists()
