@@ -124,7 +124,9 @@ def test_sessions_throttling_and_session_hashes_hold_across_two_app_replicas(
 _WORKER = """
 import sys, time
 from store import Store
+from services.compose import compose
 from services.jobs import Worker
+compose()  # as app.py does: the job runners are registered (services/hooks.py)
 db = Store(sys.argv[1], data_dir=sys.argv[2])
 worker = Worker(db, poll_seconds=0.1, stale_seconds=float(sys.argv[3])).start()
 print(worker.name, flush=True)
