@@ -4,6 +4,7 @@ through the app Gradio serves, on a real store."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 
 import gradio as gr
@@ -67,7 +68,9 @@ def test_choosing_the_dataset_already_chosen_changes_nothing(
     changed = _event(blocks, *PANELS[key])
     result = changed.fn(dataset, state, request=request)
     # What Gradio does with the reply: every output left as it is, no error.
-    values = asyncio.run(blocks.postprocess_data(changed, result, None))
+    # (in a thread of its own: a browser test earlier in the same process leaves an event loop running here)
+    with ThreadPoolExecutor(1) as pool:
+        values = pool.submit(asyncio.run, blocks.postprocess_data(changed, result, None)).result()
     assert len(values) == len(changed.outputs)
     assert all(v is None or v == {"__type__": "update"} for v in values), values
 

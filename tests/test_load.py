@@ -211,8 +211,9 @@ def test_kill_9_in_the_middle_of_load_keeps_every_acknowledged_label(
     _dataset(db, 300, tmp_path)
     server = db.serve()
     ledger, stop = Ledger(), threading.Event()
-    threads = _run_load(server.url, 30, ledger, stop)
-    deadline = time.monotonic() + 30
+    # Killed once 150 labels are acknowledged, however long a slow machine takes to get there (bounded).
+    threads = _run_load(server.url, 240, ledger, stop)
+    deadline = time.monotonic() + 240
     while len(ledger.acknowledged) < 150 and time.monotonic() < deadline:
         time.sleep(0.05)
     server.stop(kill=True)  # SIGKILL: no shutdown, no checkpoint
