@@ -63,7 +63,10 @@ def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, st
     if store.versions.get(current_version_id(store, item_id) or -1) is None:
         # A miss is usually the first of many new items in a row: load the next ones at once.
         prefetch(store, [item_id, *store.scheduler.upcoming(store, dataset.id, item_id, _PREFETCH)])
-    item = get_item(store, item_id)
+    # Their own work is shown at the version they labelled: a version someone else's label made since
+    # would tell them how the item was decided (issue 32).
+    mine = annotation_log.my_last_version(store, annotator.id, item_id) if state == "done" else None
+    item = get_item(store, item_id, mine)
     if item is None:
         raise WorkError(f"item {item_id} no longer exists")
     label = None
