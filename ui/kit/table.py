@@ -23,7 +23,18 @@ component_meta.create_or_modify_pyi = lambda *_: None
 
 
 class Table(gr.Dataframe):
+    """Gradio's Dataframe without its copy button: the button put the cells on the clipboard as they
+    are, and a cell of dataset or annotator text starting with "=" ran as a formula once pasted into a
+    spreadsheet (issue 32). Shown cells keep their exact text (a step "- 3 + 4" must read as written,
+    so exports.cells' quote is no option on screen); a table's rows go to a spreadsheet through an
+    export, whose CSV cells exports.cells makes inert. Only "fullscreen" may be asked for."""
+
     is_template = True  # the browser draws it as Gradio's Dataframe
+
+    def __init__(self, *args: Any, buttons: list[Any] | None = None, **kwargs: Any) -> None:
+        if buttons and set(buttons) - {"fullscreen"}:
+            raise ValueError("a Table offers no copy button (ui/kit/table.py says why)")
+        super().__init__(*args, buttons=buttons or ["fullscreen"], **kwargs)
 
     def postprocess(self, value: Any) -> DataframeData:
         if value is None:
