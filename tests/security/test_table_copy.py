@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+import gradio as gr
 
 from store import Store
 from ui.app import build_app
@@ -28,6 +28,9 @@ def test_no_table_of_the_app_offers_a_copy_button(tmp_path: Path) -> None:
     assert offering == []
 
 
-def test_a_table_refuses_a_copy_button() -> None:
-    with pytest.raises(ValueError, match="no copy button"):
-        Table(buttons=["fullscreen", "copy"])
+def test_a_table_asked_for_a_copy_button_still_offers_fullscreen_only() -> None:
+    with gr.Blocks():
+        table = Table(buttons=["fullscreen", "copy"], elem_id="asked", max_height=99)
+    config = table.get_config()
+    assert config["buttons"] == ["fullscreen"]
+    assert (config["elem_id"], config["max_height"]) == ("asked", 99)  # its other props as given
