@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from tasks.view import AnnotatorView
+
 __all__ = [
     "ANNOTATOR_DEFAULTS",
     "MAX_ANNOTATORS",
@@ -154,6 +156,9 @@ class TaskSpec:
     regenerate_on_reject: bool = False
     # An accepted label's edited steps become the item's next version (the quality gate's inline edits).
     versions_from_edits: bool = False
+    # What an annotator may see of an item while it is blind for them (tasks.view); every annotator
+    # reply of an item is built from it (ui.kit.annotation, ui.api).
+    annotator_view: AnnotatorView = field(default_factory=AnnotatorView)
 
     def validate(
         self,
