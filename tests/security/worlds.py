@@ -185,23 +185,27 @@ class Page:
         self.props = {c["id"]: dict(c.get("props", {})) for c in self.conf["components"]}
         self.types = {c["id"]: c.get("type") for c in self.conf["components"]}
         self.elem = {i: p.get("elem_id") or "" for i, p in self.props.items()}
-        self.tab_of = self._tabs()
+        self.tab_of, self.tabs = self._tabs()
+        self.covered: list[int] = []  # every event's id, once each
         self.replies: list[tuple[str, Any]] = []
         self.fired: list[str] = []
         self.files: dict[str, str] = {}
 
-    def _tabs(self) -> dict[int, str]:
-        """Each component's tab (its elem_id), from the page's layout."""
-        found: dict[int, str] = {}
+    def _tabs(self) -> tuple[dict[int, int], list[int]]:
+        """Each component's innermost tab (0: none), and the tabs in the page's order."""
+        found: dict[int, int] = {}
+        order: list[int] = []
 
-        def walk(node: dict, tab: str) -> None:
-            here = self.elem.get(node["id"], "") if self.types.get(node["id"]) == "tabitem" else tab
+        def walk(node: dict, tab: int) -> None:
+            here = node["id"] if self.types.get(node["id"]) == "tabitem" else tab
+            if here != tab:
+                order.append(here)
             found[node["id"]] = here
             for child in node.get("children", []):
                 walk(child, here)
 
-        walk(self.conf["layout"], "")
-        return found
+        walk(self.conf["layout"], 0)
+        return found, order
 
     # --- firing -----------------------------------------------------------------------------------
 
@@ -236,6 +240,7 @@ class Page:
                 len(timed) :
             ]
         self.fired.append(name)
+        self.covered.append(dep["id"])
         self.replies.append((name, reply))
         self._collect_files(text)
         if reply and reply[0] is True:
@@ -270,8 +275,6 @@ class Page:
         deps = [
             d for d in self.conf["dependencies"] if d.get("backend_fn", True) and not d.get("trigger_after")
         ]
-        tabs = [self.elem[i] for i, kind in self.types.items() if kind == "tabitem"]
-        tabs.sort(key=lambda e: next(n for n, (i, _) in enumerate(self._walk()) if self.elem.get(i) == e))
 
         def name(dep: dict) -> str:
             target, trigger = dep["targets"][0]
@@ -279,26 +282,15 @@ class Page:
 
         loads = [d for d in deps if d["targets"] and d["targets"][0][1] == "load"]
         ordered = [(name(d), d) for d in loads]
-        for tab in ["", *tabs]:
+        for tab in [0, *self.tabs]:
             here = [
                 d
                 for d in deps
                 if d["targets"] and d not in loads and self.tab_of.get(d["targets"][0][0]) == tab
             ]
-            here.sort(key=lambda d: (self.elem.get(d["targets"][0][0]) != tab, d["id"]))
+            here.sort(key=lambda d, tab=tab: (d["targets"][0][0] != tab, d["id"]))
             ordered += [(name(d), d) for d in here]
         return ordered
-
-    def _walk(self) -> list[tuple[int, dict]]:
-        out: list[tuple[int, dict]] = []
-
-        def walk(node: dict) -> None:
-            out.append((node["id"], node))
-            for child in node.get("children", []):
-                walk(child)
-
-        walk(self.conf["layout"])
-        return out
 
     def run_everything(self) -> None:
         for name, dep in self._order():
