@@ -114,10 +114,10 @@ def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now:
     outcome = assignments.claim_item(
         store, annotator.id, item_id, dataset.id, lease_seconds=int(dataset.setting("lease_seconds")), now=now
     )
-    if outcome == "full":
-        raise WorkError(f"item {ref} already has all the annotators it needs; pick another")
-    if outcome == "closed":
-        raise WorkError(f"item {ref} is already settled; there is nothing left to label on it")
+    if outcome in ("full", "closed"):
+        # One answer for both: "settled" against "has its annotators" told the state of an item
+        # others labelled (issue 32).
+        raise WorkError(f"item {ref} is not open for you: it has all the annotators it needs; pick another")
     return _work(store, annotator, dataset, item_id, "done" if outcome == "done" else "new")
 
 
