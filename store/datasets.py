@@ -213,7 +213,7 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
         tx.execute("UPDATE datasets SET settings = ? WHERE id = ?", [json.dumps(merged), dataset.id])
         tx.forget_after_commit()
         updated = written(get_dataset(tx, dataset.id), f"dataset {name!r}")
-        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+        tx.changed(dataset.id)
         # Open items take the new rule; an item never drops below the labels it already has, and
         # earliest-error items that are escalating keep the target their consensus gave them.
         started_rule = "" if updated.task != EARLIEST_ERROR else " AND done = 0"

@@ -27,8 +27,7 @@ import pyarrow as pa
 from store.errors import StoreConflictError, StoreLockedError, StoreOpenError, StoreUnavailableError
 
 if TYPE_CHECKING:
-    from store.assignments import Scheduler
-    from store.db import Store
+    pass
 
 __all__ = ["DuckDBEngine", "Engine", "PostgresEngine", "engine_for", "is_server_url"]
 
@@ -106,10 +105,6 @@ class Engine(ABC):
     @abstractmethod
     def analyze(self, con: Any, tables: Sequence[str]) -> None:
         """Refresh the planner's statistics of tables a bulk write grew."""
-
-    @abstractmethod
-    def scheduler(self, store: Store) -> Scheduler:
-        """Who holds which item: in memory for one process, in the database for replicas."""
 
     @abstractmethod
     def json_int_array(self, expr: str) -> str:
@@ -217,11 +212,6 @@ class DuckDBEngine(Engine):
     def rollback(self, con: duckdb.DuckDBPyConnection) -> None:
         with suppress(duckdb.Error):
             con.execute("ROLLBACK")
-
-    def scheduler(self, store: Store) -> Scheduler:
-        from store.assignments import Scheduler
-
-        return Scheduler()
 
     def json_int_array(self, expr: str) -> str:
         return f"CAST({expr} AS INTEGER[])"
@@ -399,11 +389,6 @@ class PostgresEngine(Engine):
         for name, base in _DOMAINS.items():
             if name not in present:
                 con.execute(f'CREATE DOMAIN "{name}" AS {base}')
-
-    def scheduler(self, store: Store) -> Scheduler:
-        from store.leases import SharedScheduler
-
-        return SharedScheduler(store)
 
     def json_int_array(self, expr: str) -> str:
         return f"ARRAY(SELECT CAST(jsonb_array_elements_text(CAST({expr} AS JSONB)) AS INTEGER))"

@@ -15,6 +15,7 @@ import pytest
 from qc.mpbench_scores import mpbench_table, paradigm_of, table2_averages
 from services import annotate, scores
 from services.errors import InvalidInput
+from services.leasing import leases_of
 from store import Store, users, work
 from store.datasets import get_dataset
 from store.imports import import_file
@@ -57,7 +58,7 @@ def mpbench_store(store: Store, tmp_path: Path) -> users.Annotator:
                 mapping=MAPPING)  # fmt: skip
     ann = users.add_user(store, "ann", "annotator")
     dataset = get_dataset(store, DATASET)
-    while (got := work.next_item(store, ann, dataset, annotate.now_utc())) is not None:
+    while (got := work.next_item(store, leases_of(store), ann, dataset, annotate.now_utc())) is not None:
         annotate.submit(store, annotator=ann, item_id=got.item.item_id, version_id=got.item.version_id,
                         payload=GOOD, request_id=uuid.uuid4().hex, seconds_spent=3.0)  # fmt: skip
     if users.get_user(store, "lead") is None:
