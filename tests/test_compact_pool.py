@@ -87,7 +87,8 @@ def test_claims_go_in_id_order_as_python_ints_and_never_past_the_quorum_across_a
         now += timedelta(seconds=1)
     assert len(labelled) == 30 and all(len(raters) == 2 for raters in labelled.values())
     over = store.scalar(
-        "SELECT count(*) FROM (SELECT item_id FROM annotations GROUP BY item_id HAVING count(DISTINCT annotator_id) > 2)"
+        "SELECT count(*) FROM (SELECT item_id FROM annotations GROUP BY item_id "
+        "HAVING count(DISTINCT annotator_id) > 2) AS over_target"  # PostgreSQL wants the alias
     )
     assert over == 0
     assert [position(store, dataset.id, i) for i in sorted(labelled)] == list(range(1, 31))
