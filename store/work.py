@@ -1,8 +1,9 @@
 """An annotator's way through a dataset: next item, jump, previous, skip. One call per panel action.
 
-Every function takes the annotator (from the session) and returns only what that annotator may
-see: the item, their own label if they already gave one, and progress counts. Never another
-annotator's label: the panels of blind tasks are built on these functions alone.
+Every function takes the leases the app was composed with (store/assignments.py's Leases) and the
+annotator (from the session), and returns only what that annotator may see: the item, their own
+label if they already gave one, and progress counts. Never another annotator's label: the panels
+of blind tasks are built on these functions alone.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from store import annotations as annotation_log
 from store import assignments, studies
+from store.assignments import Leases
 from store.datasets import Dataset, get_dataset
 from store.errors import StoreRequestError
 from store.items import ItemView, current_version_id, get_item, position, prefetch
@@ -59,10 +61,12 @@ def dataset_for(store: Store, name: str, task: str) -> Dataset:
     return dataset
 
 
-def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, state: str) -> WorkItem:
+def _work(
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, item_id: int, state: str
+) -> WorkItem:
     if store.versions.get(current_version_id(store, item_id) or -1) is None:
         # A miss is usually the first of many new items in a row: load the next ones at once.
-        prefetch(store, [item_id, *store.scheduler.upcoming(store, dataset.id, item_id, _PREFETCH)])
+        prefetch(store, [item_id, *leases.upcoming(store, dataset.id, item_id, _PREFETCH)])
     # Their own work is shown at the version they labelled: a version someone else's label made since
     # would tell them how the item was decided (issue 32).
     mine = annotation_log.my_last_version(store, annotator.id, item_id) if state == "done" else None
@@ -80,21 +84,25 @@ def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, st
         state,
         label,
         position(store, dataset.id, item_id),
-        assignments.progress(store, dataset.id, annotator.id),
+        assignments.progress(store, dataset.id, annotator.id, leases),
     )
 
 
-def next_item(store: Store, annotator: Annotator, dataset: Dataset, now: datetime) -> WorkItem | None:
+def next_item(
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, now: datetime
+) -> WorkItem | None:
     """The item this annotator holds, else the next one the rules give them; None when all is done."""
-    claim = assignments.claim_next(
+    claim = leases.claim_next(
         store, annotator.id, dataset.id, lease_seconds=int(dataset.setting("lease_seconds")), now=now
     )
     if claim is None:
         return None
-    return _work(store, annotator, dataset, claim.item_id, "resumed" if claim.resumed else "new")
+    return _work(store, leases, annotator, dataset, claim.item_id, "resumed" if claim.resumed else "new")
 
 
-def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now: datetime) -> WorkItem:
+def jump_to(
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, ref: str, now: datetime
+) -> WorkItem:
     """Open an item by its id in the source file or its 1-based number in the dataset."""
     ref = (ref or "").strip()
     item_id = store.scalar("SELECT id FROM items WHERE dataset_id = ? AND external_id = ?", [dataset.id, ref])
@@ -111,14 +119,14 @@ def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now:
         raise WorkError(
             f"no item {ref!r} in {dataset.name}: give its id or a number from 1 to the dataset size"
         )
-    outcome = assignments.claim_item(
+    outcome = leases.claim_item(
         store, annotator.id, item_id, dataset.id, lease_seconds=int(dataset.setting("lease_seconds")), now=now
     )
     if outcome in ("full", "closed"):
         # One answer for both: "settled" against "has its annotators" told the state of an item
         # others labelled (issue 32).
         raise WorkError(f"item {ref} is not open for you: it has all the annotators it needs; pick another")
-    return _work(store, annotator, dataset, item_id, "done" if outcome == "done" else "new")
+    return _work(store, leases, annotator, dataset, item_id, "done" if outcome == "done" else "new")
 
 
 def _my_way(store: Store, annotator: Annotator, dataset: Dataset) -> list[int]:
@@ -135,7 +143,7 @@ def _my_way(store: Store, annotator: Annotator, dataset: Dataset) -> list[int]:
 
 
 def previous_item(
-    store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int | None
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, current_item_id: int | None
 ) -> WorkItem | None:
     """The item this annotator labelled before the current one (their own history only)."""
     history = _my_way(store, annotator, dataset)
@@ -145,23 +153,23 @@ def previous_item(
         index = history.index(current_item_id)
         if index == 0:
             return None
-        return _work(store, annotator, dataset, history[index - 1], "done")
-    return _work(store, annotator, dataset, history[-1], "done")
+        return _work(store, leases, annotator, dataset, history[index - 1], "done")
+    return _work(store, leases, annotator, dataset, history[-1], "done")
 
 
 def next_in_history(
-    store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int, now: datetime
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, current_item_id: int, now: datetime
 ) -> WorkItem | None:
     """Forward through the annotator's own history, then on to new work."""
     history = _my_way(store, annotator, dataset)
     if current_item_id in history and history.index(current_item_id) < len(history) - 1:
-        return _work(store, annotator, dataset, history[history.index(current_item_id) + 1], "done")
-    return next_item(store, annotator, dataset, now)
+        return _work(store, leases, annotator, dataset, history[history.index(current_item_id) + 1], "done")
+    return next_item(store, leases, annotator, dataset, now)
 
 
 def skip_item(
-    store: Store, annotator: Annotator, dataset: Dataset, item_id: int, now: datetime
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, item_id: int, now: datetime
 ) -> WorkItem | None:
     """Give the item back to the pool for others and move on; it returns to this annotator last."""
-    assignments.release(store, annotator.id, item_id, dataset.id, now)
-    return next_item(store, annotator, dataset, now)
+    leases.release(store, annotator.id, item_id, dataset.id, now)
+    return next_item(store, leases, annotator, dataset, now)

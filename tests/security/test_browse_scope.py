@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 from services import annotate, browse, datasets
+from services.access import OPERATOR
 from services.browse import BrowseFilter
 from services.demo import populate_demo
 from store import Store, users
@@ -53,7 +54,7 @@ def test_an_annotators_filter_choices_come_from_their_own_live_work(tmp_path: Pa
         assert "confidence" in everything["error_type"] and "confidence" not in mine["error_type"]
         assert browse.search(store, bob, BrowseFilter()).total == 2
 
-        datasets.archive(store, None, EARLIEST)
+        datasets.archive(store, OPERATOR, EARLIEST)
         assert browse.choices(store, bob)["dataset"] == []
         assert browse.search(store, bob, BrowseFilter()).total == 0
         assert browse.search(store, bob, BrowseFilter(dataset=EARLIEST)).total == 0

@@ -21,8 +21,10 @@ from PIL import Image
 
 from services import annotate
 from services import gold as gold_service
+from services.access import OPERATOR
 from services.annotate import now_utc
 from services.demo import populate_demo
+from services.leasing import leases_of
 from services.studies import draw_study
 from store import Store, users, work
 from store.datasets import get_dataset, update_settings
@@ -56,7 +58,9 @@ def _submit(store: Store, name: str, found: Any, payload: dict) -> None:
 
 
 def _next(store: Store, name: str, dataset: str) -> Any:
-    found = work.next_item(store, users.get_user(store, name), get_dataset(store, dataset), now_utc())
+    found = work.next_item(
+        store, leases_of(store), users.get_user(store, name), get_dataset(store, dataset), now_utc()
+    )
     assert found is not None, f"nothing for {name} in {dataset}"
     return found
 
@@ -80,7 +84,7 @@ def build(db: Path, *, agreed: bool) -> dict[str, Any]:
             _submit(store, "cat", found, BOB_STUDY if agreed else GOOD)
         mine = label(store, "bob", 3, GOOD)
         if agreed:
-            gold_service.mark_items(store, None, STEP_REVIEW, mine)
+            gold_service.mark_items(store, OPERATOR, STEP_REVIEW, mine)
         update_settings(store, STEP_REVIEW, {"gold_feedback": 1})
         # Earliest error: bob's two labels; ann and cat then agree with him or not.
         bobs = [_next(store, "bob", EARLIEST) for _ in range(1)]
