@@ -41,6 +41,6 @@ if [ "${#args[@]}" -gt 0 ]; then
   exec python3 -m pytest "${parallel[@]}" "${args[@]}"  # a developer's selection: one pass
 fi
 status=0
-python3 -m pytest "${parallel[@]}" -m "not serial" || status=$?
-python3 -m pytest -n 0 -m serial || status=$?
+python3 -m pytest "${parallel[@]}" -m "not serial" --durations=25 || status=$?
+python3 -m pytest -n 0 -m serial --durations=5 || status=$?
 exit "$status"

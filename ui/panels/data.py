@@ -105,7 +105,8 @@ def _datasets_frame(ctx: AppContext) -> dict[str, Any]:
 def _users_frame(ctx: AppContext, acting: Annotator) -> dict[str, Any]:
     # Never the hash: only whether a password is set.
     rows = [
-        [u.name, u.role, "set" if u.has_password else "none"] for u in user_service.list_all(ctx.store, acting)
+        [u.name, u.role, "set" if u.has_password else "none"]
+        for u in user_service.list_all(ctx.store, acting)
     ]
     return table_rows(USER_COLUMNS, rows)
 
