@@ -1,0 +1,28 @@
+"""A team's first week in the reviewers' and admins' panels (issue 29), through the handlers on a real store:
+archived datasets stay out of the reviewers' pickers."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from services import datasets as dataset_service
+from store import Store, users
+from ui.context import AppContext
+from ui.panels import dashboard, scores
+
+
+def _as(name: str) -> gr.Request:
+    return gr.Request(username=name)
+
+
+def test_reviewer_pickers_leave_out_archived_datasets(demo_store: Store) -> None:
+    lead = users.add_user(demo_store, "lead", "admin")
+    users.add_user(demo_store, "judge", "adjudicator")
+    ctx = AppContext(store=demo_store)
+    dataset_service.archive(demo_store, lead, "qwq-earliest-error")
+    for shown in (
+        dashboard.on_show(ctx, None, 50, _as("judge"))["dataset"],
+        scores.on_show(ctx, None, None, None, _as("judge"))["dataset"],
+    ):
+        assert shown["choices"], "the other datasets are still offered"
+        assert "qwq-earliest-error" not in [c[0] if isinstance(c, tuple) else c for c in shown["choices"]]
