@@ -513,8 +513,8 @@ def progress_markdown(progress: dict[str, int], position: int | None) -> str:
 NOTICES = {  # what the status line says on opening a sample, by how it was opened
     "new": "",
     "resumed": "You were working on this sample; here it is again.",
-    "done": "You already labelled this sample: change a choice and save to correct it.",
-    "draft": "Your unsaved choices on this sample are back (kept in this browser).",
+    "done": "You already labelled this sample: change a choice and save again to update your label.",
+    "draft": "Your unsaved choices on this sample are back (kept on the server until you save).",
 }
 
 
