@@ -10,7 +10,9 @@ from pathlib import Path
 import gradio as gr
 
 from services import datasets as dataset_service
+from services import scores as score_service
 from store import Store, users
+from tests.test_predictions import settle, write_jsonl
 from ui.context import AppContext
 from ui.panels import dashboard, scores
 
@@ -48,3 +50,36 @@ def test_no_message_doubles_a_small_word() -> None:
                 ):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found
+
+
+def test_scores_shows_only_the_sections_a_dataset_fills(demo_store: Store, tmp_path: Path) -> None:
+    """Issue 29: no placeholder tables and no other benchmark's tables. Without predictions every section
+    is hidden; with ProcessBench predictions on an earliest-error dataset, ProcessBench's sections show and
+    PRMBench-V's and MPBench's stay hidden, and no models column is all "n/a"."""
+    lead = users.add_user(demo_store, "lead", "admin")
+    ctx = AppContext(store=demo_store)
+    empty = scores.on_show(ctx, "prmbench-step-review", None, None, _as("lead"))
+    assert "No predictions" in empty["status"]
+    assert all(empty[name]["visible"] is False for name in scores.SECTIONS)
+    assert "python app.py" not in empty["status"]
+    assert (
+        empty["preset"]["choices"] == [] and empty["presets_box"]["visible"] is False
+    )  # no study, no Table 2
+
+    gold = settle(demo_store)  # six kept items, three annotators agreeing
+    predictions = write_jsonl(tmp_path / "all-correct.jsonl", [{"id": e, "earliest_error": -1} for e in gold])
+    score_service.import_predictions(
+        demo_store, lead, predictions, model="all-correct", dataset="qwq-earliest-error"
+    )
+    shown = scores.on_show(ctx, "qwq-earliest-error", None, None, _as("lead"))
+    visible = {name for name in scores.SECTIONS if shown[name]["visible"]}
+    assert {"models_box", "failures_box"} <= visible
+    assert not visible & {"prmbench_v_box", "mpbench_box", "convention"}
+    table = shown["models"]
+    assert "model" in table.columns and not (table == "n/a").all().any()
+    assert "PRMBench-V acc." not in table.columns
+    assert [key for _, key in shown["preset"]["choices"]] == ["processbench_table2"]
+    made, _ = scores.on_preset(
+        ctx, "processbench_table2", "qwq-earliest-error", None, "markdown", _as("lead")
+    )
+    assert made["visible"] is True
