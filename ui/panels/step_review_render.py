@@ -22,6 +22,7 @@ __all__ = [
     "ERROR_TYPES",
     "INSTRUCTIONS",
     "KEYS",
+    "KEYS_BAR",
     "NOTICES",
     "ErrorType",
     "annotators_text",
@@ -197,6 +198,11 @@ _ALIASES = {
 }
 
 KEYS = "**Keys** (outside text boxes; **?** shows them all): " + keys_line("Step review")
+# The bar's reminder: one line at 1366 px (the full list is in the instructions and behind "?").
+KEYS_BAR = (
+    "**Keys** (**?** shows all): **c / i** original · **r / u** modification · **e / m / h** difficulty · "
+    "**z** image · **s** or **Ctrl+Enter** save · **n / p** next / previous · **x** skip · **g** jump"
+)
 
 
 def _type_line(t: ErrorType) -> str:
