@@ -476,6 +476,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logs.configure(args.log_format)
     mode = LOCAL if args.host in LOCAL_HOSTS and not args.team else TEAM
     store = _open_store(args)
+    from services.compose import compose
+
+    compose(store)  # the follow-ups of a decision, the job runners, the leases (memory or rows)
     from store.memory import release_freed_memory_in_background
 
     release_freed_memory_in_background(store)  # a database in this process (DuckDB): a server's is its own
@@ -569,9 +572,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         defer_imports()  # pandas and pyarrow load on first use (cmd_serve ends the deferral)
     parser = build_parser()
     args = parser.parse_args(argv)
-    from services.compose import compose
-
-    compose()  # what follows a decision and what runs each job kind, registered per task
     if args.verb == "serve":
         return cmd_serve(args)
     if args.verb == "plan":  # pure arithmetic: no database to open
@@ -579,6 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return cmd_plan(args)
     from commands import run_verb
+    from services.compose import compose
     from store import Store, StoreLockedError, StoreUnavailableError
 
     try:
@@ -587,6 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _forward(args, argv, exc)
     except StoreUnavailableError as exc:
         sys.exit(f"error: {exc}")
+    compose(store)  # what follows a decision and runs each job kind, registered per task; the leases
     try:
         return run_verb(args, store)
     except StoreUnavailableError as exc:  # e.g. the image bucket refused a write: nothing was stored

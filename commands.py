@@ -4,6 +4,7 @@ They run in the command's own process when it can open the database. While the a
 database (one process owns a DuckDB file), the command hands the same arguments to the app over a
 local, token-guarded route (ui/web/control.py) and the app runs them here, so a team adds an
 annotator or imports a file without stopping annotation, and sees the same messages and reports.
+Every verb acts as OPERATOR (services/access.py): whoever runs the command owns the database file.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from services.access import OPERATOR
 from store import Store
 
 __all__ = ["VERBS", "client_side_argv", "make_encoder", "run_captured"]
@@ -38,7 +40,7 @@ def cmd_import(args: argparse.Namespace, store: Store) -> int:
     with tqdm(desc=f"importing {Path(args.path).name}", unit=" items", disable=None) as bar:
         outcome = data.import_file(
             store,
-            None,
+            OPERATOR,
             args.path,
             format=args.format,
             dataset=args.dataset,
@@ -102,19 +104,19 @@ def cmd_users(args: argparse.Namespace, store: Store) -> int:
         password = None if args.no_password else _password(args.password, args.name)
         if password is not None and len(password) < users.MIN_PASSWORD:
             sys.exit(f"error: a password needs at least {users.MIN_PASSWORD} characters; nothing was changed")
-        user = users.add(store, None, args.name, args.role, password)
+        user = users.add(store, OPERATOR, args.name, args.role, password)
         print(f"added {user.name} ({user.role}{', no password' if password is None else ''})")
     elif args.users_verb == "list":
-        for user in users.list_all(store, None):
+        for user in users.list_all(store, OPERATOR):
             print(f"{user.name}\t{user.role}\t{'password set' if user.has_password else 'no password'}")
     elif args.users_verb == "passwd":
-        users.set_password(store, None, args.name, _password(args.password, args.name))
+        users.set_password(store, OPERATOR, args.name, _password(args.password, args.name))
         print(f"password of {args.name} changed; their open sessions ended")
     elif args.users_verb == "role":
-        users.set_role(store, None, args.name, args.role)
+        users.set_role(store, OPERATOR, args.name, args.role)
         print(f"{args.name} is now {args.role}; their open sessions ended")
     elif args.users_verb == "remove":
-        users.remove(store, None, args.name)
+        users.remove(store, OPERATOR, args.name)
         print(f"removed {args.name}: they can no longer log in; their labels stay in the log")
     return 0
 
@@ -123,7 +125,7 @@ def cmd_datasets(args: argparse.Namespace, store: Store) -> int:
     from services import data
 
     if args.datasets_verb == "list":
-        for row in data.dataset_rows(store, None):
+        for row in data.dataset_rows(store, OPERATOR):
             d, p = row.dataset, row.counts
             settings = d.all_settings()
             kept = "\tarchived" if d.archived else ""
@@ -142,7 +144,7 @@ def cmd_datasets(args: argparse.Namespace, store: Store) -> int:
             # Numbers for the numeric settings; text for a choice; a comma list for a list setting.
             value = value.strip()
             changes[key.strip()] = int(value) if value.lstrip("-").isdigit() else value
-        d = data.update_settings(store, None, args.name, changes)
+        d = data.update_settings(store, OPERATOR, args.name, changes)
         print(f"{d.name}: {json.dumps(d.settings)}")
     return 0
 
@@ -151,18 +153,18 @@ def _dataset_life(args: argparse.Namespace, store: Store) -> int:
     from services import datasets
 
     if args.datasets_verb == "archive":
-        datasets.archive(store, None, args.name)
+        datasets.archive(store, OPERATOR, args.name)
         print(f"archived {args.name}: hidden from annotators, kept whole (datasets restore {args.name})")
     elif args.datasets_verb == "restore":
-        datasets.restore(store, None, args.name)
+        datasets.restore(store, OPERATOR, args.name)
         print(f"restored {args.name}: annotators see it again")
     else:
-        print(datasets.removal_summary(store, None, args.name))
+        print(datasets.removal_summary(store, OPERATOR, args.name))
         if not (args.yes or args.export):
             print("nothing removed: give --export PATH to write it first, or --yes to remove it without one")
             return 1
         export_to = Path(args.export) if args.export else None
-        gone = datasets.remove(store, None, args.name, confirmed=args.yes, export_to=export_to)
+        gone = datasets.remove(store, OPERATOR, args.name, confirmed=args.yes, export_to=export_to)
         kept = f" (exported to {gone.exported_to} first)" if gone.exported_to else ""
         print(f"removed {gone.dataset}{kept}")
     return 0
@@ -210,7 +212,7 @@ def cmd_study(args: argparse.Namespace, store: Store) -> int:
 def cmd_predictions(args: argparse.Namespace, store: Store) -> int:
     from services import scores
 
-    done = scores.import_predictions(store, None, args.path, model=args.model, dataset=args.dataset)
+    done = scores.import_predictions(store, OPERATOR, args.path, model=args.model, dataset=args.dataset)
     print(done.summary())
     return 0
 
@@ -263,7 +265,7 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
 
     try:
         if args.jobs_verb == "run":
-            due = len(jobs.list_jobs(store, None, "queued"))
+            due = len(jobs.list_jobs(store, OPERATOR, "queued"))
             with tqdm(total=due or None, desc="jobs", unit=" jobs", disable=None) as bar:
                 summary = jobs.run_pending(
                     store, "command", progress=lambda job: bar.update(1), limit=args.limit
@@ -271,7 +273,7 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
             print(f"jobs: {summary.line()}")
             return 1 if summary.failed else 0
         if args.jobs_verb == "list":
-            for job in jobs.list_jobs(store, None, args.status):
+            for job in jobs.list_jobs(store, OPERATOR, args.status):
                 error = f"\t{job.error}" if job.error else ""
                 print(
                     f"{job.id}\t{job.kind}\titem {job.item_id}\t{job.status}\t"
@@ -279,7 +281,7 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
                 )
             return 0
         if args.jobs_verb == "retry":
-            count = jobs.retry(store, None, args.job)
+            count = jobs.retry(store, OPERATOR, args.job)
             print(f"queued again: {count} job(s)")
             return 0
         if args.jobs_verb == "config":
@@ -291,7 +293,7 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
                     return 1
                 changes[key.strip()] = value
             shown = generator_settings.shown_settings(
-                generator_settings.configure(store, None, changes)
+                generator_settings.configure(store, OPERATOR, changes)
                 if changes
                 else generator_settings.generator_config(store)
             )
@@ -301,7 +303,7 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
             from services import perturbation
 
             made = perturbation.create_check_dataset(
-                store, None, args.source, args.dataset, args.type, role=args.role, limit=args.limit
+                store, OPERATOR, args.source, args.dataset, args.type, role=args.role, limit=args.limit
             )
             print(f"{made.dataset}: {made.units} unit(s), {made.jobs} job(s) queued (python app.py jobs run)")
             return 0
@@ -309,7 +311,7 @@ def cmd_jobs(args: argparse.Namespace, store: Store) -> int:
             from services import regeneration
             from services.annotate import dataset_for
 
-            count = regeneration.judge_pending(store, dataset_for(store, args.dataset), None)
+            count = regeneration.judge_pending(store, dataset_for(store, args.dataset), OPERATOR)
             print(f"{count} item(s) queued for the judge")
             return 0
     except (ServiceError, GenerationError) as exc:
@@ -324,13 +326,13 @@ def cmd_gold(args: argparse.Namespace, store: Store) -> int:
 
     verb = args.gold_verb
     if verb == "mark":
-        print(gold.mark_items(store, None, args.dataset, args.items, label=args.label).summary())
+        print(gold.mark_items(store, OPERATOR, args.dataset, args.items, label=args.label).summary())
     elif verb == "study":
-        print(gold.mark_study(store, None, args.study).summary())
+        print(gold.mark_study(store, OPERATOR, args.study).summary())
     elif verb == "import":
         outcome = gold.import_gold(
             store,
-            None,
+            OPERATOR,
             args.dataset,
             Path(args.path),
             id_column=args.id_column,
@@ -339,18 +341,18 @@ def cmd_gold(args: argparse.Namespace, store: Store) -> int:
         )
         print(outcome.summary())
     elif verb == "list":
-        print(gold.gold_frame(store, None, args.dataset).to_string(index=False))
+        print(gold.gold_frame(store, OPERATOR, args.dataset).to_string(index=False))
     elif verb == "unmark":
-        print(f"{gold.unmark_items(store, None, args.dataset, args.items)} item(s) are gold no more")
+        print(f"{gold.unmark_items(store, OPERATOR, args.dataset, args.items)} item(s) are gold no more")
     elif verb == "calibration":
-        result = gold.calibration(store, None, args.dataset)
+        result = gold.calibration(store, OPERATOR, args.dataset)
         print(f"{result.gold_items} gold item(s) in {result.dataset}; {result.rule.describe()}")
         print(result.table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         if args.plot:
             result.figure().savefig(args.plot)
             print(f"wrote the plot to {args.plot}")
     else:
-        alerts = gold.admin_alerts(store, None)
+        alerts = gold.admin_alerts(store, OPERATOR)
         print("\n".join(alerts) if alerts else "no alerts")
     return 0
 
@@ -361,7 +363,7 @@ def cmd_sequential(args: argparse.Namespace, store: Store) -> int:
 
     field, result = planning.sequential_study(
         store,
-        None,
+        OPERATOR,
         args.study,
         target=args.target,
         batch=args.batch,
@@ -391,7 +393,7 @@ def cmd_studies(args: argparse.Namespace, store: Store) -> int:
             )
         study = studies.draw_study(
             store,
-            None,
+            OPERATOR,
             dataset=args.dataset,
             name=args.name,
             n_items=args.items,
@@ -403,26 +405,26 @@ def cmd_studies(args: argparse.Namespace, store: Store) -> int:
             sequential=sequential,
         )
         print(f"drew {study.name}: {studies.describe(study)}")
-        for item_id, names in sorted(studies.assignments(store, None, study.name).items()):
+        for item_id, names in sorted(studies.assignments(store, OPERATOR, study.name).items()):
             print(f"  item {item_id}\t{', '.join(names)}")
     elif args.studies_verb == "list":
-        frame = studies.list_studies(store, None, args.dataset)
+        frame = studies.list_studies(store, OPERATOR, args.dataset)
         columns = ["study", "dataset", "n_items", "raters", "items_done", "labels", "batches", "per_batch"]
         shown = frame[[*columns, "stopped_by", "kept_only"]]
         print(shown.to_string(index=False) if len(frame) else "no studies")
     elif args.studies_verb == "labels":
-        rows = studies.export_labels(store, None, args.name, Path(args.out), args.format)
+        rows = studies.export_labels(store, OPERATOR, args.name, Path(args.out), args.format)
         print(f"wrote {rows} study label(s) of {args.name} to {args.out}")
     elif args.studies_verb == "status":
-        print(f"{args.name}: {studies.study_status(store, None, args.name).note}")
+        print(f"{args.name}: {studies.study_status(store, OPERATOR, args.name).note}")
     elif args.studies_verb == "reassign":
-        print(studies.reassign(store, None, args.name, args.from_rater, args.to_rater).summary())
+        print(studies.reassign(store, OPERATOR, args.name, args.from_rater, args.to_rater).summary())
     else:
-        done = studies.advance_study(store, None, args.name)
+        done = studies.advance_study(store, OPERATOR, args.name)
         print(
             f"{args.name}: {done or 'nothing due (a batch still waits for labels, or the study has stopped)'}"
         )
-        print(f"{args.name}: {studies.study_status(store, None, args.name).note}")
+        print(f"{args.name}: {studies.study_status(store, OPERATOR, args.name).note}")
     return 0
 
 
@@ -453,19 +455,19 @@ def cmd_tokens(args: argparse.Namespace, store: Store) -> int:
     from services import tokens
 
     if args.tokens_verb == "create":
-        record, token = tokens.create(store, None, args.user, args.name)
+        record, token = tokens.create(store, OPERATOR, args.user, args.name)
         print(
             f"token {record.id} ({record.name}) acts as {record.owner} ({record.role}). It is shown only now:"
         )
         print(token)
     elif args.tokens_verb == "list":
-        for t in tokens.list_all(store, None):
+        for t in tokens.list_all(store, OPERATOR):
             state = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "active"
             print(
                 f"{t.id}\t{t.name}\t{t.owner} ({t.role})\t{t.prefix}...\tcreated {t.created_at:%Y-%m-%d %H:%M}\t{state}"
             )
     else:
-        t = tokens.revoke(store, None, args.id)
+        t = tokens.revoke(store, OPERATOR, args.id)
         print(f"token {t.id} ({t.name}, acting as {t.owner}) is revoked")
     return 0
 

@@ -21,6 +21,7 @@ from services.clock import now_utc
 from services.dataset_settings import label_limits, settings_of
 from services.decide import settle
 from services.errors import AlreadyLabelled, Conflict, InvalidInput, NotAllowed, NotFound
+from services.leasing import leases_of
 from store import annotations as annotation_log
 from store import assignments, datasets, items, state, studies, work
 from store.datasets import Dataset
@@ -96,7 +97,7 @@ def why_nothing_left(store: Store, user: Annotator, dataset: Dataset, now: datet
     """Why next_item found nothing, and when to look again: items held by others return when their
     leases run out (it says how many and when, never whose or with what label)."""
     now = now or now_utc()
-    held, first = store.scheduler.held_by_others(store, dataset.id, user.id, now)
+    held, first = leases_of(store).held_by_others(store, dataset.id, user.id, now)
     if held and first is not None:
         minutes = max(1, round((first - now).total_seconds() / 60))
         items = "item is" if held == 1 else "items are"
@@ -116,7 +117,7 @@ def annotators_per_item(dataset: Dataset) -> int | None:
 
 def progress(store: Store, user: Annotator, dataset: Dataset) -> dict[str, int]:
     """Counts the user may see: an annotator's own work and the dataset size; reviewers see all."""
-    counts = assignments.progress(store, dataset.id, user.id)
+    counts = assignments.progress(store, dataset.id, user.id, leases_of(store))
     if user.can_see_labels:
         return counts
     return {"total": counts["total"], "mine": counts["mine"]}
@@ -132,7 +133,7 @@ def _navigate(call: Any, store: Store, user: Annotator, *args: Any) -> WorkItem 
     if args and isinstance(args[0], Dataset) and args[0].archived and not may_see_archived(user):
         raise NotFound(f"there is no dataset named {args[0].name!r}")  # archived: as if it were not
     try:
-        return _seen_by(store, user, call(store, user, *args))
+        return _seen_by(store, user, call(store, leases_of(store), user, *args))
     except WorkError as exc:
         raise NotFound(str(exc)) from exc
 
@@ -172,7 +173,7 @@ def skip_item(
     """Give back the item the user holds and move on; any other item id is refused."""
     now = now or now_utc()
     item_id = _whole(item_id, "item_id")
-    if not store.scheduler.holds(store, dataset.id, item_id, user.id, now):
+    if not leases_of(store).holds(store, dataset.id, item_id, user.id, now):
         raise NotAllowed(
             f"you do not hold item {item_id} in {dataset.name}: only the item you were given can be skipped"
         )
@@ -271,7 +272,7 @@ def _submit(
         item = items.get_item(tx, item_id)
         if item is None:
             raise NotFound(f"there is no item {item_id}")
-        study_id = tx.store.scheduler.study_of(tx, item.dataset_id, item_id, annotator.id)
+        study_id = leases_of(tx).study_of(tx, item.dataset_id, item_id, annotator.id)
         if study_id is not None:
             receipt = _submit_study(
                 tx,
@@ -389,9 +390,7 @@ def _submit_study(
         now=now,
     )
     tx.after_commit(
-        partial(
-            tx.store.scheduler.record_study, dataset.id, item.item_id, annotator.id, first_label=mine is None
-        )
+        partial(leases_of(tx).record_study, dataset.id, item.item_id, annotator.id, first_label=mine is None)
     )
     return Receipt(stored.id, False)
 
@@ -417,7 +416,7 @@ def _check_may_label(
                 f"item {item.external_id}: your label is saved and {dataset.name} does not allow corrections"
             )
         return
-    verdict = tx.store.scheduler.may_label(tx, dataset.id, item.item_id, annotator.id, now)
+    verdict = leases_of(tx).may_label(tx, dataset.id, item.item_id, annotator.id, now)
     if verdict == "leased":
         return
     if verdict == "lapsed":
@@ -437,7 +436,7 @@ def _settle(
     first_label: bool,
     now: datetime,
 ) -> None:
-    scheduler = tx.store.scheduler
+    scheduler = leases_of(tx)
     if scheduler.is_gold(tx, dataset.id, item.item_id):
         # An answer on a gold item is scored against its gold label, never a vote on its state.
         tx.after_commit(

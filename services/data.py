@@ -102,6 +102,7 @@ def _judge_first(store: Store, outcome: ImportOutcome) -> None:
     """CRYSTAL's loop 1 for generated items: with a judge model configured, new gate items go to it
     before they reach people (it regenerates up to its attempts, then lets them through flagged)."""
     from services import regeneration
+    from services.access import OPERATOR
     from services.generator_settings import generator_config
 
     if outcome.task != QUALITY_GATE or not (outcome.added or outcome.new_versions):
@@ -109,7 +110,7 @@ def _judge_first(store: Store, outcome: ImportOutcome) -> None:
     if generator_config(store).judge_backend == "none":
         return
     found = datasets.get_dataset(store, outcome.dataset)
-    sent = regeneration.judge_pending(store, found, None) if found is not None else 0
+    sent = regeneration.judge_pending(store, found, OPERATOR) if found is not None else 0
     if sent:
         outcome.notes.append(
             f"{sent} item(s) go to the judge model first (loop 1); people see each once it passes "

@@ -2,7 +2,7 @@
 
 Removing deletes the dataset's items, versions, labels, jobs, gold and study rows for good, so it is
 done only after an export of it (`export_to`) or with an explicit confirmation; what it takes is
-said first (`removal_summary`). Who may: admins and the operator (services.access).
+said first (`removal_summary`). Who may: admins and the operator (services.access, Action.KEEP_DATASETS).
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.access import may_see_archived, require_dataset_keeper
+from services.access import Action, Actor, may_see_archived, require
 from services.errors import InvalidInput, NotFound
+from services.leasing import leases_of
 from store import datasets
 from store.assignments import progress
 from store.datasets import Dataset
@@ -59,7 +60,7 @@ def work_queue(store: Store, user: Annotator) -> list[QueueRow]:
     """Home's rows: every dataset the user may see, with what is left for them; states for admins."""
     rows = []
     for d in visible_datasets(store, user):
-        counts = progress(store, d.id, user.id)
+        counts = progress(store, d.id, user.id, leases_of(store))
         states = datasets.state_counts(store, d.id) if user.is_admin else None
         rows.append(QueueRow(d, counts["total"], counts["mine"], states))
     return rows
@@ -77,15 +78,15 @@ def _found(store: Store, name: str) -> Dataset:
     return found
 
 
-def archive(store: Store, actor: Annotator | None, name: str) -> Dataset:
+def archive(store: Store, actor: Actor, name: str) -> Dataset:
     """Hide a dataset from annotators everywhere (Home, the panels, Browse, the API); nothing is deleted."""
-    require_dataset_keeper(actor)
+    require(actor, Action.KEEP_DATASETS)
     _found(store, name)
     return datasets.set_archived(store, name, True)
 
 
-def restore(store: Store, actor: Annotator | None, name: str) -> Dataset:
-    require_dataset_keeper(actor)
+def restore(store: Store, actor: Actor, name: str) -> Dataset:
+    require(actor, Action.KEEP_DATASETS)
     _found(store, name)
     return datasets.set_archived(store, name, False)
 
@@ -94,16 +95,16 @@ def _said(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "no rows besides its name"
 
 
-def removal_summary(store: Store, actor: Annotator | None, name: str) -> str:
+def removal_summary(store: Store, actor: Actor, name: str) -> str:
     """What removing the dataset would delete, in the user's words, before anything is deleted."""
-    require_dataset_keeper(actor)
+    require(actor, Action.KEEP_DATASETS)
     counts = datasets.removal_counts(store, _found(store, name))
     return f"Removing {name!r} deletes for good: {_said(counts)}."
 
 
 def remove(
     store: Store,
-    actor: Annotator | None,
+    actor: Actor,
     name: str,
     *,
     confirmed: bool = False,
@@ -111,7 +112,7 @@ def remove(
 ) -> Removal:
     """Delete the dataset and all that belongs to it, after writing it to `export_to` (stepgate-jsonl,
     with the log) or when `confirmed`; refused otherwise, with what it would take."""
-    require_dataset_keeper(actor)
+    require(actor, Action.KEEP_DATASETS)
     _found(store, name)
     if export_to is None and not confirmed:
         raise InvalidInput(

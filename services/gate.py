@@ -15,6 +15,7 @@ from services.clock import now_utc
 from services.dataset_settings import settings_of
 from services.encoder import Encoder
 from services.errors import NotAllowed, NotFound
+from services.leasing import leases_of
 from services.matching import embed
 from store import annotations as annotation_log
 from store import state as item_states
@@ -44,7 +45,7 @@ def _may_see(store: Store, user: Annotator, item_id: int, versions: list[dict[st
     item = get_item(store, item_id)
     if item is None:
         return False
-    if store.scheduler.holds(store, item.dataset_id, item_id, user.id, now_utc()):
+    if leases_of(store).holds(store, item.dataset_id, item_id, user.id, now_utc()):
         return True
     return any(
         r.annotator_id == user.id

@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from qc.generators import JOB_KINDS
-from services.access import require_admin
+from services.access import OPERATOR, Action, Actor, require
 from services.clock import now_utc
 from services.errors import InvalidInput
 from services.generation import BACKENDS, GeneratorConfig, config_from
 from store import jobs as queue
 from store.db import Store, Tx
-from store.users import Annotator
 
 __all__ = ["LOOP_SETTINGS", "SETTINGS", "configure", "generator_config", "loop_settings", "shown_settings"]
 
@@ -51,10 +50,11 @@ def generator_config(store: Store | Tx) -> GeneratorConfig:
     return config_from(queue.generator_settings(store))
 
 
-def _clean(key: str, value: Any, user: Annotator | None) -> Any:
+def _clean(key: str, value: Any, user: Actor) -> Any:
+    """A setting as stored, or InvalidInput; the command backend's program only from the command line."""
     if key not in SETTINGS and not key.startswith("prompt."):
         raise InvalidInput(f"unknown generator setting {key!r}: known are {', '.join(SETTINGS)}, prompt.KIND")
-    if key == "command" and user is not None:
+    if key == "command" and user is not OPERATOR:
         raise InvalidInput("the command backend's program is set from the command line only (jobs config)")
     if key in ("backend", "judge_backend") and value not in BACKENDS:
         raise InvalidInput(f"{key} must be one of {', '.join(BACKENDS)}, not {value!r}")
@@ -78,10 +78,9 @@ def _clean(key: str, value: Any, user: Annotator | None) -> Any:
     return value
 
 
-def configure(store: Store, user: Annotator | None, changes: dict[str, Any]) -> GeneratorConfig:
+def configure(store: Store, user: Actor, changes: dict[str, Any]) -> GeneratorConfig:
     """Change generator settings (an empty value removes one); ``prompt.KIND`` edits a prompt template."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     saved = queue.generator_settings(store)
     prompts = dict(saved.get("prompts") or {})
     update: dict[str, Any] = {}
@@ -101,7 +100,7 @@ def configure(store: Store, user: Annotator | None, changes: dict[str, Any]) -> 
         else:
             update[key] = _clean(key, value, user)
     with store.writing() as tx:
-        queue.set_generator_settings(tx, update, user.name if user else "command line", now_utc())
+        queue.set_generator_settings(tx, update, user.name, now_utc())
     return generator_config(store)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from qc.generators import AnswerError
 from services import logs, perturbation
-from services.access import require_admin
+from services.access import Action, Actor, require
 from services.clock import now_utc
 from services.errors import InvalidInput, ServiceError, from_store
 from services.generation import GenerationError, GeneratorConfig
@@ -38,7 +38,6 @@ from store import jobs as queue
 from store.db import Store
 from store.errors import StoreRequestError
 from store.jobs import BACKOFF_SECONDS, Job
-from store.users import Annotator
 from tasks import PERTURBATION_CHECK, spec_for
 
 __all__ = [
@@ -246,19 +245,17 @@ class Worker:
                 self._wake.clear()
 
 
-def list_jobs(store: Store, user: Annotator | None, status: str | None = None) -> list[Job]:
+def list_jobs(store: Store, user: Actor, status: str | None = None) -> list[Job]:
     """Every job, newest first (admins; the command line acts as the database's owner)."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     if status is not None and status not in ("queued", "running", "done", "failed"):
         raise InvalidInput(f"status {status!r}: choose queued, running, done or failed")
     return queue.list_jobs(store, status=status, limit=1000)
 
 
-def retry(store: Store, user: Annotator | None, job_id: int | None = None) -> int:
+def retry(store: Store, user: Actor, job_id: int | None = None) -> int:
     """Queue one failed job (or all failed jobs) again with fresh attempts; returns how many."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     try:
         return queue.retry(store, now_utc(), job_id)
     except queue.JobError as exc:
@@ -276,7 +273,7 @@ def _item_names(store: Store, item_ids: set[int]) -> dict[int, tuple[str, str]]:
     return names
 
 
-def job_rows(store: Store, user: Annotator | None, status: str | None = None) -> list[dict[str, Any]]:
+def job_rows(store: Store, user: Actor, status: str | None = None) -> list[dict[str, Any]]:
     """The jobs as admins read them: what, for which item, where it stands, its last error."""
     found = list_jobs(store, user, status)[:300]
     names = _item_names(store, {j.item_id for j in found})
@@ -305,11 +302,10 @@ def _where(job: Job, now: datetime, waiting: tuple[str, ...]) -> str:
     return "waiting (backoff)" if job.waiting(now) else job.status
 
 
-def standing(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
+def standing(store: Store, user: Actor) -> list[dict[str, Any]]:
     """Every item sent back (rejected, failed, waiting for a variant, with the judge) and where it
     stands: regenerating, waiting, or failed with the reason; nothing sent back goes unlisted."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     rows = []
     now = now_utc()
     waiting = waiting_kinds(generator_config(store))
@@ -348,10 +344,9 @@ def standing(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
     return rows
 
 
-def loop_table(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
+def loop_table(store: Store, user: Actor) -> list[dict[str, Any]]:
     """Per dataset and loop, the share of items that re-iterated (CRYSTAL: < 5 % for both loops)."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     rows = []
     for dataset in datasets.list_datasets(store):
         for loop, share in queue.loop_shares(store, dataset.id).items():
@@ -367,10 +362,9 @@ def loop_table(store: Store, user: Annotator | None) -> list[dict[str, Any]]:
     return rows
 
 
-def perturbation_warnings(store: Store, user: Annotator | None) -> list[str]:
+def perturbation_warnings(store: Store, user: Actor) -> list[str]:
     """Every perturbation check's warnings (units past warn_after_attempts variants, units failed)."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     return [
         f"{dataset.name}: {line}"
         for dataset in datasets.list_datasets(store, task=PERTURBATION_CHECK)

@@ -7,16 +7,14 @@ from different encoders are never compared by accident.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from qc.matching import ALPHA, TAU, MacroScores, TieOrder, macro_scores
 from services.encoder import Encoder
 from store import embeddings
 from store.db import Store
 
-__all__ = ["Scored", "embed", "match_scores", "similarity"]
+__all__ = ["embed", "similarity"]
 
 
 def embed(store: Store, encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
@@ -43,25 +41,3 @@ def similarity(
         return np.zeros((len(predicted), len(reference)))
     vectors = embed(store, encoder, [*predicted, *reference])
     return np.asarray(vectors[: len(predicted)] @ vectors[len(predicted) :].T, dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class Scored:
-    scores: MacroScores
-    encoder: str
-    note: str
-    threshold: float
-
-
-def match_scores(
-    store: Store,
-    encoder: Encoder,
-    examples: Sequence[tuple[Sequence[str], Sequence[str]]],
-    threshold: float = TAU,
-    alpha: float = ALPHA,
-    ties: TieOrder = "crystal_metrics",
-) -> Scored:
-    """Macro Match F1 and Ordered Match F1 over (predicted steps, reference steps) examples; ``ties``
-    as qc.matching.greedy_matches (the authors' order by default)."""
-    sims = [similarity(store, encoder, p, r) for p, r in examples]
-    return Scored(macro_scores(sims, threshold, alpha, ties=ties), encoder.name, encoder.note(), threshold)

@@ -24,7 +24,7 @@ from qc.generators import (
     draw_transformations,
     pick_candidate,
 )
-from services.access import require_admin
+from services.access import Action, Actor, require
 from services.annotate import dataset_for
 from services.clock import now_utc
 from services.dataset_settings import settings_of
@@ -39,7 +39,6 @@ from store.datasets import Dataset
 from store.db import Store, Tx
 from store.items import ItemView
 from store.jobs import Job
-from store.users import Annotator
 from tasks import PERTURBATION_CHECK, Decision
 from tasks.perturbation_check import PERTURBATION_TYPES, perturbation_of
 
@@ -73,7 +72,7 @@ def _seed(settings: dict[str, Any], item_id: int, attempt: int) -> int:
 
 def create_check_dataset(
     store: Store,
-    user: Annotator | None,
+    user: Actor,
     source: str,
     name: str,
     kind: str,
@@ -82,8 +81,7 @@ def create_check_dataset(
 ) -> CreatedCheck:
     """A perturbation-check dataset from a source dataset: one unit per step of ``role`` (text types)
     or per item with images (image type), each queued for its first variant."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     if kind not in PERTURBATION_TYPES:
         raise InvalidInput(f"perturbation type {kind!r}: choose one of {', '.join(PERTURBATION_TYPES)}")
     src = dataset_for(store, source)
@@ -316,11 +314,10 @@ class Variant:
     checks: list[dict[str, Any]]  # each checker's verdicts: {"reviewer", "verdict", "checks", "at"}
 
 
-def history(store: Store, user: Annotator | None, item_id: int) -> list[Variant]:
+def history(store: Store, user: Actor, item_id: int) -> list[Variant]:
     """Every version of a check item, oldest first, with its checkers' verdicts (admins only: the
     verdicts are others' labels)."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     item = items.get_item(store, item_id)
     if item is None:
         raise NotFound(f"there is no item {item_id}")
@@ -342,10 +339,9 @@ def history(store: Store, user: Annotator | None, item_id: int) -> list[Variant]
     return found
 
 
-def warnings(store: Store, user: Annotator | None, dataset_name: str) -> list[str]:
+def warnings(store: Store, user: Actor, dataset_name: str) -> list[str]:
     """Admins' warnings: units past warn_after_attempts variants, and units marked failed."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     dataset = dataset_for(store, dataset_name, PERTURBATION_CHECK)
     settings = settings_of(dataset)
     warn = int(settings["warn_after_attempts"])

@@ -13,7 +13,7 @@ from qc.quality import label_fields
 from qc.sequential import SequentialResult, SequentialRule, sequential_agreement
 from services import gold
 from services import studies as study_service
-from services.access import require_reviewer
+from services.access import Action, Actor, require
 from services.errors import InvalidInput, NotFound
 from store import studies
 from store.datasets import get_dataset
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from store import Store
-    from store.users import Annotator
 
 __all__ = [
     "LEVELS",
@@ -101,7 +100,7 @@ def figure(result: Plan) -> Figure:
 
 def sequential_study(
     store: Store,
-    user: Annotator | None,
+    user: Actor,
     study: str,
     *,
     target: float,
@@ -114,8 +113,7 @@ def sequential_study(
     """Apply a stopping rule to a study's finished items (those with all their raters' labels, in
     draw order): stopped by the target, by the cap (default: the study's size), or running. Reads the
     study's own labels (services.studies.outcomes). Returns the field judged and the result."""
-    if user is not None:
-        require_reviewer(user)
+    require(user, Action.SEE_LABELS)
     found = studies.get_study(store, study)
     if found is None:
         raise NotFound(f"There is no study named {study!r}.")

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from qc.generators import judge_verdict, steps_from_answer
-from services.access import require_admin
+from services.access import Action, Actor, require
 from services.clock import now_utc
 from services.generation import GenerationError, GeneratorConfig, Request, backend_for
 from services.generator_settings import generator_config, loop_settings
@@ -206,18 +206,13 @@ def _criterion(value: Any) -> str:
 
 def _open(tx: Tx, item_id: int, target: int, flag: dict[str, Any] | None, now: datetime) -> None:
     state.set_item_state(tx, item_id, target=target, status="open", decision=flag, settled_at=None, now=now)
-    tx.after_commit(lambda: tx.store.scheduler.invalidate(_dataset_of(tx, item_id)))
+    st = state.get_item_state(tx, item_id)
+    tx.changed(st.dataset_id if st else 0)  # the item is back in its dataset's pool
 
 
-def _dataset_of(tx: Tx, item_id: int) -> int:
-    st = state.get_item_state(tx.store, item_id)
-    return st.dataset_id if st else 0
-
-
-def judge_pending(store: Store, dataset: Dataset, user: Any) -> int:
+def judge_pending(store: Store, dataset: Dataset, user: Actor) -> int:
     """Queue loop-1 judging of the gate dataset's open, unlabelled items (a judge must be configured)."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     if dataset.task != QUALITY_GATE:
         raise GenerationError(f"{dataset.name} is not a quality-gate dataset")
     if generator_config(store).judge_backend == "none":
@@ -233,7 +228,7 @@ def judge_pending(store: Store, dataset: Dataset, user: Any) -> int:
                 continue  # people have started on it: the judge comes before people, not after
             _send_to_judge(tx, item_id, item.version_id, now)
             count += 1
-        tx.after_commit(lambda: store.scheduler.invalidate(dataset.id))
+        tx.changed(dataset.id)
     return count
 
 

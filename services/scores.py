@@ -22,7 +22,7 @@ import pandas as pd
 
 from qc import model_scores, mpbench_scores
 from qc.scoring import PRMSCORE_CONVENTIONS
-from services.access import require_admin, require_reviewer
+from services.access import Action, Actor, require, require_reviewer
 from services.errors import InvalidInput, NotFound
 from store import predictions as store_predictions
 from store.datasets import get_dataset
@@ -198,7 +198,7 @@ def _prediction(raw: Any, steps: int, candidates: int | None = None) -> dict[str
 
 def import_predictions(
     store: Store,
-    user: Annotator | None,
+    user: Actor,
     path: str | Path,
     *,
     model: str,
@@ -208,8 +208,7 @@ def import_predictions(
     """Store a model's predictions on a dataset's current item versions (an admin's; ``user`` None is
     the command line). All rows or none: an unknown id, a duplicate or a malformed field refuses the
     file with every problem and its line. A model imported again has its predictions replaced."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     model = (model or "").strip()
     if not model or len(model) > MAX_MODEL_NAME:
         raise InvalidInput(f"Give the model a name of 1 to {MAX_MODEL_NAME} characters.")
@@ -250,9 +249,7 @@ def import_predictions(
     if not rows:
         raise InvalidInput(f"{shown}: no predictions in the file; nothing imported.")
     replaced = model in store_predictions.models(store, target.id)
-    stored = store_predictions.replace_predictions(
-        store, model, target.id, rows, user.id if user is not None else None
-    )
+    stored = store_predictions.replace_predictions(store, model, target.id, rows, user.id)
     return PredictionsImported(model=model, dataset=target.name, items=stored, replaced=replaced)
 
 

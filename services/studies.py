@@ -24,7 +24,7 @@ from exports import log as log_format
 from qc.quality import TASK_FIELDS, long_labels, wide_by_field
 from qc.sampling import fresh_raters, stratified_sample, study_pool
 from qc.sequential import ADJUSTMENTS, SequentialResult, SequentialRule, sequential_agreement
-from services.access import require_admin, require_reviewer
+from services.access import Action, Actor, require, require_admin
 from services.errors import InvalidInput, NotFound
 from store import studies, users
 from store.datasets import get_dataset
@@ -50,7 +50,6 @@ __all__ = [
     "export_labels",
     "list_studies",
     "outcomes",
-    "plan_raters",
     "rater_choices",
     "reassign",
     "removed_raters",
@@ -92,10 +91,9 @@ def _dataset(store: Store, name: str | None) -> Dataset:
     return found
 
 
-def list_studies(store: Store, user: Annotator | None, dataset: str | None = None) -> pd.DataFrame:
+def list_studies(store: Store, user: Actor, dataset: str | None = None) -> pd.DataFrame:
     """Every study (of one dataset, if named) with its progress, batches and stopping rule."""
-    if user is not None:
-        require_reviewer(user)
+    require(user, Action.SEE_LABELS)
     dataset_id = _dataset(store, dataset).id if dataset is not None else None
     frame = studies.list_studies(store, dataset_id)
     per_batch = []
@@ -189,7 +187,7 @@ def _batch_seed(seed: int, batch: int) -> int:
 
 def draw_study(
     store: Store,
-    user: Annotator | None,
+    user: Actor,
     *,
     dataset: str | None,
     name: str,
@@ -202,14 +200,14 @@ def draw_study(
     sequential: Sequential | None = None,
     now: datetime | None = None,
 ) -> Study:
-    """Admins only (``user`` None: the command line): draw the sample and assign each item K raters of
+    """Admins only (or the command line, OPERATOR): draw the sample and assign each item K raters of
     ``rater_names`` (default: every annotator) who have not seen it; a bad request stores nothing.
 
     ``kept_only`` (the default) draws as the papers drew: only items the gate kept. Off, it is a pilot
     over every item the gate has not sent to regeneration; either way no item's gate state changes.
     With ``sequential``, ``n_items`` is the cap and only the first batch is drawn now.
     """
-    admin = require_admin(user) if user is not None else None
+    require(user, Action.ADMINISTER)
     found = _dataset(store, dataset)
     if n_items is None or raters is None:
         raise InvalidInput("give the number of items and the raters per item")
@@ -243,7 +241,7 @@ def draw_study(
             seed=seed,
             kept_only=kept_only,
             rule=rule,
-            created_by=admin.id if admin is not None else None,
+            created_by=user.id,  # None: the command line
             now=now,
         )
     except (studies.StudyError, ValueError) as exc:
@@ -362,10 +360,9 @@ def status(store: Store, study: Study) -> StudyStatus:
     return StudyStatus(study, batches, result, _note(study, batches, result))
 
 
-def study_status(store: Store, user: Annotator | None, name: str) -> StudyStatus:
-    """Reviewers (``user`` None: the command line): a study's progress per batch and stop reason."""
-    if user is not None:
-        require_reviewer(user)
+def study_status(store: Store, user: Actor, name: str) -> StudyStatus:
+    """Reviewers (or the command line, OPERATOR): a study's progress per batch and stop reason."""
+    require(user, Action.SEE_LABELS)
     return status(store, _study(store, name))
 
 
@@ -412,18 +409,16 @@ def advance(store: Store, study_id: int, now: datetime | None = None) -> str | N
     return f"batch {batch}" if added else None
 
 
-def advance_study(store: Store, user: Annotator | None, name: str) -> str | None:
-    """Admins (``user`` None: the command line): check a sequential study now, as a label would (after
+def advance_study(store: Store, user: Actor, name: str) -> str | None:
+    """Admins (or the command line, OPERATOR): check a sequential study now, as a label would (after
     a restart between a batch's last label and the next draw, say)."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     return advance(store, _study(store, name).id)
 
 
-def assignments(store: Store, user: Annotator | None, name: str) -> dict[int, list[str]]:
-    """Admins (``user`` None: the command line): each study item's raters, as drawn."""
-    if user is not None:
-        require_admin(user)
+def assignments(store: Store, user: Actor, name: str) -> dict[int, list[str]]:
+    """Admins (or the command line, OPERATOR): each study item's raters, as drawn."""
+    require(user, Action.ADMINISTER)
     return studies.assigned_raters(store, _study(store, name).id)
 
 
@@ -434,11 +429,10 @@ LABEL_FORMATS = {
 }
 
 
-def export_labels(store: Store, user: Annotator | None, name: str, out: Path, fmt: str | None = None) -> int:
-    """Reviewers (``user`` None: the command line): the study's own labels, every stored row
+def export_labels(store: Store, user: Actor, name: str, out: Path, fmt: str | None = None) -> int:
+    """Reviewers (or the command line, OPERATOR): the study's own labels, every stored row
     (corrections too), written as the raw annotation log is (exports.log); the rows written."""
-    if user is not None:
-        require_reviewer(user)
+    require(user, Action.SEE_LABELS)
     found = _study(store, name)
     fmt = fmt or out.suffix.lstrip(".").lower()
     if fmt not in LABEL_FORMATS:
@@ -449,30 +443,6 @@ def export_labels(store: Store, user: Annotator | None, name: str, out: Path, fm
         return LABEL_FORMATS[fmt](studies.study_annotations(store, found), out)
     except OSError as exc:
         raise InvalidInput(f"cannot write {out}: {exc.strerror or exc}") from exc
-
-
-def plan_raters(store: Store, user: Annotator, study: str, raters: list[str], seed: int = 0) -> pd.DataFrame:
-    """Admins: which of ``raters`` could rate which study item, K per item, none of whom has seen the
-    item (qc.sampling.fresh_raters). Read-only: nothing is stored (the study's own assignments were
-    made when it was drawn: ``assigned`` lists them)."""
-    require_admin(user)
-    found = _study(store, study)
-    items = studies.study_items(store, found.id)
-    ids = [int(i) for i in items["item_id"]]
-    assigned = studies.assigned_raters(store, found.id)
-    seen = {i: names - set(assigned.get(i, [])) for i, names in studies.seen_by(store, ids).items()}
-    try:
-        plan = fresh_raters(ids, raters, seen, found.raters, seed)
-    except ValueError as exc:
-        raise InvalidInput(f"{found.name}: {exc}; add raters who have not labelled it") from exc
-    return pd.DataFrame(
-        {
-            "item_id": ids,
-            "external_id": items["external_id"].tolist(),
-            "raters": [", ".join(plan[i]) for i in ids],
-            "assigned": [", ".join(assigned.get(i, [])) for i in ids],
-        }
-    )
 
 
 def describe(study: Study) -> str:
@@ -517,17 +487,16 @@ def removed_raters(store: Store, user: Annotator, name: str) -> list[str]:
 
 def reassign(
     store: Store,
-    user: Annotator | None,
+    user: Actor,
     name: str,
     from_rater: str,
     to_rater: str,
     now: datetime | None = None,
 ) -> Reassigned:
-    """Admins (``user`` None: the command line): a removed rater's pending study items (assigned, not
+    """Admins (or the command line, OPERATOR): a removed rater's pending study items (assigned, not
     labelled by them) go to another annotator, each one they have not seen (labelled, or rate in a
     study), so the study can finish blind. Items the new rater has seen stay with the removed one."""
-    if user is not None:
-        require_admin(user)
+    require(user, Action.ADMINISTER)
     study = _study(store, name)
     if users.get_user(store, from_rater) is not None:
         raise InvalidInput(

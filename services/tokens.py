@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from services.access import require_admin
+from services.access import OPERATOR, Action, Actor, require
 from services.errors import InvalidInput, NotFound, ServiceError
 from store import tokens, users
 from store.tokens import ApiToken, TokenError
@@ -27,12 +27,11 @@ class TokenRefused(ServiceError):
     """No usable token came with the request (HTTP 401); nothing was done."""
 
 
-def _check(acting: Annotator | None) -> None:
-    if acting is not None:
-        require_admin(acting)
+def _check(acting: Actor) -> None:
+    require(acting, Action.ADMINISTER)
 
 
-def create(store: Store, acting: Annotator | None, owner: str, name: str) -> tuple[ApiToken, str]:
+def create(store: Store, acting: Actor, owner: str, name: str) -> tuple[ApiToken, str]:
     """A token acting as `owner`; returns its record and the token, which is never shown again."""
     _check(acting)
     name = (name or "").strip()
@@ -41,21 +40,21 @@ def create(store: Store, acting: Annotator | None, owner: str, name: str) -> tup
     user = users.get_user(store, (owner or "").strip())
     if user is None:
         raise NotFound(f"There is no annotator named {owner!r}: a token acts as an existing annotator.")
-    return tokens.create_token(store, user, name, acting.name if acting is not None else None)
+    return tokens.create_token(store, user, name, None if acting is OPERATOR else acting.name)
 
 
-def list_all(store: Store, acting: Annotator | None) -> list[ApiToken]:
+def list_all(store: Store, acting: Actor) -> list[ApiToken]:
     _check(acting)
     return tokens.list_tokens(store)
 
 
-def owners(store: Store, acting: Annotator | None) -> list[str]:
+def owners(store: Store, acting: Actor) -> list[str]:
     """The annotators a new token may act as (not removed), by name."""
     _check(acting)
     return [u.name for u in users.list_users(store)]
 
 
-def revoke(store: Store, acting: Annotator | None, token_id: int) -> ApiToken:
+def revoke(store: Store, acting: Actor, token_id: int) -> ApiToken:
     _check(acting)
     try:
         return tokens.revoke_token(store, token_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from services.access import require_admin
+from services.access import OPERATOR, Action, Actor, require
 from services.errors import InvalidInput, NotFound
 from store import users
 from store.users import MIN_PASSWORD, Annotator, UserError
@@ -20,9 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["MIN_PASSWORD", "add", "check_login", "find", "list_all", "remove", "set_password", "set_role"]
 
 
-def _check(acting: Annotator | None) -> None:
-    if acting is not None:
-        require_admin(acting)
+def _check(acting: Actor) -> None:
+    require(acting, Action.ADMINISTER)
 
 
 def _as_service_error(exc: UserError) -> InvalidInput | NotFound:
@@ -30,8 +29,8 @@ def _as_service_error(exc: UserError) -> InvalidInput | NotFound:
     return NotFound(text) if text.startswith("no annotator") else InvalidInput(text)
 
 
-def add(store: Store, acting: Annotator | None, name: str, role: str, password: str | None) -> Annotator:
-    """None: an account without a password (the command line's `--no-password`, local mode only)."""
+def add(store: Store, acting: Actor, name: str, role: str, password: str | None) -> Annotator:
+    """``password`` None: an account without one (the command line's `--no-password`, local mode only)."""
     _check(acting)
     try:
         return users.add_user(store, (name or "").strip(), role, password)
@@ -39,12 +38,12 @@ def add(store: Store, acting: Annotator | None, name: str, role: str, password: 
         raise _as_service_error(exc) from exc
 
 
-def list_all(store: Store, acting: Annotator | None) -> list[Annotator]:
+def list_all(store: Store, acting: Actor) -> list[Annotator]:
     _check(acting)
     return users.list_users(store)
 
 
-def set_password(store: Store, acting: Annotator | None, name: str, password: str) -> None:
+def set_password(store: Store, acting: Actor, name: str, password: str) -> None:
     _check(acting)
     try:
         users.set_password(store, name, password or "")
@@ -52,9 +51,9 @@ def set_password(store: Store, acting: Annotator | None, name: str, password: st
         raise _as_service_error(exc) from exc
 
 
-def set_role(store: Store, acting: Annotator | None, name: str, role: str) -> None:
+def set_role(store: Store, acting: Actor, name: str, role: str) -> None:
     _check(acting)
-    if acting is not None and acting.name == name and role != "admin":
+    if acting is not OPERATOR and acting.name == name and role != "admin":
         raise InvalidInput("You cannot take away your own admin role; ask another admin.")
     try:
         users.set_role(store, name, role)
@@ -62,9 +61,9 @@ def set_role(store: Store, acting: Annotator | None, name: str, role: str) -> No
         raise _as_service_error(exc) from exc
 
 
-def remove(store: Store, acting: Annotator | None, name: str) -> None:
+def remove(store: Store, acting: Actor, name: str) -> None:
     _check(acting)
-    if acting is not None and acting.name == name:
+    if acting is not OPERATOR and acting.name == name:
         raise InvalidInput("You cannot remove yourself; ask another admin.")
     target = users.get_user(store, name)
     if target is not None and target.is_admin and sum(u.is_admin for u in users.list_users(store)) == 1:

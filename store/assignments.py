@@ -1,12 +1,14 @@
 """Who works on what: leases that expire, so an abandoned item returns to the pool.
 
-Leases live in memory, in one Scheduler per Store, rebuilt from the annotation log on demand:
-a lease is a promise of seconds, not data, so after a crash every lease has simply expired and
-its item is back in the pool. What is done comes from the log itself; skips are stored. Claims
-and the gate's capacity check run under the scheduler's lock, so many annotators asking at the
-same moment never push an item past its target, and no annotator gets an item twice.
-One process owns a DuckDB file (the file lock guarantees it), so one in-memory scheduler is
-the whole truth; a multi-replica deployment over PostgreSQL would keep leases in a table instead.
+Leases are one protocol (Leases) with two implementations, chosen when the app is composed
+(services/leasing.py) and handed to the services; the Store knows neither, and only tells them after
+a commit that a dataset changed (Store.listen, Tx.changed). Here, Scheduler: leases in memory, for
+one process over a DuckDB file (the file lock guarantees there is one), rebuilt from the annotation
+log on demand: a lease is a promise of seconds, not data, so after a crash every lease has simply
+expired and its item is back in the pool. What is done comes from the log itself; skips are stored.
+Claims and the gate's capacity check run under the scheduler's lock, so many annotators asking at
+the same moment never push an item past its target, and no annotator gets an item twice. For
+several replicas over PostgreSQL, store/leases.py's SharedScheduler keeps the leases in the database.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from store.cache import MISS
 from store.compact import load_open_targets, seeded_order
@@ -26,13 +28,85 @@ from store.datasets import get_dataset
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
-__all__ = ["Claim", "Pool", "Scheduler", "claim_item", "claim_next", "progress", "release"]
+__all__ = ["Claim", "Leases", "Pool", "Scheduler", "progress"]
 
 
 @dataclass(frozen=True)
 class Claim:
     item_id: int
     resumed: bool  # True when the annotator already held this lease
+
+
+class Leases(Protocol):
+    """Who holds which item of a dataset until when, and what an annotator is given next.
+
+    Two implementations: Scheduler (in memory; one process over DuckDB) and store/leases.py's
+    SharedScheduler (lease rows in the database; replicas over PostgreSQL). The after-commit
+    records (record_done, record_gold, record_study) follow a committed label; invalidate reloads a
+    dataset's pool after its items, settings, gold or studies changed.
+    """
+
+    def claim_next(
+        self, db: Store | Tx, annotator_id: int, dataset_id: int, *, lease_seconds: int, now: datetime
+    ) -> Claim | None:
+        """The annotator's live lease if any, else the next open item with room, leased to them."""
+
+    def claim_item(
+        self,
+        db: Store | Tx,
+        annotator_id: int,
+        item_id: int,
+        dataset_id: int,
+        *,
+        lease_seconds: int,
+        now: datetime,
+    ) -> str:
+        """Jump to one item: 'done', 'leased', 'full' or 'closed'."""
+
+    def release(self, db: Store, annotator_id: int, item_id: int, dataset_id: int, now: datetime) -> None:
+        """Skip: the item goes back to the pool for everyone else; the skip is remembered."""
+
+    def invalidate(self, dataset_id: int | None = None) -> None:
+        """Reload a dataset's pool (None: every pool) after its items or settings changed."""
+
+    def upcoming(self, db: Store | Tx, dataset_id: int, after_item: int, n: int) -> list[int]:
+        """The next open items after this one in hand-out order (for prefetching)."""
+
+    def target_of(self, db: Store | Tx, dataset_id: int, item_id: int) -> int | None:
+        """An open item's current target (None when the item is settled or unknown)."""
+
+    def labelled_by(self, db: Store | Tx, dataset_id: int, annotator_id: int) -> int:
+        """How many items of the dataset this annotator has labelled."""
+
+    def holds(self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime) -> bool:
+        """The annotator holds this item now."""
+
+    def may_label(
+        self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int, now: datetime
+    ) -> str:
+        """'leased', 'lapsed' or 'no': may this annotator's label on the item be stored."""
+
+    def held_by_others(
+        self, db: Store | Tx, dataset_id: int, annotator_id: int, now: datetime
+    ) -> tuple[int, datetime | None]:
+        """Items this annotator could take but for others' live leases, and when the first runs out."""
+
+    def record_done(
+        self, dataset_id: int, item_id: int, annotator_id: int, *, target: int, open_: bool, first_label: bool
+    ) -> None:
+        """After a committed label: the item's new target, or its removal once settled."""
+
+    def is_gold(self, db: Store | Tx, dataset_id: int, item_id: int) -> bool:
+        """The item is a gold item of the dataset."""
+
+    def record_gold(self, dataset_id: int, item_id: int, annotator_id: int, *, first_label: bool) -> None:
+        """After a committed answer on a gold item."""
+
+    def study_of(self, db: Store | Tx, dataset_id: int, item_id: int, annotator_id: int) -> int | None:
+        """The study this annotator rates this item for, or None."""
+
+    def record_study(self, dataset_id: int, item_id: int, annotator_id: int, *, first_label: bool) -> None:
+        """After a committed study label."""
 
 
 @dataclass
@@ -161,7 +235,8 @@ class Pool:
 
 
 class Scheduler:
-    """In-memory assignment state for one Store; loads a dataset's pool from the log when first asked."""
+    """Leases in memory for one Store (the Leases protocol); loads a dataset's pool from the log when
+    first asked."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -172,7 +247,7 @@ class Scheduler:
         with self.lock:
             pool = self._pools.get(dataset_id)
             if pool is None:
-                pool = self._pools[dataset_id] = _load_pool(db, dataset_id)
+                pool = self._pools[dataset_id] = _load_pool(db, dataset_id, self.new_pool())
                 stale = self._stale.pop(dataset_id, None)
                 if stale is not None:
                     _carry_leases(stale, pool)
@@ -322,6 +397,89 @@ class Scheduler:
             pool.study_pending.get(annotator_id, {}).pop(item_id, None)
             pool.study_skipped.get(annotator_id, set()).discard(item_id)
 
+    def claim_next(
+        self, db: Store | Tx, annotator_id: int, dataset_id: int, *, lease_seconds: int, now: datetime
+    ) -> Claim | None:
+        """The annotator's live lease if any, else the next open item with room, leased to them.
+
+        Items already started come first, so that escalations (a 4th, a 5th annotator) settle soonest.
+        While there is such an item, a share of claims (``gold_percent``) takes a gold item instead:
+        never once the annotator's other work is done, which would single the gold item out.
+        """
+        with self.lock:
+            pool = self.pool(db, dataset_id)
+            held = pool.held_item(dataset_id, annotator_id, now)
+            if held is not None and annotator_id in pool.live_leases(held, now):
+                return Claim(held, resumed=True)
+            study_item = pool.study_turn(annotator_id)
+            if study_item is not None:
+                pool.lease(study_item, annotator_id, now, lease_seconds)
+                return Claim(study_item, resumed=False)
+            item_id = _next_open(pool, annotator_id, now)
+            if item_id is None:
+                study_item = pool.study_turn(annotator_id, skipped=True)  # what they skipped, last
+                if study_item is not None:
+                    pool.lease(study_item, annotator_id, now, lease_seconds)
+                    return Claim(study_item, resumed=False)
+                return None
+            gold = pool.gold_turn(dataset_id, annotator_id)
+            pool.claims[annotator_id] = pool.claims.get(annotator_id, 0) + 1
+            pool.lease(gold if gold is not None else item_id, annotator_id, now, lease_seconds)
+            return Claim(gold if gold is not None else item_id, resumed=False)
+
+    def claim_item(
+        self,
+        db: Store | Tx,
+        annotator_id: int,
+        item_id: int,
+        dataset_id: int,
+        *,
+        lease_seconds: int,
+        now: datetime,
+    ) -> str:
+        """Jump to one item: 'done' (theirs to review or correct), 'leased', 'full' or 'closed'."""
+        with self.lock:
+            pool = self.pool(db, dataset_id)
+            if annotator_id in pool.done.get(item_id, ()):
+                return "done"
+            if item_id in pool.study_pending.get(annotator_id, {}):  # their study item opens like any
+                pool.lease(item_id, annotator_id, now, lease_seconds)
+                return "leased"
+            if item_id in pool.gold and annotator_id in pool.live_leases(item_id, now):
+                return "leased"  # the gold item they hold opens like any item they hold
+            if item_id not in pool.target:
+                return "done" if annotator_id in _done_annotators(db, item_id) else "closed"
+            if annotator_id in pool.live_leases(item_id, now):
+                return "leased"
+            if not pool.eligible(item_id, annotator_id, now, allow_skipped=True):
+                return "full"
+            pool.lease(item_id, annotator_id, now, lease_seconds)
+            return "leased"
+
+    def release(self, db: Store, annotator_id: int, item_id: int, dataset_id: int, now: datetime) -> None:
+        """Skip: the item goes back to the pool for everyone else at once; the skip is remembered."""
+        with self.lock:
+            pool = self.pool(db, dataset_id)
+            if item_id in pool.study_pending.get(annotator_id, {}):
+                # a skipped study item stays theirs: it comes back after their other work
+                pool.give_back(item_id, annotator_id)
+                pool.study_skipped.setdefault(annotator_id, set()).add(item_id)
+                return
+        with db.writing() as tx:
+            tx.execute(
+                "INSERT INTO assignments (item_id, annotator_id, dataset_id, status, leased_at, expires_at, updated_at) "
+                "VALUES (?, ?, ?, 'skipped', ?, ?, ?) ON CONFLICT (item_id, annotator_id) DO UPDATE SET "
+                "status = 'skipped', updated_at = excluded.updated_at",
+                [item_id, annotator_id, dataset_id, now, now, now],
+            )
+        with self.lock:
+            pool = self.pool(db, dataset_id)
+            pool.leases.get(item_id, {}).pop(annotator_id, None)
+            if pool.held.get(annotator_id) == item_id:
+                del pool.held[annotator_id]
+            pool.skipped.setdefault(annotator_id, {})[item_id] = now
+            pool.started.setdefault(item_id, None)
+
 
 def _carry_leases(old: Pool, new: Pool) -> None:
     for who, skipped in old.study_skipped.items():
@@ -348,8 +506,7 @@ def _done_annotators(db: Store | Tx, item_id: int) -> set[int]:
     return {r[0] for r in rows}
 
 
-def _load_pool(db: Store | Tx, dataset_id: int) -> Pool:
-    pool = _scheduler(db).new_pool()
+def _load_pool(db: Store | Tx, dataset_id: int, pool: Pool) -> Pool:
     # flat arrays, not a dict and a list of Python ints: ~12 bytes an open item instead of ~140
     pool.target = load_open_targets(db, dataset_id)  # type: ignore[assignment]
     pool.order = pool.target.ids  # type: ignore[assignment,attr-defined]
@@ -409,42 +566,6 @@ def _load_gold(db: Store | Tx, dataset_id: int, pool: Pool) -> None:
         pool.fresh_order = seeded_order(pool.order, dataset_id)  # type: ignore[arg-type,assignment]
 
 
-def _scheduler(db: Store | Tx) -> Scheduler:
-    return db.store.scheduler
-
-
-def claim_next(
-    db: Store | Tx, annotator_id: int, dataset_id: int, *, lease_seconds: int, now: datetime
-) -> Claim | None:
-    """The annotator's live lease if any, else the next open item with room, leased to them.
-
-    Items already started come first, so that escalations (a 4th, a 5th annotator) settle soonest.
-    While there is such an item, a share of claims (``gold_percent``) takes a gold item instead:
-    never once the annotator's other work is done, which would single the gold item out.
-    """
-    scheduler = _scheduler(db)
-    with scheduler.lock:
-        pool = scheduler.pool(db, dataset_id)
-        held = pool.held_item(dataset_id, annotator_id, now)
-        if held is not None and annotator_id in pool.live_leases(held, now):
-            return Claim(held, resumed=True)
-        study_item = pool.study_turn(annotator_id)
-        if study_item is not None:
-            pool.lease(study_item, annotator_id, now, lease_seconds)
-            return Claim(study_item, resumed=False)
-        item_id = _next_open(pool, annotator_id, now)
-        if item_id is None:
-            study_item = pool.study_turn(annotator_id, skipped=True)  # what they skipped, last
-            if study_item is not None:
-                pool.lease(study_item, annotator_id, now, lease_seconds)
-                return Claim(study_item, resumed=False)
-            return None
-        gold = pool.gold_turn(dataset_id, annotator_id)
-        pool.claims[annotator_id] = pool.claims.get(annotator_id, 0) + 1
-        pool.lease(gold if gold is not None else item_id, annotator_id, now, lease_seconds)
-        return Claim(gold if gold is not None else item_id, resumed=False)
-
-
 def _next_open(pool: Pool, annotator_id: int, now: datetime) -> int | None:
     """The item the rules give this annotator next (not leased yet)."""
     for item_id in pool.started:
@@ -469,61 +590,14 @@ def _next_open(pool: Pool, annotator_id: int, now: datetime) -> int | None:
     return None
 
 
-def claim_item(
-    db: Store | Tx, annotator_id: int, item_id: int, dataset_id: int, *, lease_seconds: int, now: datetime
-) -> str:
-    """Jump to one item: 'done' (theirs to review or correct), 'leased', 'full' or 'closed'."""
-    scheduler = _scheduler(db)
-    with scheduler.lock:
-        pool = scheduler.pool(db, dataset_id)
-        if annotator_id in pool.done.get(item_id, ()):
-            return "done"
-        if item_id in pool.study_pending.get(annotator_id, {}):  # their study item opens like any
-            pool.lease(item_id, annotator_id, now, lease_seconds)
-            return "leased"
-        if item_id in pool.gold and annotator_id in pool.live_leases(item_id, now):
-            return "leased"  # the gold item they hold opens like any item they hold
-        if item_id not in pool.target:
-            return "done" if annotator_id in _done_annotators(db, item_id) else "closed"
-        if annotator_id in pool.live_leases(item_id, now):
-            return "leased"
-        if not pool.eligible(item_id, annotator_id, now, allow_skipped=True):
-            return "full"
-        pool.lease(item_id, annotator_id, now, lease_seconds)
-        return "leased"
-
-
-def release(db: Store, annotator_id: int, item_id: int, dataset_id: int, now: datetime) -> None:
-    """Skip: the item goes back to the pool for everyone else at once; the skip is remembered."""
-    scheduler = _scheduler(db)
-    with scheduler.lock:
-        pool = scheduler.pool(db, dataset_id)
-        if item_id in pool.study_pending.get(annotator_id, {}):
-            # a skipped study item stays theirs: it comes back after their other work
-            pool.give_back(item_id, annotator_id)
-            pool.study_skipped.setdefault(annotator_id, set()).add(item_id)
-            return
-    with db.writing() as tx:
-        tx.execute(
-            "INSERT INTO assignments (item_id, annotator_id, dataset_id, status, leased_at, expires_at, updated_at) "
-            "VALUES (?, ?, ?, 'skipped', ?, ?, ?) ON CONFLICT (item_id, annotator_id) DO UPDATE SET "
-            "status = 'skipped', updated_at = excluded.updated_at",
-            [item_id, annotator_id, dataset_id, now, now, now],
-        )
-    with scheduler.lock:
-        pool = scheduler.pool(db, dataset_id)
-        pool.leases.get(item_id, {}).pop(annotator_id, None)
-        if pool.held.get(annotator_id) == item_id:
-            del pool.held[annotator_id]
-        pool.skipped.setdefault(annotator_id, {})[item_id] = now
-        pool.started.setdefault(item_id, None)
-
-
 _TOTALS_TTL = 2.0  # seconds a dataset's settled/total counts may lag behind other annotators' saves
 
 
-def progress(db: Store | Tx, dataset_id: int, annotator_id: int | None = None) -> dict[str, int]:
-    """Items in the dataset by gating state, and how many this annotator has labelled."""
+def progress(
+    db: Store | Tx, dataset_id: int, annotator_id: int | None = None, leases: Leases | None = None
+) -> dict[str, int]:
+    """Items in the dataset by gating state, and how many this annotator has labelled (by the leases'
+    count; 0 without an annotator and leases)."""
     key = ("progress", dataset_id)
     cached = db.cache.get(key)
     if cached is MISS or time.monotonic() - cached[0] > _TOTALS_TTL:
@@ -535,5 +609,5 @@ def progress(db: Store | Tx, dataset_id: int, annotator_id: int | None = None) -
         cached = (time.monotonic(), tuple(int(v) for v in row) if row else (0, 0, 0))
         db.cache.put(key, cached)
     total, settled, discarded = cached[1]
-    mine = _scheduler(db).labelled_by(db, dataset_id, annotator_id) if annotator_id is not None else 0
+    mine = leases.labelled_by(db, dataset_id, annotator_id) if annotator_id is not None and leases else 0
     return {"total": total, "settled": settled, "discarded": discarded, "mine": mine}

@@ -9,7 +9,6 @@ name), never by this database's ids.
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -284,9 +283,8 @@ def write_bundle(tx: Tx, bundle: ParsedBundle, rename: str | None = None) -> Bun
     summary.studies, summary.study_labels = write_studies(
         tx, bundle.studies, bundle.study_labels, dataset_ids, version_ids
     )
-    scheduler = tx.store.scheduler
     for dataset_id in dataset_ids.values():
-        tx.after_commit(functools.partial(scheduler.invalidate, dataset_id))
+        tx.changed(dataset_id)
     return summary
 
 

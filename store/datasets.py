@@ -142,7 +142,7 @@ def set_archived(db: Store | Tx, name: str, archived: bool) -> Dataset:
         when = "current_timestamp" if archived else "NULL"
         tx.execute(f"UPDATE datasets SET archived_at = {when} WHERE id = ?", [dataset.id])
         tx.forget_after_commit()
-        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+        tx.changed(dataset.id)
         return written(get_dataset(tx, dataset.id), f"dataset {name!r}")
 
 
@@ -202,7 +202,7 @@ def remove_dataset(db: Store | Tx, name: str) -> dict[str, int]:
             tx.execute(f"DELETE FROM {table} WHERE {where}", [dataset.id])
         tx.execute("DELETE FROM datasets WHERE id = ?", [dataset.id])
         tx.forget_after_commit()
-        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+        tx.changed(dataset.id)
         return counts
 
 
@@ -300,7 +300,7 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
         tx.execute("UPDATE datasets SET settings = ? WHERE id = ?", [json.dumps(merged), dataset.id])
         tx.forget_after_commit()
         updated = written(get_dataset(tx, dataset.id), f"dataset {name!r}")
-        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+        tx.changed(dataset.id)
         # Open items take the new rule; an item never drops below the labels it already has, and
         # earliest-error items that are escalating keep the target their consensus gave them.
         started_rule = "" if updated.task != EARLIEST_ERROR else " AND done = 0"

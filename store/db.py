@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from store.assignments import Scheduler
 from store.cache import Bypass, LruCache, ReadCache, ReadOnly
 from store.engines import Engine, engine_for
 from store.errors import StoreClosedError, StoreError, StoreLockedError, StoreOpenError, StoreUnavailableError
@@ -139,6 +138,11 @@ class Tx(_Reader):
         """Run callback once the transaction is committed (in-memory state follows the disk, never leads)."""
         self.on_commit.append(callback)
 
+    def changed(self, dataset_id: int | None = None) -> None:
+        """This transaction changed a dataset's items, settings, gold or studies (None: any dataset):
+        once it is committed, the store tells whoever listens (the leases reload that dataset's pool)."""
+        self.after_commit(lambda: self.store.announce(dataset_id))
+
     def before_commit(self, callback: Callable[[], object]) -> None:
         """Run callback when the work is done, before the commit; if it raises, nothing is committed
         (images uploaded in parallel are waited for here: no row names an object not yet stored)."""
@@ -192,7 +196,9 @@ class Store(_Reader):
         self._cursors_lock = threading.Lock()
         self._closed = False
         self.versions = LruCache()  # ItemView by version id: versions are immutable
-        self.scheduler: Scheduler = self._engine.scheduler(self)
+        # Who is told after a commit that changed a dataset (Tx.changed): the leases composed with this
+        # store (services/leasing.py); the store itself knows nothing of them.
+        self._listeners: list[Callable[[int | None], None]] = []
         # Small read caches (datasets, users, current versions, item order); forget() after structural writes.
         self._cache = ReadCache(max_age=self._engine.cache_seconds)
         try:
@@ -261,6 +267,16 @@ class Store(_Reader):
     @property
     def cache(self) -> ReadCache:
         return self._cache
+
+    def listen(self, callback: Callable[[int | None], None]) -> None:
+        """Call back with a dataset's id after each commit that changed it (None: any dataset)."""
+        if callback not in self._listeners:
+            self._listeners.append(callback)
+
+    def announce(self, dataset_id: int | None = None) -> None:
+        """Tell the listeners that a dataset changed (Tx.changed does, after its commit)."""
+        for callback in list(self._listeners):
+            callback(dataset_id)
 
     @property
     def store(self) -> Store:

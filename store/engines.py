@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -24,10 +24,6 @@ import pyarrow as pa
 
 from store.errors import StoreConflictError, StoreLockedError, StoreOpenError, StoreUnavailableError
 from store.pg_frames import UNTYPED, arrow_table, duckdb_converter, duckdb_frame, pg_columns
-
-if TYPE_CHECKING:
-    from store.assignments import Scheduler
-    from store.db import Store
 
 __all__ = ["DuckDBEngine", "Engine", "PostgresEngine", "engine_for", "is_server_url"]
 
@@ -108,10 +104,6 @@ class Engine(ABC):
     @abstractmethod
     def analyze(self, con: Any, tables: Sequence[str]) -> None:
         """Refresh the planner's statistics of tables a bulk write grew."""
-
-    @abstractmethod
-    def scheduler(self, store: Store) -> Scheduler:
-        """Who holds which item: in memory for one process, in the database for replicas."""
 
     @abstractmethod
     def json_int_array(self, expr: str) -> str:
@@ -221,11 +213,6 @@ class DuckDBEngine(Engine):
     def rollback(self, con: duckdb.DuckDBPyConnection) -> None:
         with suppress(duckdb.Error):
             con.execute("ROLLBACK")
-
-    def scheduler(self, store: Store) -> Scheduler:
-        from store.assignments import Scheduler
-
-        return Scheduler()
 
     def json_int_array(self, expr: str) -> str:
         return f"CAST({expr} AS INTEGER[])"
@@ -403,11 +390,6 @@ class PostgresEngine(Engine):
         for name, base in _DOMAINS.items():
             if name not in present:
                 con.execute(f'CREATE DOMAIN "{name}" AS {base}')
-
-    def scheduler(self, store: Store) -> Scheduler:
-        from store.leases import SharedScheduler
-
-        return SharedScheduler(store)
 
     def json_int_array(self, expr: str) -> str:
         return f"ARRAY(SELECT CAST(jsonb_array_elements_text(CAST({expr} AS JSONB)) AS INTEGER))"

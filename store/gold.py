@@ -76,7 +76,7 @@ def mark_gold(
         [item_id, row[0], row[1], json.dumps(label, sort_keys=True), source, marked_by, now, last],
     )
     dataset_id = int(row[0])
-    tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset_id))
+    tx.changed(dataset_id)
 
 
 def unmark_gold(tx: Tx, item_id: int) -> bool:
@@ -84,7 +84,7 @@ def unmark_gold(tx: Tx, item_id: int) -> bool:
     if dataset_id is None:
         return False
     tx.execute("DELETE FROM gold WHERE item_id = ?", [item_id])
-    tx.after_commit(lambda: tx.store.scheduler.invalidate(int(dataset_id)))
+    tx.changed(int(dataset_id))
     return True
 
 

@@ -1,7 +1,9 @@
-"""Leases in the database, for several app replicas over one PostgreSQL database.
+"""Leases in the database, for several app replicas over one PostgreSQL database: SharedScheduler, the
+second implementation of store/assignments.py's Leases protocol (chosen when the app is composed,
+services/leasing.py).
 
 On DuckDB one process owns the file, so the in-memory Scheduler (store/assignments.py) is the whole
-truth. Replicas each have their own Scheduler: its memory still orders the work (started items
+truth. Replicas each have their own SharedScheduler: its memory still orders the work (started items
 first, gold turns, skips), but before an item is leased the database decides whether it has room.
 The item's state row is locked with `FOR UPDATE SKIP LOCKED` (a replica claiming the same item at
 that moment makes this one move on), the labels and live leases of others are counted in the same

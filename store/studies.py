@@ -249,7 +249,7 @@ def create_study(
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [study_id, rule.field, rule.target, rule.batch, rule.cap, rule.confidence, rule.adjust],
             )
-        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+        tx.changed(dataset.id)
         return written(get_study(tx, name), f"study {name!r}")
 
 
@@ -270,7 +270,7 @@ def add_batch(
         _check_drawn(tx, study.id, study.dataset_id, study.dataset, drawn)
         _write_batch(tx, study.id, batch, drawn, assignments, study.raters, now)
         dataset_id = study.dataset_id
-        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset_id))
+        tx.changed(dataset_id)
         return True
 
 
@@ -577,5 +577,5 @@ def reassign_pending(
         ):
             tx.execute("INSERT INTO study_raters (study_id, annotator_id) VALUES (?, ?)", [study_id, to_id])
         dataset_id = int(tx.scalar("SELECT dataset_id FROM studies WHERE id = ?", [study_id]))
-        tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset_id))
+        tx.changed(dataset_id)
         return moved, kept

@@ -101,7 +101,7 @@ def restart_gating(tx: Tx, dataset: Dataset, item_ids: list[int], new_items: Seq
     """
     if not item_ids and not new_items:
         return
-    tx.after_commit(lambda: tx.store.scheduler.invalidate(dataset.id))
+    tx.changed(dataset.id)
     tx.forget_after_commit()
     frame = pd.DataFrame(
         {"item_id": [*new_items, *item_ids], "known": [False] * len(new_items) + [True] * len(item_ids)}

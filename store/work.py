@@ -1,8 +1,9 @@
 """An annotator's way through a dataset: next item, jump, previous, skip. One call per panel action.
 
-Every function takes the annotator (from the session) and returns only what that annotator may
-see: the item, their own label if they already gave one, and progress counts. Never another
-annotator's label: the panels of blind tasks are built on these functions alone.
+Every function takes the leases the app was composed with (store/assignments.py's Leases) and the
+annotator (from the session), and returns only what that annotator may see: the item, their own
+label if they already gave one, and progress counts. Never another annotator's label: the panels
+of blind tasks are built on these functions alone.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from store import annotations as annotation_log
 from store import assignments, studies
+from store.assignments import Leases
 from store.datasets import Dataset, get_dataset
 from store.errors import StoreRequestError
 from store.items import ItemView, current_version_id, get_item, position, prefetch
@@ -59,10 +61,12 @@ def dataset_for(store: Store, name: str, task: str) -> Dataset:
     return dataset
 
 
-def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, state: str) -> WorkItem:
+def _work(
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, item_id: int, state: str
+) -> WorkItem:
     if store.versions.get(current_version_id(store, item_id) or -1) is None:
         # A miss is usually the first of many new items in a row: load the next ones at once.
-        prefetch(store, [item_id, *store.scheduler.upcoming(store, dataset.id, item_id, _PREFETCH)])
+        prefetch(store, [item_id, *leases.upcoming(store, dataset.id, item_id, _PREFETCH)])
     item = get_item(store, item_id)
     if item is None:
         raise WorkError(f"item {item_id} no longer exists")
@@ -77,21 +81,25 @@ def _work(store: Store, annotator: Annotator, dataset: Dataset, item_id: int, st
         state,
         label,
         position(store, dataset.id, item_id),
-        assignments.progress(store, dataset.id, annotator.id),
+        assignments.progress(store, dataset.id, annotator.id, leases),
     )
 
 
-def next_item(store: Store, annotator: Annotator, dataset: Dataset, now: datetime) -> WorkItem | None:
+def next_item(
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, now: datetime
+) -> WorkItem | None:
     """The item this annotator holds, else the next one the rules give them; None when all is done."""
-    claim = assignments.claim_next(
+    claim = leases.claim_next(
         store, annotator.id, dataset.id, lease_seconds=int(dataset.setting("lease_seconds")), now=now
     )
     if claim is None:
         return None
-    return _work(store, annotator, dataset, claim.item_id, "resumed" if claim.resumed else "new")
+    return _work(store, leases, annotator, dataset, claim.item_id, "resumed" if claim.resumed else "new")
 
 
-def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now: datetime) -> WorkItem:
+def jump_to(
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, ref: str, now: datetime
+) -> WorkItem:
     """Open an item by its id in the source file or its 1-based number in the dataset."""
     ref = (ref or "").strip()
     item_id = store.scalar("SELECT id FROM items WHERE dataset_id = ? AND external_id = ?", [dataset.id, ref])
@@ -108,14 +116,14 @@ def jump_to(store: Store, annotator: Annotator, dataset: Dataset, ref: str, now:
         raise WorkError(
             f"no item {ref!r} in {dataset.name}: give its id or a number from 1 to the dataset size"
         )
-    outcome = assignments.claim_item(
+    outcome = leases.claim_item(
         store, annotator.id, item_id, dataset.id, lease_seconds=int(dataset.setting("lease_seconds")), now=now
     )
     if outcome == "full":
         raise WorkError(f"item {ref} already has all the annotators it needs; pick another")
     if outcome == "closed":
         raise WorkError(f"item {ref} is already settled; there is nothing left to label on it")
-    return _work(store, annotator, dataset, item_id, "done" if outcome == "done" else "new")
+    return _work(store, leases, annotator, dataset, item_id, "done" if outcome == "done" else "new")
 
 
 def _my_way(store: Store, annotator: Annotator, dataset: Dataset) -> list[int]:
@@ -132,7 +140,7 @@ def _my_way(store: Store, annotator: Annotator, dataset: Dataset) -> list[int]:
 
 
 def previous_item(
-    store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int | None
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, current_item_id: int | None
 ) -> WorkItem | None:
     """The item this annotator labelled before the current one (their own history only)."""
     history = _my_way(store, annotator, dataset)
@@ -142,23 +150,23 @@ def previous_item(
         index = history.index(current_item_id)
         if index == 0:
             return None
-        return _work(store, annotator, dataset, history[index - 1], "done")
-    return _work(store, annotator, dataset, history[-1], "done")
+        return _work(store, leases, annotator, dataset, history[index - 1], "done")
+    return _work(store, leases, annotator, dataset, history[-1], "done")
 
 
 def next_in_history(
-    store: Store, annotator: Annotator, dataset: Dataset, current_item_id: int, now: datetime
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, current_item_id: int, now: datetime
 ) -> WorkItem | None:
     """Forward through the annotator's own history, then on to new work."""
     history = _my_way(store, annotator, dataset)
     if current_item_id in history and history.index(current_item_id) < len(history) - 1:
-        return _work(store, annotator, dataset, history[history.index(current_item_id) + 1], "done")
-    return next_item(store, annotator, dataset, now)
+        return _work(store, leases, annotator, dataset, history[history.index(current_item_id) + 1], "done")
+    return next_item(store, leases, annotator, dataset, now)
 
 
 def skip_item(
-    store: Store, annotator: Annotator, dataset: Dataset, item_id: int, now: datetime
+    store: Store, leases: Leases, annotator: Annotator, dataset: Dataset, item_id: int, now: datetime
 ) -> WorkItem | None:
     """Give the item back to the pool for others and move on; it returns to this annotator last."""
-    assignments.release(store, annotator.id, item_id, dataset.id, now)
-    return next_item(store, annotator, dataset, now)
+    leases.release(store, annotator.id, item_id, dataset.id, now)
+    return next_item(store, leases, annotator, dataset, now)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from services import annotate
+from services.leasing import leases_of
 from store import Store, users, work
 from store.datasets import get_dataset
 
@@ -23,7 +24,7 @@ def label_items(
     dataset = get_dataset(store, DATASET)
     handed = []
     for _ in range(n):
-        got = work.next_item(store, who, dataset, annotate.now_utc())
+        got = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
         assert got is not None
         handed.append((got.item.item_id, got.item.external_id))
         annotate.submit(

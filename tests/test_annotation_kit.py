@@ -4,14 +4,15 @@ through the app Gradio serves, on a real store."""
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 import pytest
 from gradio.block_function import BlockFunction
 
 from services import jobs, perturbation
+from services.access import OPERATOR
 from services.demo import DEMO_DIR, populate_demo
 from services.imports import import_file
 from store import Store, users
@@ -36,7 +37,9 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AppContext, 
     with Store(db) as store:
         populate_demo(store)
         import_file(store, DEMO_DIR / "step_pairs_demo.jsonl", format="steppairs", dataset="pairs")
-        perturbation.create_check_dataset(store, None, "mathvista-quality-gate", "figures", "image", limit=1)
+        perturbation.create_check_dataset(
+            store, OPERATOR, "mathvista-quality-gate", "figures", "image", limit=1
+        )
         assert jobs.run_pending(store).done == 1
         users.add_user(store, "ann", "annotator", "ann-password-1")
         ctx = AppContext(store=store)

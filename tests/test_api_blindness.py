@@ -18,6 +18,7 @@ import requests
 from bench.client import StepgateClient
 from bench.server import start_server
 from services.annotate import now_utc, submit
+from services.leasing import leases_of
 from store import Store, users, work
 
 pytestmark = pytest.mark.browser
@@ -48,7 +49,7 @@ def _label_as_ann(db: Path) -> None:
         ]:
             dataset = work.dataset_for(store, name, task)
             for _ in range(3):
-                found = work.next_item(store, ann, dataset, now_utc())
+                found = work.next_item(store, leases_of(store), ann, dataset, now_utc())
                 assert found is not None
                 submit(
                     store,

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Page, Response, expect
 
 from services import jobs, perturbation
+from services.access import OPERATOR
 from services.demo import DEMO_DIR, populate_demo
 from services.imports import import_file
 from store import Store
@@ -34,7 +35,9 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with Store(db) as store:
         populate_demo(store)
         import_file(store, DEMO_DIR / "step_pairs_demo.jsonl", format="steppairs", dataset="pairs")
-        perturbation.create_check_dataset(store, None, "mathvista-quality-gate", "figures", "image", limit=1)
+        perturbation.create_check_dataset(
+            store, OPERATOR, "mathvista-quality-gate", "figures", "image", limit=1
+        )
         assert jobs.run_pending(store).done == 1
     with running(db, "--no-demo") as server:
         yield server

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from services import annotate
 from services.demo import populate_demo
+from services.leasing import leases_of
 from services.studies import draw_study
 from store import Store, users, work
 from store.datasets import get_dataset, update_settings
@@ -30,7 +31,7 @@ def _label(store: Store, names: tuple[str, ...], n_items: int) -> None:
     for k, name in enumerate(names):
         who = users.get_user(store, name)
         for n in range(n_items):
-            got = work.next_item(store, who, dataset, annotate.now_utc())
+            got = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
             original = "incorrect" if n in ((3, 17) if k == 0 else (3, 22)) else "correct"
             payload = {
                 "original": original,

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from services.annotate import now_utc, submit
 from services.demo import populate_demo
+from services.leasing import leases_of
 from store import Store, datasets, users
 from store.work import next_item
 from tests.browser_support import cli, login, logout, running, screenshot
@@ -43,7 +44,9 @@ def database_with_one_label(db: Path) -> None:
     try:
         populate_demo(store)
         ann = users.get_user(store, "ann")
-        work = next_item(store, ann, datasets.get_dataset(store, "qwq-earliest-error"), now_utc())
+        work = next_item(
+            store, leases_of(store), ann, datasets.get_dataset(store, "qwq-earliest-error"), now_utc()
+        )
         submit(
             store,
             annotator=ann,

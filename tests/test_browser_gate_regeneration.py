@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from services import generator_settings
+from services.access import OPERATOR
 from store import Store
 from tests.browser_support import ROOT, Server, cli, running, screenshot
 from tests.test_browser_quality_gate import check_criteria, open_gate
@@ -37,7 +38,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     )
     cli("datasets", "set", GATE, "dual_percent=0", db=db)
     with Store(db) as store:  # the team's own generator: the job as JSON on stdin, JSON back
-        generator_settings.configure(store, None, {"backend": "command", "command": FAKE})
+        generator_settings.configure(store, OPERATOR, {"backend": "command", "command": FAKE})
     with running(db, "--no-demo") as app:
         yield app
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from services import gold as gold_service
+from services.access import OPERATOR
 from services.demo import populate_demo
 from store import Store
 from store.datasets import update_settings
@@ -26,7 +27,7 @@ def _calibrated_db(tmp_path: Path) -> tuple[Path, list[str]]:
     with Store(db) as store:
         populate_demo(store)
         settled = label(store, "ann", 12, GOOD)
-        gold_service.mark_items(store, None, DATASET, settled[:8])
+        gold_service.mark_items(store, OPERATOR, DATASET, settled[:8])
         update_settings(store, DATASET, {"gold_percent": 50, "gold_alert_min_items": 5})
         label(store, "bad", 20, WRONG)
     return db, settled[8:]

@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from services import jobs, perturbation
+from services.access import OPERATOR
 from services.demo import populate_demo
 from store import Store, users
 from tests.browser_support import Server, login, running, screenshot
@@ -27,7 +28,9 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         populate_demo(store)
         users.add_user(store, "cleo", "annotator", PASSWORD)
         users.add_user(store, "lead", "admin", PASSWORD)
-        perturbation.create_check_dataset(store, None, "mathvista-quality-gate", "figures", "image", limit=1)
+        perturbation.create_check_dataset(
+            store, OPERATOR, "mathvista-quality-gate", "figures", "image", limit=1
+        )
         assert jobs.run_pending(store).done == 1
     with running(db, "--no-demo") as server:
         yield server

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from services import access, annotate
 from services.demo import populate_demo
+from services.leasing import leases_of
 from store import Store, users, work
 from store.datasets import update_settings
 from tests.browser_support import login, running, screenshot
@@ -54,7 +55,7 @@ def _database(tmp_path: Path) -> Path:
         for name in ("ann", "bea"):
             who = users.get_user(store, name)
             for n in range(12):
-                found = work.next_item(store, who, dataset, annotate.now_utc())
+                found = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
                 payload = {
                     "original": "correct" if n % 4 else "incorrect",
                     "modification": "reasonable",

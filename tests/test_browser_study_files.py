@@ -40,7 +40,9 @@ def test_an_admin_uploads_examples_samples_a_study_and_downloads_its_report(
         page.locator("#data-study-file input[type=file]").set_input_files(str(EXAMPLES))
         page.locator("#data-study-run").click()
         # the first sampling loads the encoder: over a minute on a slow CI machine
-        expect(page.locator("#data-study-status")).to_contain_text("uploaded: 6 pairs sampled", timeout=240_000)
+        expect(page.locator("#data-study-status")).to_contain_text(
+            "uploaded: 6 pairs sampled", timeout=240_000
+        )
         expect(page.locator("#data-study-status")).to_contain_text("not CRYSTAL's all-distilroberta-v1")
         screenshot(page, "data-study-upload")
 

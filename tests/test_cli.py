@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from services.leasing import leases_of
 from tests.browser_support import ROOT, cli
 from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 
@@ -99,7 +100,7 @@ def test_an_annotator_export_holds_their_own_rows_only(demo_store, tmp_path: Pat
     dataset = work.dataset_for(demo_store, "qwq-earliest-error", "earliest_error")
     for name in ("ann", "bob"):
         who = users.add_user(demo_store, name)
-        found = work.next_item(demo_store, who, dataset, now_utc())
+        found = work.next_item(demo_store, leases_of(demo_store), who, dataset, now_utc())
         submit(
             demo_store,
             annotator=who,

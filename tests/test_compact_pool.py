@@ -10,7 +10,8 @@ from datetime import datetime, timedelta
 from importers.records import ItemRecord
 from services import annotate
 from services.annotate import submit
-from store import Store, assignments, datasets, users
+from services.leasing import leases_of
+from store import Store, datasets, users
 from store.bulk import write_records
 from store.compact import OpenTargets, load_open_targets, seeded_order
 from store.items import get_item, position
@@ -66,7 +67,7 @@ def test_claims_go_in_id_order_as_python_ints_and_never_past_the_quorum_across_a
     now = T0
     for round_ in range(30):
         for who in team:
-            claim = assignments.claim_next(store, who.id, dataset.id, lease_seconds=60, now=now)
+            claim = leases_of(store).claim_next(store, who.id, dataset.id, lease_seconds=60, now=now)
             if claim is None:
                 continue
             assert type(claim.item_id) is int  # not a NumPy integer leaking out of the arrays
@@ -83,7 +84,7 @@ def test_claims_go_in_id_order_as_python_ints_and_never_past_the_quorum_across_a
             )
             labelled.setdefault(claim.item_id, set()).add(who.id)
         if round_ == 5:
-            store.scheduler.invalidate(dataset.id)  # reloaded from the log: the same rules hold
+            leases_of(store).invalidate(dataset.id)  # reloaded from the log: the same rules hold
         now += timedelta(seconds=1)
     assert len(labelled) == 30 and all(len(raters) == 2 for raters in labelled.values())
     over = store.scalar(
@@ -100,11 +101,11 @@ def test_items_held_by_others_are_counted_from_the_leases_alone(store: Store) ->
     for who in (ann, bob, cat):
         assert annotate.next_item(store, who, dataset, T0) is not None  # each holds one item
     assert annotate.next_item(store, dan, dataset, T0) is None
-    held, first = store.scheduler.held_by_others(store, dataset.id, dan.id, T0 + timedelta(minutes=1))
+    held, first = leases_of(store).held_by_others(store, dataset.id, dan.id, T0 + timedelta(minutes=1))
     assert held == 3 and first == T0 + timedelta(seconds=int(dataset.setting("lease_seconds")))
-    assert store.scheduler.held_by_others(store, dataset.id, ann.id, T0)[0] == 2  # not her own
+    assert leases_of(store).held_by_others(store, dataset.id, ann.id, T0)[0] == 2  # not her own
     late = T0 + timedelta(days=1)  # every lease ran out: nothing is held
-    assert store.scheduler.held_by_others(store, dataset.id, dan.id, late) == (0, None)
+    assert leases_of(store).held_by_others(store, dataset.id, dan.id, late) == (0, None)
     assert annotate.next_item(store, dan, dataset, late) is not None
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from services.annotate import now_utc, submit
+from services.leasing import leases_of
 from store import Store, datasets, users
 from store.assignments import progress
 from store.work import next_item
@@ -354,7 +355,7 @@ def test_a_bad_setting_is_refused_with_the_message_and_nothing_changes(
 def label_one_item(store: Store) -> None:
     annotator = users.get_user(store, "ann")
     dataset = datasets.get_dataset(store, "qwq-earliest-error")
-    work = next_item(store, annotator, dataset, now_utc())
+    work = next_item(store, leases_of(store), annotator, dataset, now_utc())
     submit(
         store,
         annotator=annotator,

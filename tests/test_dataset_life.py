@@ -10,8 +10,10 @@ import pytest
 
 from importers.records import ItemRecord
 from services import annotate, browse, datasets, statistics
+from services.access import OPERATOR
 from services.errors import InvalidInput, NotAllowed, NotFound
-from store import Store, assignments, users
+from services.leasing import leases_of
+from store import Store, users
 from store import datasets as dataset_store
 from store.bulk import write_records
 from store.gold import mark_gold
@@ -45,7 +47,7 @@ def _two_datasets_with_work(store: Store) -> tuple[users.Annotator, users.Annota
     for name, request in (("wrong", "r-wrong"), ("kept", "r-kept")):
         found = dataset_store.get_dataset(store, name)
         assert found is not None
-        claim = assignments.claim_next(store, ann.id, found.id, lease_seconds=60, now=T0)
+        claim = leases_of(store).claim_next(store, ann.id, found.id, lease_seconds=60, now=T0)
         assert claim is not None
         item = get_item(store, claim.item_id)
         annotate.submit(
@@ -89,9 +91,9 @@ def test_only_admins_and_the_operator_archive_or_remove(store: Store) -> None:
         datasets.archive(store, ann, "wrong")
     with pytest.raises(NotAllowed):
         datasets.remove(store, ann, "wrong", confirmed=True)
-    assert datasets.archive(store, None, "wrong").archived  # the command line's operator
+    assert datasets.archive(store, OPERATOR, "wrong").archived  # the command line's operator
     with pytest.raises(NotFound):
-        datasets.archive(store, None, "no-such")
+        datasets.archive(store, OPERATOR, "no-such")
 
 
 def test_removal_says_what_it_takes_and_needs_an_export_or_a_confirmation(
@@ -148,7 +150,7 @@ def test_home_queue_shows_an_annotator_their_own_work_only_and_admins_the_states
     other = users.add_user(store, "bob")
     kept = dataset_store.get_dataset(store, "kept")
     assert kept is not None
-    claim = assignments.claim_next(store, other.id, kept.id, lease_seconds=60, now=T0)
+    claim = leases_of(store).claim_next(store, other.id, kept.id, lease_seconds=60, now=T0)
     assert claim is not None
     item = get_item(store, claim.item_id)
     annotate.submit(

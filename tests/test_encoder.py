@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qc.matching import match_f1
+from qc.matching import ALPHA, TAU, macro_scores, match_f1
 from services import matching
 from services.encoder import PAPER_ENCODER, Encoder, EncoderSettings
 from store import Store, embeddings
@@ -59,8 +59,9 @@ def test_paraphrases_score_above_unrelated_steps(encoder: Encoder, tmp_path: Pat
         assert embeddings.count_embeddings(store, encoder.cache_key) == 12
         again = matching.similarity(store, encoder, predicted, reference + UNRELATED)
         np.testing.assert_allclose(again, sim, atol=1e-6)
-        scored = matching.match_scores(store, encoder, [(predicted, reference), ([], [])])
-        assert scored.scores.f1 == 1.0 and scored.encoder == "all-MiniLM-L6-v2"
+        examples = [(predicted, reference), ([], [])]
+        scored = macro_scores([matching.similarity(store, encoder, p, r) for p, r in examples], TAU, ALPHA)
+        assert scored.f1 == 1.0 and encoder.name == "all-MiniLM-L6-v2"
 
 
 def test_the_onnx_path_agrees_with_sentence_transformers(encoder: Encoder, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from qc.gold import AlertRule, answer_correct, calibration_table
 from services import annotate
 from services import gold as gold_service
 from services.errors import InvalidInput, NotAllowed
+from services.leasing import leases_of
 from store import Store, users, work
 from store import gold as gold_store
 from store.annotations import annotations_frame
@@ -175,7 +176,7 @@ def test_the_share_decides_and_gold_never_outlasts_other_work(team) -> None:
     late = users.add_user(store, "late", "annotator")
     dataset = get_dataset(store, DATASET)
     handed = []
-    while (got := work.next_item(store, late, dataset, annotate.now_utc())) is not None:
+    while (got := work.next_item(store, leases_of(store), late, dataset, annotate.now_utc())) is not None:
         handed.append(got.item.item_id)
         annotate.submit(
             store,

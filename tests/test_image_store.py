@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from services import data, exports
+from services.access import OPERATOR
 from store import Store
 from store.datasets import get_dataset
 from store.images import image_path
@@ -58,8 +59,8 @@ def gate_file(folder: Path, n: int = 3) -> tuple[Path, dict[str, bytes]]:
 def test_an_import_puts_each_image_once_in_the_bucket_under_its_hash(s3: S3Server, tmp_path: Path) -> None:
     source, by_hash = gate_file(tmp_path / "src")
     with Store(tmp_path / "a.duckdb", images=STORAGE) as store:
-        data.import_file(store, None, source, format="crystal", dataset="figures")
-        data.import_file(store, None, source, format="crystal", dataset="figures-again")
+        data.import_file(store, OPERATOR, source, format="crystal", dataset="figures")
+        data.import_file(store, OPERATOR, source, format="crystal", dataset="figures-again")
     stored = s3.objects(BUCKET, "team-a/")
     assert {key.rsplit("/", 1)[-1].split(".")[0] for key in stored} == set(by_hash)
     assert len(stored) == len(by_hash)  # two datasets, one object per picture
@@ -73,7 +74,7 @@ def imported_on_replica_1(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     source, by_hash = gate_file(tmp_path / "src")
     db = tmp_path / "shared.duckdb"
     with Store(db, data_dir=tmp_path / "replica-1", images=STORAGE) as store:
-        data.import_file(store, None, source, format="crystal", dataset="figures")
+        data.import_file(store, OPERATOR, source, format="crystal", dataset="figures")
     return db, by_hash
 
 
@@ -133,7 +134,7 @@ def test_a_bucket_gone_mid_run_fails_the_import_whole(s3: S3Server, tmp_path: Pa
     with Store(tmp_path / "a.duckdb", images="s3://short-lived/p") as store:
         s3.client().delete_bucket(Bucket="short-lived")
         with pytest.raises(ImageStorageError) as refused:
-            data.import_file(store, None, source, format="crystal", dataset="figures")
+            data.import_file(store, OPERATOR, source, format="crystal", dataset="figures")
         assert "short-lived" in str(refused.value) and "does not exist" in str(refused.value)
         assert get_dataset(store, "figures") is None
         assert store.scalar("SELECT count(*) FROM images") == 0
@@ -146,7 +147,7 @@ def test_refused_credentials_are_said_and_nothing_is_stored(s3: S3Server, tmp_pa
         s3.enforce_credentials(True)  # from now on moto knows no key: ours is refused
         try:
             with pytest.raises(ImageStorageError) as refused:
-                data.import_file(store, None, source, format="crystal", dataset="figures")
+                data.import_file(store, OPERATOR, source, format="crystal", dataset="figures")
             with pytest.raises(ImageStorageError) as at_open:
                 Store(tmp_path / "b.duckdb", images="s3://stepgate-images/refused")
         finally:
@@ -261,7 +262,7 @@ def test_a_key_allowed_objects_but_not_listing_still_stores_and_reads(s3: S3Serv
                 refused()
         db = tmp_path / "narrow.duckdb"
         with Store(db, data_dir=tmp_path / "r1", images=f"s3://{BUCKET}/narrow") as store:
-            data.import_file(store, None, source, format="crystal", dataset="figures")
+            data.import_file(store, OPERATOR, source, format="crystal", dataset="figures")
         with Store(db, data_dir=tmp_path / "r2", images=f"s3://{BUCKET}/narrow") as replica:
             found = get_dataset(replica, "figures")
             assert found is not None

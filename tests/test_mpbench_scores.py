@@ -16,6 +16,7 @@ from qc.mpbench_scores import mpbench_table, paradigm_of, table2_averages
 from services import annotate, scores
 from services.errors import InvalidInput
 from services.imports import import_file
+from services.leasing import leases_of
 from store import Store, users, work
 from store.datasets import get_dataset
 
@@ -93,7 +94,7 @@ def mpbench_store(store: Store, tmp_path: Path) -> users.Annotator:
     )
     ann = users.add_user(store, "ann", "annotator")
     dataset = get_dataset(store, DATASET)
-    while (got := work.next_item(store, ann, dataset, annotate.now_utc())) is not None:
+    while (got := work.next_item(store, leases_of(store), ann, dataset, annotate.now_utc())) is not None:
         annotate.submit(
             store,
             annotator=ann,

@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from services import annotate, generator_settings, jobs, perturbation
+from services.access import OPERATOR
 from services.errors import InvalidInput, NotAllowed, ServiceError
 from store import Store, datasets, items, state, users
 from store import jobs as queue
@@ -47,7 +48,7 @@ def _check(store: Store, name: str, dataset: str, kind: str, passes: bool) -> it
 
 def test_a_failed_image_check_comes_back_with_a_new_variant_of_the_same_image(demo_store: Store) -> None:
     made = perturbation.create_check_dataset(
-        demo_store, None, "mathvista-quality-gate", "img-check", "image", limit=3
+        demo_store, OPERATOR, "mathvista-quality-gate", "img-check", "image", limit=3
     )
     assert made.units == 3
     ds = annotate.dataset_for(demo_store, "img-check")
@@ -92,8 +93,8 @@ def test_a_failed_image_check_comes_back_with_a_new_variant_of_the_same_image(de
 
 @pytest.mark.parametrize("kind", ["synonym", "syntactic"])
 def test_text_variants_record_candidates_and_the_one_transformation(demo_store: Store, kind: str) -> None:
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
-    perturbation.create_check_dataset(demo_store, None, "mathvista-quality-gate", "txt", kind, limit=2)
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
+    perturbation.create_check_dataset(demo_store, OPERATOR, "mathvista-quality-gate", "txt", kind, limit=2)
     jobs.run_pending(demo_store)
     shown = _check(demo_store, "cleo", "txt", kind, passes=True)
     record = shown.meta["perturbation"]
@@ -111,7 +112,9 @@ def test_text_variants_record_candidates_and_the_one_transformation(demo_store: 
 
 
 def test_past_the_cap_a_unit_is_failed_with_its_history_and_admins_are_warned(demo_store: Store) -> None:
-    perturbation.create_check_dataset(demo_store, None, "mathvista-quality-gate", "capped", "image", limit=1)
+    perturbation.create_check_dataset(
+        demo_store, OPERATOR, "mathvista-quality-gate", "capped", "image", limit=1
+    )
     datasets.update_settings(demo_store, "capped", {"max_attempts": 2, "warn_after_attempts": 2})
     jobs.run_pending(demo_store)
     first = _check(demo_store, "cleo", "capped", "image", passes=False)
@@ -155,9 +158,9 @@ def test_creating_a_check_is_for_admins_and_says_what_is_wrong(demo_store: Store
     with pytest.raises(NotAllowed):
         perturbation.create_check_dataset(demo_store, annotator, "mathvista-quality-gate", "x", "image")
     with pytest.raises(InvalidInput, match="has no items with images"):
-        perturbation.create_check_dataset(demo_store, None, "qwq-earliest-error", "x", "image")
+        perturbation.create_check_dataset(demo_store, OPERATOR, "qwq-earliest-error", "x", "image")
     with pytest.raises(InvalidInput, match="choose one of synonym, syntactic, image"):
-        perturbation.create_check_dataset(demo_store, None, "qwq-earliest-error", "x", "blur")
+        perturbation.create_check_dataset(demo_store, OPERATOR, "qwq-earliest-error", "x", "blur")
 
 
 def _value(update: Any) -> Any:
@@ -173,7 +176,7 @@ def test_the_panel_shows_the_transformation_and_a_failed_check_brings_a_new_vari
     from ui.panels import jobs as jobs_panel
     from ui.panels import perturbation_check as panel
 
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
     ctx = AppContext(store=demo_store)
     users.add_user(demo_store, "cleo", "annotator")
     users.add_user(demo_store, "ada", "admin")
@@ -210,14 +213,14 @@ def test_the_panel_shows_the_transformation_and_a_failed_check_brings_a_new_vari
 def test_reapply_from_the_remaining_candidates_draws_another_without_a_new_generation(
     demo_store: Store,
 ) -> None:
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
     perturbation.create_check_dataset(
-        demo_store, None, "mathvista-quality-gate", "rest", "syntactic", limit=1
+        demo_store, OPERATOR, "mathvista-quality-gate", "rest", "syntactic", limit=1
     )
     datasets.update_settings(demo_store, "rest", {"reapply": "remaining", "image_draw": "per_image"})
     jobs.run_pending(demo_store)
     first = _check(demo_store, "cleo", "rest", "syntactic", passes=False)
-    generator_settings.configure(demo_store, None, {"backend": "none"})  # a new generation would fail now
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "none"})  # a new generation would fail now
     assert jobs.run_pending(demo_store).done == 1
     again = items.get_item(demo_store, first.item_id)
     assert again is not None
@@ -233,14 +236,16 @@ def test_reapply_from_the_remaining_candidates_draws_another_without_a_new_gener
 def datasets_service_set(store: Store, name: str, changes: dict[str, Any]) -> None:
     from services import data
 
-    data.update_settings(store, None, name, changes)
+    data.update_settings(store, OPERATOR, name, changes)
 
 
 def test_without_a_generator_text_variants_wait_spending_no_attempt_then_run(demo_store: Store) -> None:
     """Issue 29: a text perturbation's job waits for the generator as a regeneration does (no attempt
     spent, the Jobs tab says what to set), and runs once one is set; an image's needs none."""
-    perturbation.create_check_dataset(demo_store, None, "mathvista-quality-gate", "txt", "synonym", limit=2)
-    perturbation.create_check_dataset(demo_store, None, "mathvista-quality-gate", "img", "image", limit=1)
+    perturbation.create_check_dataset(
+        demo_store, OPERATOR, "mathvista-quality-gate", "txt", "synonym", limit=2
+    )
+    perturbation.create_check_dataset(demo_store, OPERATOR, "mathvista-quality-gate", "img", "image", limit=1)
     summary = jobs.run_pending(demo_store, backoff_seconds=0.0)
     assert summary.done == 1 and summary.failed == summary.retrying == 0 and summary.waiting == 2
     waiting = [j for j in queue.list_jobs(demo_store) if j.status == "queued"]
@@ -248,5 +253,5 @@ def test_without_a_generator_text_variants_wait_spending_no_attempt_then_run(dem
     admin = users.add_user(demo_store, "ada", "admin")
     rows = [r for r in jobs.job_rows(demo_store, admin) if r["job"] in {j.id for j in waiting}]
     assert [r["status"] for r in rows] == [jobs.WAITING_FOR_GENERATOR] * 2
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
     assert jobs.run_pending(demo_store).done == 2

@@ -19,7 +19,8 @@ from bench.server import start_server
 from importers.records import ItemRecord
 from services.annotate import submit
 from services.imports import import_file
-from store import Store, StoreOpenError, assignments, datasets, users
+from services.leasing import leases_of
+from store import Store, StoreOpenError, datasets, users
 from store.annotations import count_annotations
 from store.bulk import write_records
 from store.items import get_item
@@ -122,7 +123,7 @@ def test_two_replicas_claiming_at_once_never_hand_an_item_past_its_target(
         try:
             for n in range(100):
                 here, there = replicas[(k + n) % 2], replicas[(k + n + 1) % 2]
-                claim = assignments.claim_next(here, person.id, 1, lease_seconds=600, now=T0)
+                claim = leases_of(here).claim_next(here, person.id, 1, lease_seconds=600, now=T0)
                 if claim is None:
                     return
                 with guard:

@@ -13,7 +13,9 @@ import pytest
 from app import main
 from qc.model_scores import with_chosen_threshold
 from services import annotate, scores
+from services.access import OPERATOR
 from services.errors import InvalidInput, NotAllowed, NotFound
+from services.leasing import leases_of
 from store import Store, users, work
 from store.datasets import get_dataset
 
@@ -35,7 +37,7 @@ def settle(store: Store, n: int = 6) -> dict[str, int]:
     for name in ("ann", "bea", "cid"):
         who = _user(store, name, "annotator")
         for _ in range(n):
-            got = work.next_item(store, who, dataset, annotate.now_utc())
+            got = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
             assert got is not None
             annotate.submit(
                 store,
@@ -318,7 +320,7 @@ def test_scores_by_human_difficulty_and_agreement_show_where_models_fail_what_hu
     hard: int | None = None
     for who in people[:3]:
         for _ in range(4):
-            got = work.next_item(demo_store, who, dataset, annotate.now_utc())
+            got = work.next_item(demo_store, leases_of(demo_store), who, dataset, annotate.now_utc())
             assert got is not None
             hard = hard or got.item.item_id
             label = 1 if (who.name == "bea" and got.item.item_id == hard) else 0
@@ -330,7 +332,9 @@ def test_scores_by_human_difficulty_and_agreement_show_where_models_fail_what_hu
                 payload={"earliest_error": label},
                 request_id=str(uuid.uuid4()),
             )
-    while (got := work.next_item(demo_store, people[3], dataset, annotate.now_utc())) is not None:
+    while (
+        got := work.next_item(demo_store, leases_of(demo_store), people[3], dataset, annotate.now_utc())
+    ) is not None:
         annotate.submit(
             demo_store,
             annotator=people[3],
@@ -412,8 +416,8 @@ def test_crs_counts_only_steps_whose_perturbed_variant_passed_its_check(
     )
     # The check dataset's first units are the first steps of the first item (the one scored here).
     fake = [sys.executable, str(Path(__file__).parent / "fake_generator.py")]
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": fake})
-    perturbation.create_check_dataset(demo_store, None, name, "syn", "synonym", role="modified", limit=2)
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": fake})
+    perturbation.create_check_dataset(demo_store, OPERATOR, name, "syn", "synonym", role="modified", limit=2)
     jobs.run_pending(demo_store)
     first = _check(demo_store, "cleo", "syn", "synonym", passes=True)
     second = _check(demo_store, "cleo", "syn", "synonym", passes=False)  # re-queued: not passed

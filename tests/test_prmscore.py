@@ -12,6 +12,7 @@ import pytest
 
 from qc.scoring import PRMSCORE_CONVENTIONS, prmscore, step_correct
 from services import data, scores
+from services.access import OPERATOR
 from services.errors import InvalidInput
 from store import Store, users
 from store.datasets import get_dataset
@@ -87,14 +88,14 @@ def _tiny_prmbench(store: Store, tmp_path: Path) -> str:
     }
     path = tmp_path / "tiny.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    data.import_file(store, None, path, dataset="tiny-prmbench")
+    data.import_file(store, OPERATOR, path, dataset="tiny-prmbench")
     dataset = get_dataset(store, "tiny-prmbench")
     assert dataset is not None
     store.execute("UPDATE item_state SET status = 'complete' WHERE dataset_id = ?", [dataset.id])
     external = store.scalar("SELECT external_id FROM items WHERE dataset_id = ?", [dataset.id])
     predictions = tmp_path / "model.jsonl"
     predictions.write_text(json.dumps({"id": external, "error_steps": [1, 3]}) + "\n", encoding="utf-8")
-    scores.import_predictions(store, None, predictions, model="flagger", dataset="tiny-prmbench")
+    scores.import_predictions(store, OPERATOR, predictions, model="flagger", dataset="tiny-prmbench")
     return "tiny-prmbench"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from services import annotate, generator_settings, jobs, regeneration
+from services.access import OPERATOR
 from services.annotate import now_utc
 from services.demo import populate_demo
 from store import Store, items, state, users
@@ -77,7 +78,7 @@ def _back_in_the_gate_and_accepted(store: Store, before: items.ItemView) -> item
 
 
 def test_a_reject_comes_back_regenerated_by_the_command_backend(demo_store: Store) -> None:
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
     before = _reject_one(demo_store)
     (job,) = queue.list_jobs(demo_store)
     assert (job.kind, job.status, job.loop) == ("regenerate", "queued", "loop2")
@@ -144,7 +145,7 @@ def test_a_reject_comes_back_regenerated_by_the_http_backend_through_errors_and_
 ) -> None:
     generator_settings.configure(
         demo_store,
-        None,
+        OPERATOR,
         {"backend": "http", "base_url": chat.url, "model": "tiny", "api_key": "k-1", "timeout_seconds": "1"},
     )
     before = _reject_one(demo_store)
@@ -174,16 +175,18 @@ def test_a_reject_comes_back_regenerated_by_the_http_backend_through_errors_and_
 def test_a_job_stops_at_its_attempt_limit_and_an_admin_sees_why_and_retries(
     demo_store: Store, chat: _ChatServer
 ) -> None:
-    generator_settings.configure(demo_store, None, {"backend": "http", "base_url": chat.url, "model": "m"})
+    generator_settings.configure(
+        demo_store, OPERATOR, {"backend": "http", "base_url": chat.url, "model": "m"}
+    )
     before = _reject_one(demo_store)
     chat.mode = "prose"
     summary = jobs.run_pending(demo_store, backoff_seconds=0.0)
     (job,) = queue.list_jobs(demo_store)
     assert summary.failed == 1 and job.status == "failed" and job.attempts == 3
     assert "not JSON" in (job.error or "") and _status(demo_store, before.item_id) == "rejected"
-    assert jobs.list_jobs(demo_store, None, "failed") == [job]
+    assert jobs.list_jobs(demo_store, OPERATOR, "failed") == [job]
     chat.mode = "ok"
-    assert jobs.retry(demo_store, None) == 1
+    assert jobs.retry(demo_store, OPERATOR) == 1
     assert jobs.run_pending(demo_store).done == 1
     _back_in_the_gate_and_accepted(demo_store, before)
 
@@ -199,13 +202,13 @@ def test_without_a_generator_a_rejected_item_waits_spending_no_attempt_then_runs
     (row,) = jobs.standing(demo_store, admin)
     assert row["standing"] == jobs.WAITING_FOR_GENERATOR and row["reason"] == REJECT["reason"]
     assert jobs.job_rows(demo_store, admin)[0]["status"] == jobs.WAITING_FOR_GENERATOR
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
     assert jobs.run_pending(demo_store).done == 1  # configured: the waiting job runs, no retry needed
     _back_in_the_gate_and_accepted(demo_store, before)
 
 
 def test_backoff_doubles_and_holds_a_job_back(demo_store: Store, monkeypatch) -> None:
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
     monkeypatch.setenv("FAKE_GENERATOR_MODE", "fail")  # every attempt fails, saying why
     _reject_one(demo_store)
     summary = jobs.run_pending(demo_store, backoff_seconds=60.0)
@@ -220,7 +223,7 @@ def test_a_restart_mid_job_loses_nothing_and_repeats_nothing_finished(tmp_path: 
     path = tmp_path / "restart.duckdb"
     store = Store(path)
     populate_demo(store)
-    generator_settings.configure(store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(store, OPERATOR, {"backend": "command", "command": FAKE})
     first = _reject_one(store)
     second = _reject_one(store, "rolf")
     assert jobs.run_pending(store, limit=1).done == 1  # the first finished before the restart
@@ -252,7 +255,7 @@ def test_command_backend_errors_say_what_the_program_said(demo_store: Store, mon
         ("slow", "1 s", "1"),
     ):
         generator_settings.configure(
-            demo_store, None, {"backend": "command", "command": FAKE, "timeout_seconds": timeout}
+            demo_store, OPERATOR, {"backend": "command", "command": FAKE, "timeout_seconds": timeout}
         )
         monkeypatch.setenv("FAKE_GENERATOR_MODE", mode)
         jobs.run_pending(demo_store, backoff_seconds=0.0, limit=1)
@@ -281,7 +284,7 @@ def test_loop_one_judges_a_regenerated_version_before_people_and_flags_it_past_i
     demo_store: Store, monkeypatch
 ) -> None:
     generator_settings.configure(
-        demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE}
+        demo_store, OPERATOR, {"backend": "command", "judge_backend": "command", "command": FAKE}
     )
     passed = _reject_one(demo_store)
     jobs.run_pending(demo_store)
@@ -332,7 +335,7 @@ def test_the_jobs_verbs_configure_run_list_and_retry(tmp_path: Path, capsys) -> 
     with Store(db) as store:
         populate_demo(store)
         generator_settings.configure(
-            store, None, {"job_max_attempts": 1}
+            store, OPERATOR, {"job_max_attempts": 1}
         )  # jobs made from now on get one attempt
         before = _reject_one(store)
 
@@ -365,7 +368,7 @@ def test_a_failed_image_variant_comes_back_from_the_built_in_backend_and_passes(
     from services import perturbation
     from tasks.perturbation_check import CHECKLISTS
 
-    perturbation.create_check_dataset(demo_store, None, GATE, "figures", "image", limit=1)
+    perturbation.create_check_dataset(demo_store, OPERATOR, GATE, "figures", "image", limit=1)
     jobs.run_pending(demo_store)
     fails = {"checks": {"I1": True, "I2": False}}
     before = _label(demo_store, "cleo", "figures", fails)
@@ -387,7 +390,7 @@ def test_the_app_killed_mid_job_runs_it_again_on_restart_and_stores_one_version(
     db = tmp_path / "killed.duckdb"
     with Store(db) as store:
         populate_demo(store)
-        generator_settings.configure(store, None, {"backend": "command", "command": FAKE})
+        generator_settings.configure(store, OPERATOR, {"backend": "command", "command": FAKE})
         before = _reject_one(store)
     monkeypatch.setenv("FAKE_GENERATOR_MODE", "slow")  # the generator is mid-answer when the app dies
     with running(db, "--no-demo") as server:
@@ -411,14 +414,14 @@ def test_the_app_killed_mid_job_runs_it_again_on_restart_and_stores_one_version(
 def test_every_item_sent_back_is_listed_with_where_it_stands_and_loop_two_stops_at_its_cap(
     demo_store: Store,
 ) -> None:
-    generator_settings.configure(demo_store, None, {"loop2_max_restarts": 1, "job_max_attempts": 1})
+    generator_settings.configure(demo_store, OPERATOR, {"loop2_max_restarts": 1, "job_max_attempts": 1})
     first = _reject_one(demo_store)  # no backend: its job waits for one, with the annotator's reason
     jobs.run_pending(demo_store)
     admin = users.add_user(demo_store, "ada", "admin")
     (row,) = jobs.standing(demo_store, admin)
     assert row["item"] == first.external_id and row["standing"] == jobs.WAITING_FOR_GENERATOR
     assert row["reason"] == REJECT["reason"] and not row["last error"]
-    generator_settings.configure(demo_store, None, {"backend": "command", "command": FAKE})
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
     jobs.run_pending(demo_store)
     assert jobs.standing(demo_store, admin) == []  # back in the gate, open
     again = _label(
@@ -433,12 +436,12 @@ def test_loop_one_judges_imported_items_before_people_and_counts_its_attempts_pe
     demo_store: Store, monkeypatch
 ) -> None:
     generator_settings.configure(
-        demo_store, None, {"backend": "command", "judge_backend": "command", "command": FAKE}
+        demo_store, OPERATOR, {"backend": "command", "judge_backend": "command", "command": FAKE}
     )
     monkeypatch.setenv("FAKE_GENERATOR_MODE", "judge_fail")
     ds = annotate.dataset_for(demo_store, GATE)
     total = len(items.item_ids(demo_store, ds.id))
-    assert regeneration.judge_pending(demo_store, ds, None) == total
+    assert regeneration.judge_pending(demo_store, ds, OPERATOR) == total
     ann = users.add_user(demo_store, "ann", "annotator")
     assert annotate.next_item(demo_store, ann, ds) is None  # nobody sees an item before the judge
     jobs.run_pending(demo_store)
@@ -459,7 +462,7 @@ def test_loop_one_judges_imported_items_before_people_and_counts_its_attempts_pe
     datasets.update_settings(demo_store, GATE, {"annotators_per_item": 2})
     monkeypatch.delenv("FAKE_GENERATOR_MODE")
     _label(demo_store, "alma", GATE, ACCEPT)  # one of two labels: the item is open and people have started
-    assert regeneration.judge_pending(demo_store, ds, None) == total - 1  # that item is left to people
+    assert regeneration.judge_pending(demo_store, ds, OPERATOR) == total - 1  # that item is left to people
 
 
 def test_the_endpoint_and_key_come_from_the_environment_and_an_unreachable_one_says_so() -> None:
@@ -485,9 +488,9 @@ def test_with_a_judge_configured_imported_gate_items_go_to_it_before_people(tmp_
     from services import data
 
     with Store(tmp_path / "judged.duckdb") as store:
-        generator_settings.configure(store, None, {"judge_backend": "command", "command": FAKE})
+        generator_settings.configure(store, OPERATOR, {"judge_backend": "command", "command": FAKE})
         outcome = data.import_file(
-            store, None, ROOT / "demo_data" / "crystal_demo.jsonl", format="crystal", dataset="judged"
+            store, OPERATOR, ROOT / "demo_data" / "crystal_demo.jsonl", format="crystal", dataset="judged"
         )
         assert "10 item(s) go to the judge model first" in outcome.summary()
         ds = annotate.dataset_for(store, "judged")

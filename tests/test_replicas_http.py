@@ -21,6 +21,7 @@ import requests
 from bench.client import StepgateClient
 from bench.server import Server, start_server
 from services import annotate, generator_settings
+from services.access import OPERATOR
 from services.demo import populate_demo
 from store import Store, items, users
 from store import jobs as queue
@@ -126,8 +127,8 @@ import sys, time
 from store import Store
 from services.compose import compose
 from services.jobs import Worker
-compose()  # as app.py does: the job runners are registered (services/hooks.py)
 db = Store(sys.argv[1], data_dir=sys.argv[2])
+compose(db)  # as app.py does: the job runners registered, the leases chosen
 worker = Worker(db, poll_seconds=0.1, stale_seconds=float(sys.argv[3])).start()
 print(worker.name, flush=True)
 time.sleep(600)
@@ -144,7 +145,7 @@ sys.exit(subprocess.run([sys.executable, sys.argv[1]], stdin=sys.stdin).returnco
 
 def _queue_regenerations(db: Store, n: int, generator: list[str]) -> list[int]:
     populate_demo(db)
-    generator_settings.configure(db, None, {"backend": "command", "command": generator})
+    generator_settings.configure(db, OPERATOR, {"backend": "command", "command": generator})
     for k in range(n):
         user = users.add_user(db, f"rita{k}", "annotator")
         shown = annotate.next_item(db, user, annotate.dataset_for(db, GATE))

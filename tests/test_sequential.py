@@ -7,6 +7,7 @@ import pytest
 
 from qc.planning import wilson_interval
 from qc.sequential import SequentialRule, coverage_by_simulation, sequential_agreement
+from services.leasing import leases_of
 
 
 def test_a_study_stops_by_rule_at_the_target_width_and_says_so() -> None:
@@ -135,7 +136,7 @@ def _rate_all_pending(store, names, payload_for) -> int:
                 }
                 if not mine - labelled:
                     break
-                got = work.next_item(store, who, dataset, annotate.now_utc())
+                got = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
                 assert got is not None and got.item.item_id in mine - labelled  # study items come first
                 annotate.submit(
                     store,

@@ -9,6 +9,7 @@ import pytest
 from services import reports
 from services.annotate import now_utc, submit
 from services.errors import NotAllowed, NotFound
+from services.leasing import leases_of
 from store import Store, users, work
 from store.state import get_item_state
 
@@ -22,7 +23,7 @@ def _label(store: Store, names: tuple[str, ...], labels: list[int]) -> list[int]
     for name in names:
         who = users.get_user(store, name) or users.add_user(store, name)
         for n, label in enumerate(labels):
-            found = work.next_item(store, who, dataset, now_utc())
+            found = work.next_item(store, leases_of(store), who, dataset, now_utc())
             submit(
                 store,
                 annotator=who,

@@ -12,8 +12,10 @@ import pytest
 
 from importers import ImportFormatError
 from services import annotate
+from services.access import OPERATOR
 from services.exports import ItemSelection, export
 from services.imports import import_file
+from services.leasing import leases_of
 from services.reports import build_study_report
 from services.studies import Sequential, draw_study, study_status
 from store import Store, studies, users, work
@@ -30,7 +32,7 @@ def _rate(store: Store, who: users.Annotator, n: int, payloads: list[dict]) -> l
     dataset = get_dataset(store, DATASET)
     done = []
     for i in range(n):
-        got = work.next_item(store, who, dataset, annotate.now_utc())
+        got = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
         assert got is not None and got.state == "new"
         annotate.submit(
             store,
@@ -91,7 +93,7 @@ def _lines(path: Path) -> list[dict]:
 
 def _figures(store: Store) -> tuple:
     report, progress = build_study_report(store, "seq", n_boot=50)
-    status = study_status(store, None, "seq")
+    status = study_status(store, OPERATOR, "seq")
     return (
         report.agreement.to_json(),
         {k: v.to_json() if hasattr(v, "to_json") else str(v) for k, v in report.pairwise.items()},

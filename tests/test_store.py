@@ -15,7 +15,8 @@ import pytest
 from importers.records import ItemRecord
 from services.annotate import submit
 from services.errors import ServiceError
-from store import Store, StoreClosedError, StoreOpenError, assignments, datasets, users
+from services.leasing import leases_of
+from store import Store, StoreClosedError, StoreOpenError, datasets, users
 from store.annotations import count_annotations
 from store.bulk import write_records
 from store.items import get_item
@@ -181,7 +182,7 @@ def test_duplicate_user_is_refused(store: Store) -> None:
 def test_retried_submit_is_stored_once(store: Store) -> None:
     _dataset(store, 2)
     ann = users.add_user(store, "ann")
-    claim = assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
+    claim = leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     assert claim is not None
     item = get_item(store, claim.item_id)
     first = submit(
@@ -212,7 +213,7 @@ def test_request_id_reused_by_another_user_is_refused(store: Store) -> None:
     ann, bob = users.add_user(store, "ann"), users.add_user(store, "bob")
     item = get_item(store, 1)
     for who in (ann, bob):
-        assignments.claim_next(store, who.id, 1, lease_seconds=60, now=T0)
+        leases_of(store).claim_next(store, who.id, 1, lease_seconds=60, now=T0)
     submit(
         store, annotator=ann, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="same", now=T0
     )
@@ -232,7 +233,7 @@ def test_request_id_reused_by_another_user_is_refused(store: Store) -> None:
 def test_request_id_reused_on_another_item_is_refused_and_the_store_still_works(store: Store) -> None:
     _dataset(store, 2)
     ann = users.add_user(store, "ann")
-    first = assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
+    first = leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     item = get_item(store, first.item_id)  # type: ignore[union-attr]
     submit(
         store,
@@ -243,7 +244,7 @@ def test_request_id_reused_on_another_item_is_refused_and_the_store_still_works(
         request_id="x",
         now=T0,
     )
-    other = get_item(store, assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id)  # type: ignore[union-attr]
+    other = get_item(store, leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id)  # type: ignore[union-attr]
     with pytest.raises(ServiceError, match="already used"):
         submit(
             store,
@@ -269,7 +270,7 @@ def test_request_id_reused_on_another_item_is_refused_and_the_store_still_works(
 def test_incomplete_label_is_refused_and_nothing_stored(store: Store) -> None:
     _dataset(store, 1)
     ann = users.add_user(store, "ann")
-    assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
+    leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     item = get_item(store, 1)
     with pytest.raises(ServiceError, match="please choose: Difficulty"):
         submit(
@@ -287,7 +288,7 @@ def test_incomplete_label_is_refused_and_nothing_stored(store: Store) -> None:
 def test_label_on_an_outdated_version_is_refused(store: Store) -> None:
     _dataset(store, 1)
     ann = users.add_user(store, "ann")
-    assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
+    leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     old = get_item(store, 1)
     changed = _records(1)
     changed[0].question = "edited question"
@@ -308,7 +309,7 @@ def test_eight_threads_of_500_submits_with_retries_leave_exactly_4000(store: Sto
     def work(person: users.Annotator) -> None:
         try:
             for n in range(500):
-                claim = assignments.claim_next(store, person.id, 1, lease_seconds=600, now=T0)
+                claim = leases_of(store).claim_next(store, person.id, 1, lease_seconds=600, now=T0)
                 assert claim is not None
                 item = get_item(store, claim.item_id)
                 rid = f"{person.name}-{n}"
@@ -348,26 +349,26 @@ def test_eight_threads_of_500_submits_with_retries_leave_exactly_4000(store: Sto
 def test_skip_returns_the_item_to_others_and_comes_back_last(store: Store) -> None:
     _dataset(store, 2)
     ann, bob = users.add_user(store, "ann"), users.add_user(store, "bob")
-    first = assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
+    first = leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
     assert first is not None and first.item_id == 1
-    assignments.release(store, ann.id, 1, 1, T0)
-    assert assignments.claim_next(store, bob.id, 1, lease_seconds=60, now=T0).item_id == 1  # type: ignore[union-attr]
-    assert assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id == 2  # type: ignore[union-attr]
+    leases_of(store).release(store, ann.id, 1, 1, T0)
+    assert leases_of(store).claim_next(store, bob.id, 1, lease_seconds=60, now=T0).item_id == 1  # type: ignore[union-attr]
+    assert leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id == 2  # type: ignore[union-attr]
     item = get_item(store, 2)
     submit(
         store, annotator=ann, item_id=2, version_id=item.version_id, payload=REVIEW, request_id="a2", now=T0
     )
     # Item 1 is bob's now: ann has nothing left, and her skip is remembered after a restart.
-    assert assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0) is None
-    store.scheduler.invalidate()
-    assert 1 in store.scheduler.pool(store, 1).skipped[ann.id]
+    assert leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0) is None
+    leases_of(store).invalidate()
+    assert 1 in leases_of(store).pool(store, 1).skipped[ann.id]
 
 
 def test_resume_returns_the_held_item(store: Store) -> None:
     _dataset(store, 3)
     ann = users.add_user(store, "ann")
-    first = assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
-    again = assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0 + timedelta(seconds=30))
+    first = leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0)
+    again = leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0 + timedelta(seconds=30))
     assert first is not None and again is not None
     assert (again.item_id, again.resumed) == (first.item_id, True)
 
@@ -375,10 +376,10 @@ def test_resume_returns_the_held_item(store: Store) -> None:
 def test_expired_lease_returns_the_item_to_the_pool(store: Store) -> None:
     _dataset(store, 1)
     ann, bob = users.add_user(store, "ann"), users.add_user(store, "bob")
-    assert assignments.claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id == 1  # type: ignore[union-attr]
-    assert assignments.claim_next(store, bob.id, 1, lease_seconds=60, now=T0) is None
+    assert leases_of(store).claim_next(store, ann.id, 1, lease_seconds=60, now=T0).item_id == 1  # type: ignore[union-attr]
+    assert leases_of(store).claim_next(store, bob.id, 1, lease_seconds=60, now=T0) is None
     later = T0 + timedelta(seconds=61)
-    assert assignments.claim_next(store, bob.id, 1, lease_seconds=60, now=later).item_id == 1  # type: ignore[union-attr]
+    assert leases_of(store).claim_next(store, bob.id, 1, lease_seconds=60, now=later).item_id == 1  # type: ignore[union-attr]
     item = get_item(store, 1)
     submit(
         store, annotator=bob, item_id=1, version_id=item.version_id, payload=REVIEW, request_id="b", now=later
@@ -411,7 +412,7 @@ def test_step_review_keeps_only_correct_originals_with_reasonable_modifications(
     _dataset(store, 1, annotators_per_item=len(labels))
     for k, payload in enumerate(labels):
         who = users.add_user(store, f"rater-{k}")
-        assignments.claim_next(store, who.id, 1, lease_seconds=60, now=T0)
+        leases_of(store).claim_next(store, who.id, 1, lease_seconds=60, now=T0)
         item = get_item(store, 1)
         result = submit(
             store,

@@ -13,8 +13,10 @@ import pytest
 
 from qc.sampling import allocate, study_pool
 from services import annotate
+from services.access import OPERATOR
 from services.errors import AlreadyLabelled, Conflict, NotAllowed, ServiceError
 from services.exports import export
+from services.leasing import leases_of
 from services.reports import build_dataset_report, build_study_report
 from services.studies import draw_study, export_labels
 from store import Store, jobs_read, studies, users, work
@@ -46,7 +48,7 @@ def _take_and_label(store: Store, who: users.Annotator, n: int, payload: dict | 
     dataset = get_dataset(store, DATASET)
     done = []
     for _ in range(n):
-        got = work.next_item(store, who, dataset, annotate.now_utc())
+        got = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
         assert got is not None
         assert got.state == "new" and got.my_label is None
         annotate.submit(
@@ -106,7 +108,7 @@ def test_a_study_never_changes_an_items_gate_state_consensus_or_export(
     assert (tmp_path / "before.jsonl").read_bytes() == (tmp_path / "after.jsonl").read_bytes()
     assert build_dataset_report(demo_store, DATASET, n_boot=50).agreement.to_json() == report_before
     assert demo_store.scalar("SELECT count(*) FROM study_labels") == 40
-    assert export_labels(demo_store, None, "PRMBench-V IAA", tmp_path / "labels.csv") == 40
+    assert export_labels(demo_store, OPERATOR, "PRMBench-V IAA", tmp_path / "labels.csv") == 40
     written = pd.read_csv(tmp_path / "labels.csv")
     assert set(written["annotator"]) == {"bea", "cid", "dan"} and set(written["label_original"]) == {
         "correct"
@@ -141,7 +143,7 @@ def test_a_study_label_is_stored_once_and_refused_where_it_does_not_belong(demo_
     bea, cid, eve = (_annotator(demo_store, n) for n in ("bea", "cid", "eve"))
     _draw(demo_store, name="s", n_items=2, raters=2, rater_names=["bea", "cid"])
     dataset = get_dataset(demo_store, DATASET)
-    got = work.next_item(demo_store, bea, dataset, annotate.now_utc())
+    got = work.next_item(demo_store, leases_of(demo_store), bea, dataset, annotate.now_utc())
     submit = {
         "item_id": got.item.item_id,
         "version_id": got.item.version_id,
@@ -464,7 +466,7 @@ def test_a_processbench_study_leaves_consensus_and_table_2_as_they_were(demo_sto
     dataset = get_dataset(demo_store, "qwq-earliest-error")
     for who, step in ((dan, 2), (eve, 3)):
         for _ in range(4):
-            got = work.next_item(demo_store, who, dataset, annotate.now_utc())
+            got = work.next_item(demo_store, leases_of(demo_store), who, dataset, annotate.now_utc())
             assert got.item.item_id in items
             annotate.submit(
                 demo_store,
@@ -546,15 +548,19 @@ def test_previous_walks_back_through_study_items_and_a_correction_stays_in_the_s
     dataset = get_dataset(demo_store, DATASET)
     study_items = _take_and_label(demo_store, bea, 2, LABEL)  # her study items come first
     gate_item = _take_and_label(demo_store, bea, 1, GOOD)[0]
-    back = work.previous_item(demo_store, bea, dataset, None)  # from a fresh item: her last one
+    back = work.previous_item(
+        demo_store, leases_of(demo_store), bea, dataset, None
+    )  # from a fresh item: her last one
     assert back is not None and back.item.item_id == gate_item and back.my_label == GOOD
-    back = work.previous_item(demo_store, bea, dataset, gate_item)
+    back = work.previous_item(demo_store, leases_of(demo_store), bea, dataset, gate_item)
     assert back is not None and back.item.item_id == study_items[1] and back.state == "done"
     assert back.my_label == LABEL  # her own study label, shown to correct
-    back = work.previous_item(demo_store, bea, dataset, study_items[1])
+    back = work.previous_item(demo_store, leases_of(demo_store), bea, dataset, study_items[1])
     assert back is not None and back.item.item_id == study_items[0]
-    assert work.previous_item(demo_store, bea, dataset, study_items[0]) is None
-    forward = work.next_in_history(demo_store, bea, dataset, study_items[0], annotate.now_utc())
+    assert work.previous_item(demo_store, leases_of(demo_store), bea, dataset, study_items[0]) is None
+    forward = work.next_in_history(
+        demo_store, leases_of(demo_store), bea, dataset, study_items[0], annotate.now_utc()
+    )
     assert forward is not None and forward.item.item_id == study_items[1]
     gate = _gate(demo_store)
     corrected = {**LABEL, "difficulty": "hard"}
@@ -568,5 +574,5 @@ def test_previous_walks_back_through_study_items_and_a_correction_stays_in_the_s
         seconds_spent=4.0,
     )
     assert _gate(demo_store) == gate  # the correction went to the study, not the gate
-    again = work.previous_item(demo_store, bea, dataset, study_items[1])
+    again = work.previous_item(demo_store, leases_of(demo_store), bea, dataset, study_items[1])
     assert again is not None and again.my_label == corrected

@@ -16,6 +16,7 @@ from qc.matching import table_s1
 from qc.presets import MPBENCH_ROWS, crystal_table_s1, mpbench_study, prmbench_v_study
 from services import annotate, data, presets
 from services.errors import InvalidInput, NotAllowed
+from services.leasing import leases_of
 from services.studies import draw_study
 from store import Store, users, work
 from store.datasets import get_dataset
@@ -186,7 +187,7 @@ def test_study_presets_and_table2_from_the_store(demo_store: Store, tmp_path) ->
     dataset = get_dataset(demo_store, "prmbench-step-review")
     for who in raters:
         for _ in range(6):
-            got = work.next_item(demo_store, who, dataset, annotate.now_utc())
+            got = work.next_item(demo_store, leases_of(demo_store), who, dataset, annotate.now_utc())
             annotate.submit(
                 demo_store,
                 annotator=who,

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from services import annotate
+from services.access import OPERATOR
 from services.errors import InvalidInput, NotAllowed, NotFound
+from services.leasing import leases_of
 from services.studies import draw_study, reassign
 from store import Store, studies, users, work
 from store.datasets import get_dataset
@@ -21,7 +23,7 @@ def _rate(store: Store, who: users.Annotator, n: int) -> list[int]:
     dataset = get_dataset(store, DATASET)
     done = []
     for _ in range(n):
-        got = work.next_item(store, who, dataset, annotate.now_utc())
+        got = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
         assert got is not None and got.state == "new"
         annotate.submit(
             store,
@@ -77,16 +79,16 @@ def test_a_removed_raters_pending_items_go_to_a_rater_who_has_not_seen_them(draw
     assert set(_rate(drawn, dan, 2)) == moved
     _rate(drawn, cid, 3)
     assert studies.list_studies(drawn).loc[0, "items_done"] == 3
-    again = reassign(drawn, None, "s", "bea", "dan")  # nothing pending any more
+    again = reassign(drawn, OPERATOR, "s", "bea", "dan")  # nothing pending any more
     assert again.moved == [] and again.kept == []
 
 
 def test_items_the_new_rater_has_seen_stay_and_nothing_else_changes(drawn: Store) -> None:
     before = drawn.fetchall("SELECT * FROM study_assignments ORDER BY item_id, annotator_id")
-    done = reassign(drawn, None, "s", "bea", "ann")  # ann labelled every kept item in the gate
+    done = reassign(drawn, OPERATOR, "s", "bea", "ann")  # ann labelled every kept item in the gate
     assert done.moved == [] and len(done.kept) == 2 and "ann has seen them" in done.summary()
     assert drawn.fetchall("SELECT * FROM study_assignments ORDER BY item_id, annotator_id") == before
-    done = reassign(drawn, None, "s", "bea", "cid")  # cid rates all three already
+    done = reassign(drawn, OPERATOR, "s", "bea", "cid")  # cid rates all three already
     assert done.moved == [] and len(done.kept) == 2
 
 
@@ -96,15 +98,15 @@ def test_a_bad_reassignment_is_refused_and_changes_nothing(drawn: Store) -> None
     with pytest.raises(NotAllowed):
         reassign(drawn, cid, "s", "bea", "dan")
     with pytest.raises(InvalidInput, match="cid is still an active annotator"):
-        reassign(drawn, None, "s", "cid", "dan")
+        reassign(drawn, OPERATOR, "s", "cid", "dan")
     with pytest.raises(NotFound, match="no removed annotator named 'zed'"):
-        reassign(drawn, None, "s", "zed", "dan")
+        reassign(drawn, OPERATOR, "s", "zed", "dan")
     with pytest.raises(NotFound, match="no active annotator named 'bea'"):
-        reassign(drawn, None, "s", "bea", "bea")
+        reassign(drawn, OPERATOR, "s", "bea", "bea")
     with pytest.raises(InvalidInput, match="lead is an admin"):
-        reassign(drawn, None, "s", "bea", "lead")
+        reassign(drawn, OPERATOR, "s", "bea", "lead")
     with pytest.raises(NotFound, match="no study named 'x'"):
-        reassign(drawn, None, "x", "bea", "dan")
+        reassign(drawn, OPERATOR, "x", "bea", "dan")
     assert drawn.fetchall("SELECT * FROM study_assignments ORDER BY item_id, annotator_id") == before
 
 

@@ -9,10 +9,13 @@ import pytest
 
 from qc.sampling import fresh_raters, study_pool
 from services import annotate
+from services.access import require_admin
 from services.errors import InvalidInput
-from services.studies import draw_study, plan_raters
+from services.leasing import leases_of
+from services.studies import draw_study
 from store import Store, studies, users, work
 from store.datasets import get_dataset
+from store.users import Annotator
 
 DATASET = "prmbench-step-review"
 
@@ -55,7 +58,7 @@ def test_a_kept_only_study_draws_from_kept_items_and_assigns_unseen_raters(demo_
     ann = users.get_user(demo_store, "ann")
     done = []
     for _ in range(5):  # ann's labels: one annotator per item keeps it (the dataset's default)
-        got = work.next_item(demo_store, ann, dataset, annotate.now_utc())
+        got = work.next_item(demo_store, leases_of(demo_store), ann, dataset, annotate.now_utc())
         annotate.submit(
             demo_store,
             annotator=ann,
@@ -87,6 +90,30 @@ def test_a_kept_only_study_draws_from_kept_items_and_assigns_unseen_raters(demo_
     assert set(plan["raters"]) == {"bea, cid"} and set(plan["assigned"]) == {"bea, cid"}
     with pytest.raises(InvalidInput, match="only 1 rater"):
         plan_raters(demo_store, lead, "iaa", ["ann", "bea"])
+
+
+def plan_raters(store: Store, user: Annotator, study: str, raters: list[str], seed: int = 0) -> pd.DataFrame:
+    """Which of ``raters`` could rate which study item, K per item, none of whom has seen the item
+    (qc.sampling.fresh_raters), beside the raters the study assigned when it was drawn."""
+    require_admin(user)
+    found = studies.get_study(store, study)
+    assert found is not None
+    items = studies.study_items(store, found.id)
+    ids = [int(i) for i in items["item_id"]]
+    assigned = studies.assigned_raters(store, found.id)
+    seen = {i: names - set(assigned.get(i, [])) for i, names in studies.seen_by(store, ids).items()}
+    try:
+        plan = fresh_raters(ids, raters, seen, found.raters, seed)
+    except ValueError as exc:
+        raise InvalidInput(f"{found.name}: {exc}; add raters who have not labelled it") from exc
+    return pd.DataFrame(
+        {
+            "item_id": ids,
+            "external_id": items["external_id"].tolist(),
+            "raters": [", ".join(plan[i]) for i in ids],
+            "assigned": [", ".join(assigned.get(i, [])) for i in ids],
+        }
+    )
 
 
 def test_fresh_raters_start_from_the_load_of_earlier_batches() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from services import gold as gold_service
+from services.access import OPERATOR
 from services.demo import populate_demo
 from store import Store
 from store import gold as gold_store
@@ -42,7 +43,7 @@ def test_an_annotator_cannot_tell_gold_items_from_others_over_http(tmp_path: Pat
     with Store(db) as store:
         populate_demo(store)
         settled = label(store, "ann", 10, GOOD)
-        gold_service.mark_items(store, None, DATASET, settled)
+        gold_service.mark_items(store, OPERATOR, DATASET, settled)
         update_settings(store, DATASET, {"gold_percent": 40})
         dataset = get_dataset(store, DATASET)
         gold_ids = gold_store.gold_ids(store, dataset.id)
@@ -118,7 +119,7 @@ def test_a_gold_column_of_the_imported_file_never_reaches_an_annotator(tmp_path:
     with Store(db) as store:
         import_file(store, path, dataset="gcol")
         outcome = gold_service.import_gold(
-            store, None, "gcol", path, id_column="idx:classification", label_column=MARKER
+            store, OPERATOR, "gcol", path, id_column="idx:classification", label_column=MARKER
         )
         assert len(outcome.marked) == 6 and outcome.skipped  # the empty cells were left out, and said so
         update_settings(store, "gcol", {"gold_percent": 50})

@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from services import gold as gold_service
+from services.access import OPERATOR
 from services.demo import populate_demo
 from store import Store
 from store import gold as gold_store
@@ -33,7 +34,7 @@ def _world(db: Path, gold_percent: int) -> None:
     with Store(db) as store:
         populate_demo(store)
         settled = label(store, "ann", 5, GOOD)  # ann's labels settle five items: they become gold
-        gold_service.mark_items(store, None, DATASET, settled)
+        gold_service.mark_items(store, OPERATOR, DATASET, settled)
         update_settings(store, DATASET, {"gold_percent": gold_percent, "gold_feedback": 1})
 
 

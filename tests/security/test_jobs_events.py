@@ -10,6 +10,7 @@ import pytest
 
 from bench.server import Server
 from services import annotate, jobs, perturbation
+from services.access import OPERATOR
 from services.demo import populate_demo
 from store import Store, users
 from tests.security.support import call_event, config, event_of, login, make_team, team_server
@@ -23,7 +24,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, d
     make_team(db)
     with Store(db) as store:
         populate_demo(store)
-        perturbation.create_check_dataset(store, None, "mathvista-quality-gate", "figs", "image", limit=1)
+        perturbation.create_check_dataset(store, OPERATOR, "mathvista-quality-gate", "figs", "image", limit=1)
         jobs.run_pending(store)
         bob = users.get_user(store, "bob")
         assert bob is not None

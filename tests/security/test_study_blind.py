@@ -16,6 +16,7 @@ from bench.client import StepgateClient
 from bench.server import start_server
 from services.annotate import now_utc, submit
 from services.demo import populate_demo
+from services.leasing import leases_of
 from services.studies import draw_study
 from store import Store, studies, users, work
 from store.datasets import get_dataset
@@ -45,7 +46,7 @@ def _study_rated_by_bob(db: Path) -> set[int]:
         )
         bob, dataset = users.get_user(store, "bob"), get_dataset(store, DATASET)
         for _ in range(4):
-            found = work.next_item(store, bob, dataset, now_utc())
+            found = work.next_item(store, leases_of(store), bob, dataset, now_utc())
             submit(
                 store,
                 annotator=bob,

@@ -103,10 +103,11 @@ def _datasets_frame(ctx: AppContext) -> dict[str, Any]:
     return table_rows(DATASET_COLUMNS, rows)  # plain rows: opening the app loads no pandas
 
 
-def _users_frame(ctx: AppContext) -> dict[str, Any]:
+def _users_frame(ctx: AppContext, acting: Annotator) -> dict[str, Any]:
     # Never the hash: only whether a password is set.
     rows = [
-        [u.name, u.role, "set" if u.has_password else "none"] for u in user_service.list_all(ctx.store, None)
+        [u.name, u.role, "set" if u.has_password else "none"]
+        for u in user_service.list_all(ctx.store, acting)
     ]
     return table_rows(USER_COLUMNS, rows)
 
@@ -121,8 +122,8 @@ def _dataset_choices(ctx: AppContext, keep: str | None) -> tuple[dict, dict]:
     )
 
 
-def _user_choices(ctx: AppContext, keep: str | None = None) -> dict:
-    names = [u.name for u in user_service.list_all(ctx.store, None)]
+def _user_choices(ctx: AppContext, acting: Annotator, keep: str | None = None) -> dict:
+    names = [u.name for u in user_service.list_all(ctx.store, acting)]
     return gr.update(choices=names, value=keep if keep in names else None)
 
 
@@ -156,10 +157,10 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple:
         gr.update(visible=False),
         gr.update(visible=True),
         _datasets_frame(ctx),
-        _users_frame(ctx),
+        _users_frame(ctx, user),
         settings_pick,
         export_pick,
-        _user_choices(ctx),
+        _user_choices(ctx, user),
     )
 
 
@@ -273,8 +274,8 @@ def on_add_user(ctx: AppContext, name: str, role: str, password: str, request: g
         return (_refused(str(exc)), gr.skip(), gr.skip(), gr.skip(), gr.skip())
     return (
         _done(f"added {added.name} ({added.role})"),
-        _users_frame(ctx),
-        _user_choices(ctx, added.name),
+        _users_frame(ctx, acting),
+        _user_choices(ctx, acting, added.name),
         "",
         "",
     )
@@ -301,8 +302,8 @@ def on_remove_user(ctx: AppContext, name: str | None, confirmed: bool, request: 
         return (_refused(str(exc)), gr.skip(), gr.skip(), False)
     return (
         _done(f"removed {name}: they can no longer log in; their labels stay in the log"),
-        _users_frame(ctx),
-        _user_choices(ctx, None),
+        _users_frame(ctx, acting),
+        _user_choices(ctx, acting, None),
         False,
     )
 
@@ -317,7 +318,7 @@ def on_change_role(ctx: AppContext, name: str | None, role: str, request: gr.Req
         raise gr.Error(str(exc)) from exc
     except ServiceError as exc:
         return (_refused(str(exc)), gr.skip())
-    return (_done(f"{name} is now {role}"), _users_frame(ctx))
+    return (_done(f"{name} is now {role}"), _users_frame(ctx, acting))
 
 
 def on_set_password(ctx: AppContext, name: str | None, password: str, request: gr.Request) -> tuple:
@@ -330,7 +331,7 @@ def on_set_password(ctx: AppContext, name: str | None, password: str, request: g
         raise gr.Error(str(exc)) from exc
     except ServiceError as exc:
         return (_refused(str(exc)), gr.skip(), gr.skip())
-    return (_done(f"password of {name} changed"), _users_frame(ctx), "")
+    return (_done(f"password of {name} changed"), _users_frame(ctx, acting), "")
 
 
 def _task_settings(found: Any) -> tuple[Any, str]:
