@@ -27,4 +27,5 @@ def register_defaults(hooks: Hooks) -> Hooks:
     hooks.run_job("regenerate", regeneration.run_regenerate)
     hooks.run_job("judge", regeneration.run_judge)
     hooks.run_job("perturb", perturbation.run_job)
+    hooks.run_job(perturbation.TEXT_JOB, perturbation.run_job)
     return hooks

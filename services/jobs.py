@@ -66,9 +66,10 @@ WAITING_FOR_GENERATOR = "waiting for a generator: set one in Jobs"
 
 
 def waiting_kinds(config: GeneratorConfig) -> tuple[str, ...]:
-    """The job kinds that wait for a generator: regenerations without a text backend, the judge without
-    its own (perturbations of images need none; of text, their check says so)."""
-    return ("regenerate",) * (config.backend == "none") + ("judge",) * (config.judge_backend == "none")
+    """The job kinds that wait for a generator: regenerations and text perturbations without a text
+    backend, the judge without its own (perturbations of images need none)."""
+    text = ("regenerate", perturbation.TEXT_JOB) if config.backend == "none" else ()
+    return text + ("judge",) * (config.judge_backend == "none")
 
 
 def worker_name(role: str = "app") -> str:

@@ -52,6 +52,9 @@ __all__ = [
     "warnings",
 ]
 
+# Text perturbations need the text generator (images are made here): their jobs are a kind of their own,
+# so that without a generator they wait, spending no attempt, as regenerations do (services.jobs).
+TEXT_JOB = "perturb_text"
 WAITING = "waiting"  # an item whose variant is being made: not offered to checkers
 
 
@@ -137,9 +140,12 @@ def _queue(tx: Tx, dataset: Dataset, item_id: int, attempt: int, now: datetime) 
     # (a reload first would carry the checker's lease over to the next variant).
     version = items.current_version_id(tx, item_id)
     assert version is not None
+    shown = items.get_item(tx, item_id, version)
+    unit = perturbation_of(shown) if shown is not None else {}
+    text = unit.get("type") != "image" and not _remaining(unit, settings_of(dataset))
     return queue.enqueue(
         tx,
-        kind="perturb",
+        kind=TEXT_JOB if text else "perturb",  # a text variant needs the generator: it waits for one
         item_id=item_id,
         version_id=version,
         reason="first variant" if attempt == 1 else "the check failed: re-apply the same perturbation",
@@ -174,6 +180,14 @@ def on_failed_check(
         )
         return
     _queue(tx, dataset, item.item_id, attempt + 1, now)
+
+
+def _remaining(unit: dict[str, Any], settings: dict[str, Any]) -> list[int]:
+    """The candidates already made and not drawn yet, when a failed text variant is re-applied from them
+    (D4's other reading, reapply=remaining): drawing one needs no generator."""
+    earlier = unit if settings["reapply"] == "remaining" else {}
+    drawn = list(earlier.get("drawn") or [])
+    return [k for k, c in enumerate(earlier.get("candidates") or []) if c and k not in drawn]
 
 
 def _ranges(settings: dict[str, Any]) -> dict[str, float]:
@@ -238,7 +252,7 @@ def run_job(store: Store, job: Job, worker: str, config: GeneratorConfig) -> Non
         }
         earlier = unit if settings["reapply"] == "remaining" else {}
         drawn = list(earlier.get("drawn") or [])
-        left = [k for k, c in enumerate(earlier.get("candidates") or []) if c and k not in drawn]
+        left = _remaining(unit, settings)
         if left:  # D4's other reading: another of the candidates already made, no new generation
             index = left[pick_candidate(len(left), seed)]
             assigned = list(earlier.get("assigned") or [])

@@ -99,8 +99,9 @@ def _dataset(store: Store, name: str) -> Dataset:
 
 
 def dataset_names(store: Store) -> list[str]:
-    """The datasets a report can cover, oldest first."""
-    return [d.name for d in list_datasets(store)]
+    """The datasets a reviewer's picker offers, oldest first: an archived one is out of everyone's work
+    (the Data panel lists it; a report on it is still made by name)."""
+    return [d.name for d in list_datasets(store, archived=False)]
 
 
 def build_dataset_report(

@@ -403,3 +403,23 @@ def test_an_unknown_export_format_writes_nothing(demo_ctx: AppContext) -> None:
     status, file = data.on_export(demo_ctx, "../../escape", "", ADMIN)
     assert "unknown export format '../../escape'" in visible(status)
     assert file["visible"] is False and list(private_dir(demo_ctx).iterdir()) == []
+
+
+def test_the_skipped_lines_are_a_file_to_download_not_a_server_path(ctx: AppContext, tmp_path: Path) -> None:
+    """Issue 29: what was skipped and why, line by line, as a file for the admin who imported (the status
+    named a path on the server before); a refused file offers the same list."""
+    status, *_ = import_through_panel(ctx, file_with_bad_lines(tmp_path), skip_bad=True)
+    assert str(ctx.store.data_dir) not in status and "the report file below" in visible(status)
+    token = re.search(r"\]\(/[^)]*/([0-9A-Za-z_-]+)\)", status)
+    assert token, status
+    found = find_download(ctx, token.group(1))
+    assert found is not None
+    path, name, owner = found
+    assert name == "with-bad-lines-import-report.tsv" and owner == "lead"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[1] == "kind\tfile\tline\treason"
+    assert [line.split("\t")[2] for line in lines[2:]] == ["2", "4"]
+    assert lines[2].startswith("skipped\twith-bad-lines.jsonl\t2\tmodified_steps:")
+
+    refused, *_ = import_through_panel(ctx, file_with_bad_lines(tmp_path), name="again")
+    assert "Nothing was stored" in visible(refused) and "with-bad-lines-import-report.tsv" in refused

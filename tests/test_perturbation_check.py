@@ -237,3 +237,21 @@ def datasets_service_set(store: Store, name: str, changes: dict[str, Any]) -> No
     from services import data
 
     data.update_settings(store, OPERATOR, name, changes)
+
+
+def test_without_a_generator_text_variants_wait_spending_no_attempt_then_run(demo_store: Store) -> None:
+    """Issue 29: a text perturbation's job waits for the generator as a regeneration does (no attempt
+    spent, the Jobs tab says what to set), and runs once one is set; an image's needs none."""
+    perturbation.create_check_dataset(
+        demo_store, OPERATOR, "mathvista-quality-gate", "txt", "synonym", limit=2
+    )
+    perturbation.create_check_dataset(demo_store, OPERATOR, "mathvista-quality-gate", "img", "image", limit=1)
+    summary = jobs.run_pending(demo_store, backoff_seconds=0.0)
+    assert summary.done == 1 and summary.failed == summary.retrying == 0 and summary.waiting == 2
+    waiting = [j for j in queue.list_jobs(demo_store) if j.status == "queued"]
+    assert len(waiting) == 2 and all(j.attempts == 0 and not j.error for j in waiting)
+    admin = users.add_user(demo_store, "ada", "admin")
+    rows = [r for r in jobs.job_rows(demo_store, admin) if r["job"] in {j.id for j in waiting}]
+    assert [r["status"] for r in rows] == [jobs.WAITING_FOR_GENERATOR] * 2
+    generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
+    assert jobs.run_pending(demo_store).done == 2

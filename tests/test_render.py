@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 from tests.conftest import PRMBENCH_FILE
 from ui.render import (
@@ -155,3 +157,21 @@ def test_every_step_of_the_real_prmbench_items_is_shown_once_in_order() -> None:
         assert [r.original for r in rows if r.original is not None] == list(range(len(original)))
         assert [r.modified for r in rows if r.modified is not None] == list(range(len(modified)))
         assert all(r.original is not None or r.modified is not None for r in rows)
+
+
+# The item fields that hold dataset text: shown through safe_markdown only (issue 29).
+_DATASET_TEXT = {"question", "steps", "rationale", "reference_answer", "options", "answer"}
+
+
+def test_every_panel_shows_dataset_text_through_the_one_renderer() -> None:
+    """escape_text is for names and ids: on dataset text it shows LaTeX raw (its `\\(` is backslashed) and
+    lets "$5 and $10" pair as math. A panel that hands an item's text to it would read differently."""
+    root = Path(__file__).resolve().parent.parent / "ui"
+    found = []
+    for path in [*(root / "panels").glob("*.py"), *(root / "kit").glob("*.py"), root / "step_list.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "escape_text":
+                fields = {a.attr for arg in node.args for a in ast.walk(arg) if isinstance(a, ast.Attribute)}
+                if fields & _DATASET_TEXT:
+                    found.append(f"{path.name}:{node.lineno}")
+    assert not found

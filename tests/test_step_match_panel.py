@@ -9,12 +9,15 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
+from importers.records import ItemRecord
 from services import step_match
 from services.encoder import Encoder, EncoderSettings
 from store import Store, users
+from store.bulk import write_records
 from ui.api import api_next_item
 from ui.context import AppContext
 from ui.panels import step_match as panel
+from ui.render import LITERAL_DOLLAR, safe_markdown
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "demo_data" / "step_match_examples_demo.jsonl"
 
@@ -100,3 +103,30 @@ def test_an_unsaved_choice_is_kept_on_the_server(ctx: AppContext) -> None:
     assert again["choice"].value == "match" and "unsaved choice" in again["header"]
     saved = panel.on_save(ctx, "match", again["current"], as_user("ann"))
     assert "Saved" in saved["status"] and saved["choice"].value is None
+
+
+def test_a_pair_reads_as_every_panel_reads_dataset_text(store: Store) -> None:
+    """The step-match study shows math typeset, prices as prices and markup as text (issue 29): the same
+    safe Markdown step review shows, not escape_text's raw `\\(-5,5\\)` or one italic run between two prices."""
+    predicted = "The interval is $(-5,5)$. Pencils cost $1.24. Five cost $1.82 <img src=x onerror=alert(1)>"
+    with store.writing() as tx:
+        write_records(
+            tx,
+            "pairs",
+            "step_match",
+            [
+                ItemRecord(
+                    external_id="p-1",
+                    question="Cost $5 and $10?",
+                    steps={"predicted": [predicted], "reference": ["$x^2$ and *twice*"]},
+                )
+            ],
+            "steppairs",
+        )
+    users.add_user(store, "ann", "annotator")
+    shown = panel.on_tab_open(AppContext(store=store), None, None, as_user("ann"))
+    assert shown["predicted"] == safe_markdown(predicted)
+    assert "$(-5,5)$" in shown["predicted"] and "\\(" not in shown["predicted"]
+    assert shown["predicted"].count(LITERAL_DOLLAR) == 2 and "&lt;img" in shown["predicted"]
+    assert "<img" not in shown["predicted"]
+    assert shown["question"].count(LITERAL_DOLLAR) == 2 and "$x^2$" in shown["reference"]

@@ -20,6 +20,7 @@ from ui.context import AppContext
 from ui.kit.downloads import find_download
 from ui.panels import step_review as panel
 from ui.panels import step_review_actions as actions
+from ui.panels import step_review_render as render
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::UserWarning:gradio.helpers"),  # gr.Warning outside a request
@@ -404,3 +405,16 @@ def test_a_bad_step_review_setting_is_named_and_nothing_changes(ctx: AppContext)
     found = datasets.get_dataset(ctx.store, DATASET)
     assert found is not None and found.setting("retain_rule") == "correct_and_reasonable"
     assert found.setting("disagreement_policy") == "majority" and found.setting("features") == []
+
+
+def test_a_typed_note_alone_comes_back_after_a_reload_and_the_notices_read_plainly(ctx: AppContext) -> None:
+    """The note is part of the draft the server keeps (issue 29): a reload brings it back, and the status
+    line says where it was kept. A labelled sample's notice does not say "correct", a choice's name."""
+    work = open_sample(ctx)["work"]
+    panel.on_choice(ctx, None, None, None, "step 5 doubles the price", None, None, work, as_user("ann"))
+    again = panel.on_tab_open(ctx, DATASET, {}, as_user("ann"))  # a reload: no state in the page
+    assert again["work"]["item_id"] == work["item_id"]
+    assert value(again["note"]) == "step 5 doubles the price"
+    assert "kept on the server" in plain(again["status"]) and "browser" not in again["status"]
+    for notice in render.NOTICES.values():
+        assert "correct it" not in notice and ".." not in notice

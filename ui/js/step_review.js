@@ -80,19 +80,28 @@
   const fit = () => {
     const row = document.getElementById("step-review-sample");
     const bar = document.getElementById("step-review-assess");
+    // The page's footer would make it scroll: it steps aside while step review is shown (one screen).
+    document.body.classList.toggle("sr-shown", visible(row));
     if (!visible(row) || !bar) return;
     const top = row.getBoundingClientRect().top + window.scrollY;
     const room = window.innerHeight - top - bar.getBoundingClientRect().height - 10;
-    row.style.setProperty("--sr-pane", `${Math.max(200, Math.floor(room))}px`);
+    const size = Math.max(200, Math.floor(room));
+    row.style.setProperty("--sr-pane", `${size}px`);
+    // What the page keeps below the bar (its padding) would still scroll it a little: take that off too.
+    const over = Math.min(40, document.scrollingElement.scrollHeight - window.innerHeight);
+    if (over > 0) row.style.setProperty("--sr-pane", `${Math.max(200, size - over)}px`);
   };
   window.addEventListener("resize", fit);
   // A new sample opens on its first modified step: the steps pane scrolls to it, the sample pane to its top.
   const FIRST_CHANGE = ".sr-inserted, .sr-changed, .sr-moved, .sr-removed, .sr-error, .sr-cell:has(.sr-badge-listed)";
+  // A new sample stays "pending" until the annotator scrolls or clicks in its pane: the first sample
+  // renders while the tab may still be hidden (no layout), and math and images move the change later.
+  let pending = false;
   const openOnChange = () => {
     const pane = document.getElementById("step-review-right");
     const left = document.getElementById("step-review-left");
+    if (!pane || !visible(pane) || pane.clientHeight === 0) return;
     if (left) left.scrollTop = 0;
-    if (!pane) return;
     const first = pane.querySelector(`#step-review-steps ${FIRST_CHANGE}`);
     const head = pane.querySelector(".sr-head");
     if (!first) { pane.scrollTop = 0; return; }
@@ -113,13 +122,25 @@
       if (panel && panel.getBoundingClientRect().top < 0) panel.scrollIntoView({ block: "start" });
       fit();
       // Again once math and images have laid out: the first change's place moves as they render.
-      if (now !== shown) { shown = now; openOnChange(); setTimeout(openOnChange, 150); }
+      if (now !== shown) {
+        shown = now; pending = true;
+        [0, 150, 600, 1500].forEach((t) => setTimeout(() => { if (pending) openOnChange(); }, t));
+      }
     };
     new MutationObserver(() => {
       if (!queued) { queued = true; requestAnimationFrame(settle); }
     }).observe(steps, { childList: true, subtree: true, characterData: true });
     const bar = document.getElementById("step-review-assess");
     if (bar && window.ResizeObserver) new ResizeObserver(fit).observe(bar);
+    // The tab shown (the pane gets a size) while a sample is pending: scroll it now.
+    const pane = document.getElementById("step-review-right");
+    if (pane && window.ResizeObserver) {
+      new ResizeObserver(() => { fit(); if (pending) openOnChange(); }).observe(pane);
+    }
+    // The annotator's own scrolling wins over a late re-scroll.
+    for (const el of [pane, document.getElementById("step-review-left")]) {
+      if (el) ["wheel", "touchmove", "mousedown"].forEach((e) => el.addEventListener(e, () => { pending = false; }, { passive: true }));
+    }
     fit();
   };
   watch();

@@ -23,6 +23,7 @@ from services import users as user_service
 from services.data import FORMATS
 from services.errors import NotAllowed, ServiceError
 from services.exports import EXPORT_FORMATS, export, suffix_of
+from services.imports import ImportProblem, write_skip_report
 from services.records import ROLES, Annotator
 from tasks import EARLIEST_ERROR, TASKS, spec_for
 from ui.auth import require_admin, require_user
@@ -202,15 +203,38 @@ def on_import(
             shown_name=path.name,  # the admin knows the file by its own name, not the upload's path
         )
     except data.ImportRefused as exc:
-        return (_rejection(path.name, exc), *unchanged)
+        report = _report_link(ctx, admin, path.name, list(exc.problems), [])
+        return (f"{_rejection(path.name, exc)}\n\n{report}", *unchanged)
     except ServiceError as exc:
         return (f"**Nothing imported.** {_plain(str(exc))}", *unchanged)
-    text = _done(outcome.summary())
-    if outcome.skipped:
-        text += "\n\nSkipped lines:\n" + "\n".join(
-            f"- line {p.line}: {_plain(p.reason)}" for p in outcome.skipped
-        )
+    said = outcome.summary()
+    if outcome.report_path:  # a path on the server means nothing to the admin: the file is offered below
+        said = said.replace(str(outcome.report_path), "the report file below")
+    text = _done(said)
+    for title, problems in (("Skipped lines", outcome.skipped), ("Kept with a warning", outcome.warnings)):
+        if problems:
+            text += f"\n\n{title}:\n" + "\n".join(f"- line {p.line}: {_plain(p.reason)}" for p in problems)
+    if outcome.skipped or outcome.warnings:
+        text += "\n\n" + _report_link(ctx, admin, path.name, outcome.skipped, outcome.warnings)
     return (text, _datasets_frame(ctx), *_dataset_choices(ctx, picked))
+
+
+def _report_link(
+    ctx: AppContext,
+    admin: Annotator,
+    file_name: str,
+    skipped: list[ImportProblem],
+    warnings: list[ImportProblem],
+) -> str:
+    """What was skipped or kept with a change, and why, line by line, as a file for this admin only."""
+    folder = private_dir(ctx) / secrets.token_hex(16)
+    folder.mkdir()
+    report = folder / f"{Path(file_name).stem}-import-report.tsv"
+    write_skip_report(report, Path(file_name), skipped, warnings)
+    offered = offer_download(ctx, admin, report, report.name)
+    shutil.rmtree(folder, ignore_errors=True)
+    until = datetime.fromtimestamp(offered.expires_at, UTC).strftime("%H:%M UTC")
+    return f"[Download {_plain(offered.filename)}]({offered.url}) (every line and why; until {until}, for you only)"
 
 
 def _parse_mapping(text: str | None) -> dict[str, str] | None:

@@ -26,7 +26,7 @@ from ui.kit.annotation import AnnotationKit, Current, progress_line
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
-from ui.render import LATEX_DELIMITERS, escape_text
+from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
 
 __all__ = [
     "build",
@@ -101,8 +101,8 @@ def _show(
     return {
         "header": where,
         "made": _how_made(record),
-        "original": "" if is_image else escape_text((item.steps.get("original") or [""])[0]),
-        "perturbed": "" if is_image else escape_text((item.steps.get("perturbed") or [""])[0]),
+        "original": "" if is_image else safe_markdown((item.steps.get("original") or [""])[0]),
+        "perturbed": "" if is_image else safe_markdown((item.steps.get("perturbed") or [""])[0]),
         "original_image": gr.Image(value=images[0] if is_image else None, visible=is_image),
         "perturbed_image": gr.Image(value=images[n_original] if is_image else None, visible=is_image),
         "checklist": gr.CheckboxGroup(choices=_checklist(kind), value=[k for k, ok in mine.items() if ok]),

@@ -22,6 +22,7 @@ from services import presets, reports, scores
 from services import studies as study_service
 from services.browse import BrowseFilter, query_for
 from services.errors import ServiceError
+from tasks import EARLIEST_ERROR, STEP_MATCH
 from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
@@ -160,9 +161,19 @@ def _table(frame: pd.DataFrame, names: dict[str, str] | None = None) -> pd.DataF
 
 
 def _models_table(report: scores.ScoreReport) -> pd.DataFrame:
-    """The models side by side; the PRMScore column says which convention made it."""
+    """The models side by side, with the columns this dataset's task and predictions fill (a score no
+    model has here is another benchmark's); the PRMScore column says which convention made it."""
     names = {**_MODELS, "prmscore": f"PRMScore ({scores.PRMSCORE_CONVENTIONS[report.prmscore_convention]})"}
-    return _table(report.table, names)
+    return _table(_filled(report.table), names)
+
+
+def _filled(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns with at least one value."""
+    return frame.loc[:, [c for c in frame.columns if frame[c].notna().any()]]
+
+
+def _has_prmscore(report: scores.ScoreReport) -> bool:
+    return "prmscore" in report.table.columns and bool(report.table["prmscore"].notna().any())
 
 
 def _failures_html(cases: pd.DataFrame, dataset: str) -> str:
@@ -190,9 +201,51 @@ def _failures_html(cases: pd.DataFrame, dataset: str) -> str:
     return f'<table class="sc-failures"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+# The sections of the tab, each shown only when it has something for this dataset (issue 29: no empty
+# tables with placeholder headers, no other benchmark's tables).
+SECTIONS = (
+    "models_box",
+    "convention",
+    "subsets_box",
+    "prmbench_v_box",
+    "mpbench_box",
+    "failures_box",
+    "human_box",
+)
+
+
+def _sections(report: scores.ScoreReport | None) -> dict[str, Any]:
+    if report is None or not report.models:
+        return {name: gr.update(visible=False) for name in SECTIONS}
+    shown = {
+        "models_box": True,
+        "convention": _has_prmscore(report),
+        "subsets_box": not report.subsets.empty,
+        "prmbench_v_box": not report.prmbench_v.empty,
+        "mpbench_box": not (report.mpbench.empty and report.mpbench_domains.empty),
+        "failures_box": not report.outcomes.empty,
+        "human_box": not (report.by_difficulty.empty and report.by_agreement.empty),
+    }
+    return {name: gr.update(visible=bool(on)) for name, on in shown.items()}
+
+
+# A paper's table made from one dataset fits one task; the agreement studies' tables take a study instead.
+_DATASET_PRESETS = {"processbench_table2": EARLIEST_ERROR, "crystal_table_s1": STEP_MATCH}
+
+
+def _presets_for(task: str, *, has_studies: bool) -> list[tuple[str, str]]:
+    """The presets that can be made here: the dataset's task's table, the study tables once a study exists."""
+    return [
+        (label, key)
+        for key, label in presets.PRESETS.items()
+        if _DATASET_PRESETS.get(key) == task or (key not in _DATASET_PRESETS and has_studies)
+    ]
+
+
 def _refused() -> dict[str, Any]:
     empty = pd.DataFrame()
     return {
+        **_sections(None),
         "refusal": gr.update(visible=True),
         "content": gr.update(visible=False),
         "status": "",
@@ -250,11 +303,16 @@ def on_show(
         f"**{escape_text(dataset)}**: {len(report.models)} model(s) scored on {report.n_kept} kept item(s). "
         f"{escape_text(report.prmscore_note)}"
         if report.models
-        else f"No predictions on **{escape_text(dataset)}** yet: an admin imports them below or with "
-        "`python app.py predictions import`."
+        else f"No predictions on **{escape_text(dataset)}** yet: an admin imports them under "
+        "*Import predictions* below."
     )
     listed = study_service.list_studies(ctx.store, user)
+    offered = _presets_for(report.task, has_studies=bool(len(listed)))
     return {
+        **_sections(report),
+        "presets_box": gr.update(visible=bool(offered)),
+        "preset": gr.update(choices=offered, value=offered[0][1] if offered else None),
+        "preset_table": gr.update(visible=False),  # another dataset's table is not this one's
         "preset_study": gr.update(choices=listed["study"].tolist() if len(listed) else []),
         "refusal": gr.update(visible=False),
         "content": gr.update(visible=True),
@@ -329,10 +387,11 @@ def on_preset(
         path = presets.write_preset(made, folder, fmt or "markdown")
         link = download_link_html(offer_download(ctx, user, path, path.name))
     except ServiceError as exc:
-        return pd.DataFrame(), f"<p>{html.escape(str(exc))}</p>"
+        return gr.update(visible=False), f"<p>{html.escape(str(exc))}</p>"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return made.display(), f"<p>{html.escape(made.note)}</p>{link}"
+    table = made.display()
+    return gr.update(value=table, visible=not table.empty), f"<p>{html.escape(made.note)}</p>{link}"
 
 
 def _frame(elem_id: str, label: str) -> Table:
@@ -346,54 +405,69 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
             dataset = gr.Dropdown([], label="Dataset", scale=3, elem_id="sc-dataset")
             refresh = gr.Button("Score", scale=1, elem_id="sc-refresh")
         status = gr.Markdown("Open this tab to score the models.", elem_id="sc-status")
-        models = _frame("sc-models", "Models side by side (percent)")
-        convention = gr.Radio(
-            PRMSCORE_CHOICES,
-            value="zero",
-            label="PRMScore where an F1 is undefined (precision + recall = 0)",
-            elem_id="sc-prmscore-convention",
-        )
-        with gr.Row():
-            plot = gr.Plot(format="png", show_label=False, elem_id="sc-plot")
-            reliability = gr.Plot(format="png", show_label=False, elem_id="sc-reliability")
-        subsets = _frame("sc-subsets", "ProcessBench per subset, then Average (percent)")
-        prmbench_v = _frame(
-            "sc-prmbench-v",
-            "PRMBench-V per error type, then Overall (percent; a scalar PRM flags its k lowest steps, k = the gold's count)",
-        )
-        gr.Markdown(
-            "### MPBench: step correctness, answer aggregation, process search", elem_classes=["qc-heading"]
-        )
-        gr.Markdown(MPBENCH_NOTE, elem_classes=["qc-note"])
-        mpbench = _frame("sc-mpbench", "MPBench Table 2 (percent; MCC x100)")
-        mpbench_domains = _frame("sc-mpbench-domains", "MPBench Table 3: by domain, minus random")
-        gr.Markdown("### Failure cases", elem_classes=["qc-heading"])
-        model = gr.Dropdown([], label="Model", elem_id="sc-model")
-        failures = gr.HTML("", elem_id="sc-failures")
-        gr.Markdown("### Where models fail that humans found hard", elem_classes=["qc-heading"])
-        with gr.Row():
-            difficulty = _frame("sc-difficulty", "By the annotators' difficulty")
-            agreement = _frame(
-                "sc-agreement",
-                "By annotator agreement (3/n: settled with n annotators; else unanimous, split or adjudicated)",
+        with gr.Column(visible=False) as models_box:
+            models = _frame("sc-models", "Models side by side (percent)")
+            convention = gr.Radio(
+                PRMSCORE_CHOICES,
+                value="zero",
+                label="PRMScore where an F1 is undefined (precision + recall = 0)",
+                elem_id="sc-prmscore-convention",
+                visible=False,
             )
-        gr.Markdown("### Paper presets: a seed's table from this log", elem_classes=["qc-heading"])
-        with gr.Row(equal_height=True):
-            preset = gr.Dropdown(
-                [(label, key) for key, label in presets.PRESETS.items()],
-                value="processbench_table2",
-                label="Table",
-                elem_id="sc-preset-name",
+            with gr.Row():
+                plot = gr.Plot(format="png", show_label=False, elem_id="sc-plot")
+                reliability = gr.Plot(format="png", show_label=False, elem_id="sc-reliability")
+        with gr.Column(visible=False) as subsets_box:
+            subsets = _frame("sc-subsets", "ProcessBench per subset, then Average (percent)")
+        with gr.Column(visible=False) as prmbench_v_box:
+            prmbench_v = _frame(
+                "sc-prmbench-v",
+                "PRMBench-V per error type, then Overall (percent; a scalar PRM flags its k lowest steps, k = the gold's count)",
             )
-            preset_study = gr.Dropdown(
-                [], label="Study (for the agreement studies)", elem_id="sc-preset-study"
+        with gr.Column(visible=False) as mpbench_box:
+            gr.Markdown(
+                "### MPBench: step correctness, answer aggregation, process search",
+                elem_classes=["qc-heading"],
             )
-            preset_format = gr.Radio(
-                PRESET_FORMATS, value="markdown", label="File", elem_id="sc-preset-format"
+            gr.Markdown(MPBENCH_NOTE, elem_classes=["qc-note"])
+            mpbench = _frame("sc-mpbench", "MPBench Table 2 (percent; MCC x100)")
+            mpbench_domains = _frame("sc-mpbench-domains", "MPBench Table 3: by domain, minus random")
+        with gr.Column(visible=False) as failures_box:
+            gr.Markdown("### Failure cases", elem_classes=["qc-heading"])
+            model = gr.Dropdown([], label="Model", elem_id="sc-model")
+            failures = gr.HTML("", elem_id="sc-failures")
+        with gr.Column(visible=False) as human_box:
+            gr.Markdown("### Where models fail that humans found hard", elem_classes=["qc-heading"])
+            with gr.Row():
+                difficulty = _frame("sc-difficulty", "By the annotators' difficulty")
+                agreement = _frame(
+                    "sc-agreement",
+                    "By annotator agreement (3/n: settled with n annotators; else unanimous, split or adjudicated)",
+                )
+        with gr.Column(elem_id="sc-presets") as presets_box:
+            gr.Markdown("### Paper presets: a seed's table from this log", elem_classes=["qc-heading"])
+            with gr.Row(equal_height=True):
+                preset = gr.Dropdown(
+                    [(label, key) for key, label in presets.PRESETS.items()],
+                    value="processbench_table2",
+                    label="Table",
+                    elem_id="sc-preset-name",
+                )
+                preset_study = gr.Dropdown(
+                    [], label="Study (for the agreement studies)", elem_id="sc-preset-study"
+                )
+                preset_format = gr.Radio(
+                    PRESET_FORMATS, value="markdown", label="File", elem_id="sc-preset-format"
+                )
+                make = gr.Button("Make table", elem_id="sc-preset-make")
+            preset_table = Table(
+                interactive=False,
+                wrap=True,
+                elem_id="sc-preset-table",
+                label="Preset (the dataset above for Table 2)",
+                visible=False,  # until a table is made: no placeholder headers
             )
-            make = gr.Button("Make table", elem_id="sc-preset-make")
-        preset_table = _frame("sc-preset-table", "Preset (the dataset above for Table 2)")
-        preset_link = gr.HTML("", elem_id="sc-preset-download")
+            preset_link = gr.HTML("", elem_id="sc-preset-download")
         with gr.Column(visible=False, elem_id="sc-admin") as admin_box:
             gr.Markdown("### Import predictions", elem_classes=["qc-heading"])
             gr.Markdown(HELP, elem_classes=["qc-note"])
@@ -420,10 +494,20 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         failures=failures,
         difficulty=difficulty,
         agreement=agreement,
+        presets_box=presets_box,
+        preset=preset,
+        preset_table=preset_table,
         preset_study=preset_study,
         mpbench=mpbench,
         mpbench_domains=mpbench_domains,
         prmbench_v=prmbench_v,
+        models_box=models_box,
+        convention=convention,
+        subsets_box=subsets_box,
+        prmbench_v_box=prmbench_v_box,
+        mpbench_box=mpbench_box,
+        failures_box=failures_box,
+        human_box=human_box,
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
     gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], **private)

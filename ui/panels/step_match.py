@@ -26,7 +26,7 @@ from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
-from ui.render import LATEX_DELIMITERS, escape_text
+from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
 
 __all__ = [
     "build",
@@ -48,7 +48,8 @@ REPORT = ("report_note", "table", "sampling", "models", "humans", "calibration",
 
 
 def _text(text: str) -> str:
-    return escape_text(text) if text else "_(empty)_"
+    """Dataset text as every panel shows it (ui.render): math typeset, prices and markup left as text."""
+    return safe_markdown(text) or "_(empty)_"
 
 
 def _show(
@@ -83,7 +84,7 @@ def _show(
         where += " · resumed with your unsaved choice"
     return {
         "header": where,
-        "question": f"**Question:** {escape_text(item.question)}" if item.question else "",
+        "question": f"**Question:** {safe_markdown(item.question)}" if item.question else "",
         "predicted": _text((item.steps.get("predicted") or [""])[0]),
         "reference": _text((item.steps.get("reference") or [""])[0]),
         "choice": gr.Radio(value=draft if draft in TITLES else mine),

@@ -4,8 +4,8 @@ The annotator sees one sample (info, question, image, reference answer and error
 original and modified steps side by side with the changes marked, and the modification rationale;
 marks the original chain Correct/Incorrect, the modification Reasonable/Unreasonable and the
 difficulty Easy/Medium/Hard, and saves; Previous / Skip / Next / jump move through the dataset.
-Choices not saved yet are kept as a draft in the browser, keyed by annotator, so a reload or a
-server restart loses nothing and a shared browser stays blind. "View statistics" and "Export data"
+Choices and the note not saved yet are kept as a draft on the server, keyed by annotator, so a reload
+or a server restart loses nothing and a shared browser stays blind. "View statistics" and "Export data"
 live in step_review_actions; what is shown is built by the pure functions of step_review_render.
 """
 

@@ -189,7 +189,7 @@ def build(ctx: AppContext, dataset: gr.Dropdown) -> gr.Dropdown:
             go = gr.Button("Export data", elem_id="step-review-export", scale=1, min_width=150)
         status = gr.Markdown(elem_id="step-review-stats-status")
         download = gr.HTML("", visible=False, elem_id="step-review-export-file")
-        with gr.Row():  # two tables a row, so their columns stay readable
+        with gr.Row():  # two tables a row where the pane is wide enough, so their columns stay readable
             summary = Table(
                 label="Per annotator", visible=False, interactive=False, elem_id="step-review-summary"
             )

@@ -72,6 +72,8 @@ def layout(ctx: AppContext) -> dict[str, Component]:
                 buttons=["fullscreen"],
             )
             answer_md = gr.Markdown(elem_id="step-review-answer", **math)
+            # In the pane, not below the bar: the page itself never scrolls at 1366x768 (issue 29).
+            export_choice = actions.build(ctx, dataset)
         with gr.Column(scale=5, min_width=480, elem_id="step-review-right"):
             rationale_md = gr.Markdown(elem_id="step-review-rationale", line_breaks=True, **math)
             with gr.Row(elem_id="step-review-features", equal_height=True):
@@ -147,8 +149,7 @@ def layout(ctx: AppContext) -> dict[str, Component]:
                 scale=2,
                 min_width=170,
             )
-        gr.Markdown(view.KEYS, elem_id="step-review-keys")
-    export_choice = actions.build(ctx, dataset)
+        gr.Markdown(view.KEYS_BAR, elem_id="step-review-keys")
     disputes_box = disputes.build(ctx, dataset)
 
     return {

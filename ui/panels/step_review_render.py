@@ -22,6 +22,7 @@ __all__ = [
     "ERROR_TYPES",
     "INSTRUCTIONS",
     "KEYS",
+    "KEYS_BAR",
     "NOTICES",
     "ErrorType",
     "annotators_text",
@@ -197,6 +198,11 @@ _ALIASES = {
 }
 
 KEYS = "**Keys** (outside text boxes; **?** shows them all): " + keys_line("Step review")
+# The bar's reminder: one line at 1366 px (the full list is in the instructions and behind "?").
+KEYS_BAR = (
+    "**Keys** (**?** shows all): **c / i** original · **r / u** modification · **e / m / h** difficulty · "
+    "**z** image · **s** or **Ctrl+Enter** save · **n / p** next / previous · **x** skip · **g** jump"
+)
 
 
 def _type_line(t: ErrorType) -> str:
@@ -513,8 +519,8 @@ def progress_markdown(progress: dict[str, int], position: int | None) -> str:
 NOTICES = {  # what the status line says on opening a sample, by how it was opened
     "new": "",
     "resumed": "You were working on this sample; here it is again.",
-    "done": "You already labelled this sample: change a choice and save to correct it.",
-    "draft": "Your unsaved choices on this sample are back (kept in this browser).",
+    "done": "You already labelled this sample: change a choice and save again to update your label.",
+    "draft": "Your unsaved choices on this sample are back (kept on the server until you save).",
 }
 
 
