@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (Debian's Chromium and PostgreSQL included) and runs the whole suite
-# on every core (what CI runs). `--fast`: the developer's loop, every test that needs neither a browser nor
+# (what CI runs). `--fast`: the developer's loop, every test that needs neither a browser nor
 # PostgreSQL. Any other argument goes to pytest (`-k gold`, `tests/test_store.py`, `-n 0` for one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,16 +25,22 @@ python3 -m ruff check .
 python3 -m ruff format --check .
 python3 -m mypy qc services tasks
 
-# One pytest worker per core (pytest-xdist); a test module stays on one worker, so the app a browser
-# module serves once is shared by its tests. The full run stays in one process (-n 0) until the
-# timing-bound tests (tests/test_load.py's throughput floor) are shown to hold beside a browser worker
-# on 2 cores; STEPGATE_TEST_WORKERS=auto (or a count) runs it in parallel. --fast runs in parallel.
-workers="${STEPGATE_TEST_WORKERS:-0}"
-[ "$fast" -eq 1 ] && workers="${STEPGATE_TEST_WORKERS:-auto}"
+# Two passes. First everything but the load tests, one pytest worker per core (pytest-xdist; a module stays
+# on one worker, so the app a browser module serves once is shared by its tests; the browser and PostgreSQL
+# modules are handed out first, tests/conftest.py). Then the load tests (marked `serial`: a throughput
+# bound, kill -9 under 50 annotators, four replicas) alone, in one process, on a machine they have to
+# themselves. STEPGATE_TEST_WORKERS sets the first pass's workers (0: one process).
+workers="${STEPGATE_TEST_WORKERS:-auto}"
 parallel=(-n "$workers" --dist loadfile)
 if [ "$fast" -eq 1 ]; then
-  exec python3 -m pytest "${parallel[@]}" -m "not browser and not postgres" "${args[@]}"
+  exec python3 -m pytest "${parallel[@]}" -m "not browser and not postgres and not serial" "${args[@]}"
 fi
 # the PostgreSQL tests fail rather than skip when the server is missing (tests/conftest.py)
 export STEPGATE_REQUIRE_POSTGRES=1
-exec python3 -m pytest "${parallel[@]}" "${args[@]}"
+if [ "${#args[@]}" -gt 0 ]; then
+  exec python3 -m pytest "${parallel[@]}" "${args[@]}"  # a developer's selection: one pass
+fi
+status=0
+python3 -m pytest "${parallel[@]}" -m "not serial" --durations=25 || status=$?
+python3 -m pytest -n 0 -m serial --durations=5 || status=$?
+exit "$status"

@@ -119,7 +119,7 @@ _DECIDED = ("state", "difficulty")  # columns and sorts read from every annotato
 def _scoped(user: Annotator, f: BrowseFilter) -> BrowseFilter:
     """The filter as this user may run it. Reviewers: as asked. An annotator: the items they labelled,
     and no condition on what others' labels decided (a state or difficulty would tell them)."""
-    f = _checked(f)
+    f = replace(_checked(f), live_only=not may_see_archived(user))
     if user.can_see_labels:
         return f
     if f.annotator not in (None, user.name) or f.status or f.difficulty or f.sort in _DECIDED:
@@ -130,7 +130,9 @@ def _scoped(user: Annotator, f: BrowseFilter) -> BrowseFilter:
 
 def choices(store: Store, user: Annotator) -> dict[str, list[str]]:
     """The filter's choices (names of datasets, sources, error types: nobody's labels); archived
-    datasets for admins only."""
+    datasets for admins only; an annotator's from their own live work only."""
+    if not user.can_see_labels:  # the values of their own work only, as they labelled it
+        return filter_choices(store, _scoped(user, BrowseFilter()))
     found = filter_choices(store)
     if not may_see_archived(user):
         hidden = {d.name for d in list_datasets(store, archived=True)}
@@ -268,8 +270,9 @@ def filter_from_query(params: Mapping[str, str]) -> tuple[BrowseFilter, int | No
         except ValueError:
             raise InvalidInput(f"{name}: {raw!r} is not a number") from None
 
+    fields: dict[str, Any] = {n: params.get(n) or None for n in _FIELDS}
     f = BrowseFilter(
-        **{n: params.get(n) or None for n in _FIELDS},
+        **fields,
         error_position=number("error_position"),
         sort=params.get("sort") or "id",
     )

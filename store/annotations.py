@@ -33,6 +33,7 @@ __all__ = [
     "my_history",
     "my_history_times",
     "my_label",
+    "my_last_version",
 ]
 
 
@@ -168,11 +169,12 @@ def my_history(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[int]:
 
 
 def my_history_times(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[tuple[int, datetime]]:
-    """my_history, with when each item was first labelled (to merge with a study's labels)."""
+    """my_history, with when each item was first labelled (to merge with a study's labels). Every
+    version counts: another annotator's accept that makes a new version must not take an item out of
+    this annotator's history (issue 32: Previous then told the item was accepted)."""
     rows = db.fetchall(
-        "SELECT a.item_id, min(a.created_at) FROM annotations a JOIN items i ON i.id = a.item_id "
-        "AND a.version_id = i.current_version_id WHERE a.annotator_id = ? AND a.dataset_id = ? "
-        f"AND a.task <> '{RULING}' GROUP BY a.item_id ORDER BY min(a.id)",
+        "SELECT item_id, min(created_at) FROM annotations WHERE annotator_id = ? AND dataset_id = ? "
+        f"AND task <> '{RULING}' GROUP BY item_id ORDER BY min(id)",
         [annotator_id, dataset_id],
     )
     return [(int(r[0]), r[1]) for r in rows]
@@ -187,6 +189,18 @@ def first_labels(db: Store | Tx, annotator_id: int, dataset_id: int) -> list[tup
         [annotator_id, dataset_id],
     )
     return [(int(r[0]), int(r[1])) for r in rows]
+
+
+def my_last_version(db: Store | Tx, annotator_id: int, item_id: int) -> int | None:
+    """The latest version of an item this annotator labelled (for the gate or a study): the version they
+    are shown of their own work, whatever versions others' labels made since."""
+    row = db.fetchone(
+        "SELECT version_id FROM (SELECT version_id, created_at FROM annotations WHERE annotator_id = ? "
+        f"AND item_id = ? AND task <> '{RULING}' UNION ALL SELECT version_id, created_at FROM study_labels "
+        "WHERE annotator_id = ? AND item_id = ?) mine ORDER BY created_at DESC, version_id DESC LIMIT 1",
+        [annotator_id, item_id, annotator_id, item_id],
+    )
+    return int(row[0]) if row else None
 
 
 def my_label(db: Store | Tx, annotator_id: int, item_id: int, version_id: int) -> dict[str, Any] | None:

@@ -499,8 +499,7 @@ def _carry_leases(old: Pool, new: Pool) -> None:
 
 def _done_annotators(db: Store | Tx, item_id: int) -> set[int]:
     rows = db.fetchall(
-        "SELECT DISTINCT a.annotator_id FROM annotations a JOIN items i ON i.id = a.item_id "
-        "AND a.version_id = i.current_version_id WHERE a.item_id = ?",
+        "SELECT DISTINCT annotator_id FROM annotations WHERE item_id = ?",  # every version: theirs stays theirs
         [item_id],
     )
     return {r[0] for r in rows}

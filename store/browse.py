@@ -72,6 +72,7 @@ class BrowseFilter:
     # An annotator's own finished work: the items they labelled, each as the version they last labelled,
     # never the current one (another annotator's accepted edit or a regeneration makes that).
     labelled_by: str | None = None
+    live_only: bool = False  # archived datasets left out (everyone but admins: services.browse)
 
 
 def _where(db: Store | Tx, f: BrowseFilter) -> tuple[str, list[Any]]:
@@ -86,6 +87,8 @@ def _where(db: Store | Tx, f: BrowseFilter) -> tuple[str, list[Any]]:
         if value:
             clauses.append(clause)
             params.append(value)
+    if f.live_only:
+        clauses.append("d.archived_at IS NULL")
     if f.status:
         clauses.append(f"{_STATE} = ?")
         params.append(f.status)
@@ -183,8 +186,29 @@ def step_count_rows(db: Store | Tx, f: BrowseFilter) -> pd.DataFrame:
     )
 
 
-def filter_choices(db: Store | Tx) -> dict[str, list[str]]:
-    """The values the filter dropdowns offer (difficulties, datasets, tasks, sources, error types)."""
+def filter_choices(db: Store | Tx, scope: BrowseFilter | None = None) -> dict[str, list[str]]:
+    """The values the filter dropdowns offer (difficulties, datasets, tasks, sources, error types).
+    With `scope`, only those of the items it matches, as it shows them (an annotator's own work: the
+    versions they labelled; issue 32: no value from an item they have no access to)."""
+    if scope is not None:
+        where, _ = _where(db, scope)
+        source, params = _source(db, scope)
+
+        def values(column: str) -> list[str]:
+            rows = db.fetchall(
+                f"SELECT DISTINCT {column} {source} {'AND' if where else 'WHERE'} "
+                f"{column} IS NOT NULL ORDER BY 1 LIMIT 200",
+                params,
+            )
+            return [r[0] for r in rows]
+
+        return {
+            "difficulty": list(DIFFICULTIES),
+            "dataset": values("d.name"),
+            "task": values("d.task"),
+            "source": values("v.source"),
+            "error_type": values("v.error_type"),
+        }
     return {
         "difficulty": list(DIFFICULTIES),
         "dataset": [r[0] for r in db.fetchall("SELECT name FROM datasets ORDER BY name")],

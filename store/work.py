@@ -67,7 +67,10 @@ def _work(
     if store.versions.get(current_version_id(store, item_id) or -1) is None:
         # A miss is usually the first of many new items in a row: load the next ones at once.
         prefetch(store, [item_id, *leases.upcoming(store, dataset.id, item_id, _PREFETCH)])
-    item = get_item(store, item_id)
+    # Their own work is shown at the version they labelled: a version someone else's label made since
+    # would tell them how the item was decided (issue 32).
+    mine = annotation_log.my_last_version(store, annotator.id, item_id) if state == "done" else None
+    item = get_item(store, item_id, mine)
     if item is None:
         raise WorkError(f"item {item_id} no longer exists")
     label = None
@@ -119,10 +122,10 @@ def jump_to(
     outcome = leases.claim_item(
         store, annotator.id, item_id, dataset.id, lease_seconds=int(dataset.setting("lease_seconds")), now=now
     )
-    if outcome == "full":
-        raise WorkError(f"item {ref} already has all the annotators it needs; pick another")
-    if outcome == "closed":
-        raise WorkError(f"item {ref} is already settled; there is nothing left to label on it")
+    if outcome in ("full", "closed"):
+        # One answer for both: "settled" against "has its annotators" told the state of an item
+        # others labelled (issue 32).
+        raise WorkError(f"item {ref} is not open for you: it has all the annotators it needs; pick another")
     return _work(store, leases, annotator, dataset, item_id, "done" if outcome == "done" else "new")
 
 

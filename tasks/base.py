@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from tasks.view import AnnotatorView
+
 __all__ = [
     "ANNOTATOR_DEFAULTS",
     "MAX_ANNOTATORS",
@@ -32,6 +34,7 @@ __all__ = [
     "check_size",
     "choices_spec",
     "choose",
+    "decision_words",
     "majority_vote",
     "solution_length",
 ]
@@ -153,6 +156,9 @@ class TaskSpec:
     regenerate_on_reject: bool = False
     # An accepted label's edited steps become the item's next version (the quality gate's inline edits).
     versions_from_edits: bool = False
+    # What an annotator may see of an item while it is blind for them (tasks.view); every annotator
+    # reply of an item is built from it (ui.kit.annotation, ui.api).
+    annotator_view: AnnotatorView = field(default_factory=AnnotatorView)
 
     def validate(
         self,
@@ -300,3 +306,62 @@ def choices_spec(
         validate_label=validate,
         decide_item=decide,
     )
+
+
+def _listed(values: Any) -> str:
+    items = [str(v) for v in values] if isinstance(values, list | tuple) else [str(values)]
+    return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + items[-1] if items else "nothing"
+
+
+def decision_words(decision: Mapping[str, Any] | str | None) -> str:
+    """An item's decision in words for reviewers (Browse), not as the stored dict: 'accepted by 2
+    annotators (dual), with an edit of the steps (5 steps)'. Keys no task writes are said as 'key: value'."""
+    if isinstance(decision, str):
+        text = decision
+        try:
+            decision = json.loads(text)
+        except ValueError:
+            return text
+    if not isinstance(decision, Mapping) or not decision:
+        return ""
+    said: list[str] = []
+    verdict, labels = decision.get("verdict"), decision.get("labels")
+    by = f" by {labels} annotator{'s' if labels != 1 else ''}" if isinstance(labels, int) else ""
+    if verdict:
+        said.append(f"{verdict}ed{by}")
+    elif "keep" in decision:
+        said.append(("kept" if decision["keep"] else "not kept") + by)
+    elif "label" in decision:
+        label = decision["label"]
+        found = (
+            "no agreed label"
+            if label is None
+            else "all steps correct"
+            if int(label) == NO_ERROR
+            else f"earliest error at step {int(label) + 1}"
+        )
+        said.append(f"{found}, from {labels} labels" if isinstance(labels, int) else found)
+    elif isinstance(labels, int):
+        said.append(f"{labels} label{'s' if labels != 1 else ''}")
+    if decision.get("dual"):
+        said.append("dual-annotated")
+    if decision.get("adjudicated"):
+        said.append("ruled by an adjudicator")
+    if decision.get("differ"):
+        said.append(f"the annotators differ on {_listed(decision['differ'])}")
+    if decision.get("failed"):
+        said.append(f"failed: {_listed(decision['failed'])}")
+    if decision.get("reasons"):
+        said.append(f"reasons: {_listed(decision['reasons'])}")
+    if decision.get("edited_steps"):
+        said.append(f"with an edit of the steps ({len(decision['edited_steps'])} steps)")
+    if decision.get("difficulty"):
+        said.append(f"difficulty {decision['difficulty']}")
+    if decision.get("flag"):
+        said.append(str(decision["flag"]))
+    known = {"verdict", "labels", "keep", "label", "dual", "adjudicated", "differ", "failed", "reasons"}
+    known |= {"edited_steps", "difficulty", "flag"}
+    said += [
+        f"{key}: {value}" for key, value in decision.items() if key not in known and value not in (None, "")
+    ]
+    return "; ".join(said)

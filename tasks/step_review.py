@@ -22,6 +22,7 @@ from tasks.base import (
     choose,
     majority_vote,
 )
+from tasks.view import AnnotatorView
 
 __all__ = ["CHOICES", "FEATURES", "OPTIONS", "RULING", "RULINGS", "SPEC"]
 
@@ -139,4 +140,6 @@ SPEC = TaskSpec(
     check_settings=_check_settings,
     options=OPTIONS,
     list_settings=("features",),
+    # The sample's sub-questions and the steps a rewrite dropped (ui/panels/step_review_sample.py).
+    annotator_view=AnnotatorView(meta_keys=("questions", "dropped_step_numbers")),
 )

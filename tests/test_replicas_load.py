@@ -31,7 +31,8 @@ from store.integrity import (
     repeated_labels,
 )
 
-pytestmark = pytest.mark.slow
+# serial: four replicas and 32 annotators want the machine to themselves (scripts/test.sh runs it last)
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 REPLICAS, ANNOTATORS, ITEMS = 4, 32, 90
 KILL_AFTER = 90  # acknowledged labels before replica 0 is killed: about a third of the run

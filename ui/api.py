@@ -15,6 +15,9 @@ import gradio as gr
 from services import annotate
 from services.annotate import WorkItem
 from services.errors import ServiceError
+from services.records import Annotator
+from tasks import spec_for
+from tasks.view import AnnotatorView
 from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
@@ -22,28 +25,19 @@ from ui.context import AppContext
 __all__ = ["build_api"]
 
 
-def _as_dict(found: WorkItem | None) -> dict[str, Any]:
+def _as_dict(user: Annotator, found: WorkItem | None) -> dict[str, Any]:
+    """The reply for an item, built by the task's annotator view (tasks.view) from what it lets through."""
     if found is None:
-        return {"item_id": None, "message": "nothing left to label in this dataset"}
-    item = found.item
-    return {
-        "item_id": item.item_id,
-        "version_id": item.version_id,
-        "external_id": item.external_id,
-        "position": found.position,
-        "state": found.state,
-        "question": item.question,
-        "steps": item.steps,
-        "my_label": found.my_label,
-        "progress": found.progress,
-    }
+        return AnnotatorView().reply(None)
+    view = spec_for(found.dataset.task).annotator_view
+    return view.reply(view.seen(found, reviewer=user.can_see_labels))
 
 
 def api_next_item(ctx: AppContext, dataset: str, request: gr.Request) -> dict[str, Any]:
     """The item the session user holds, or the next one the dataset's rules give them."""
     user = require_user(ctx, request)
     try:
-        return _as_dict(annotate.next_item(ctx.store, user, annotate.dataset_for(ctx.store, dataset)))
+        return _as_dict(user, annotate.next_item(ctx.store, user, annotate.dataset_for(ctx.store, dataset)))
     except ServiceError as exc:
         raise gr.Error(str(exc)) from exc
 
@@ -85,7 +79,7 @@ def api_skip_item(ctx: AppContext, dataset: str, item_id: int, request: gr.Reque
         found = annotate.skip_item(ctx.store, user, annotate.dataset_for(ctx.store, dataset), item_id)
     except ServiceError as exc:
         raise gr.Error(str(exc)) from exc
-    return _as_dict(found)
+    return _as_dict(user, found)
 
 
 def build_api(ctx: AppContext) -> None:

@@ -64,11 +64,17 @@ def event_of(conf: dict, elem_id: str, trigger: str = "click") -> tuple[int, lis
 
 
 def call_event(
-    http: requests.Session, url: str, fn_index: int, data: list, session_hash: str | None = None
+    http: requests.Session,
+    url: str,
+    fn_index: int,
+    data: list,
+    session_hash: str | None = None,
+    event_data: dict | None = None,
 ) -> tuple[int, str]:
-    """Join the queue as the browser does and read the whole answer: (HTTP status of the join, text)."""
+    """Join the queue as the browser does and read the whole answer: (HTTP status of the join, text).
+    `event_data`: what a select event carries (the row clicked)."""
     session_hash = session_hash or uuid.uuid4().hex
-    body = {"data": data, "fn_index": fn_index, "session_hash": session_hash, "event_data": None}
+    body = {"data": data, "fn_index": fn_index, "session_hash": session_hash, "event_data": event_data}
     joined = http.post(f"{url}/gradio_api/queue/join", json=body, timeout=30)
     if joined.status_code != 200:
         return joined.status_code, joined.text

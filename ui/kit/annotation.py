@@ -4,7 +4,8 @@ Opening on the tab or a dataset change (never claiming a second item), previous,
 save and what follows it, the drafts kept per user on the server, the progress line, the status
 line, and the item on screen as a typed `Current`. A panel gives the kit its task, its words and
 how it renders an item (`render`); it keeps its layout and how it reads a label from its controls.
-Every reply goes through `render`, which shows the annotator their own work only.
+Every reply goes through `show`, which hands `render` the item as the task's annotator view
+(tasks.view) lets an annotator see it, and `render` shows the annotator their own work only.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from services import annotate, drafts, statistics
 from services.annotate import Receipt, WorkItem
 from services.errors import ServiceError
 from services.records import Annotator, Dataset
+from tasks import spec_for
 from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.messages import refusal, said
@@ -183,9 +185,12 @@ class AnnotationKit:
     def show(
         self, ctx: AppContext, user: Annotator, dataset: Dataset, shown: WorkItem | None, message: str = ""
     ) -> dict[str, Any]:
-        """The item reached (or the page that says nothing is left, with the user's progress)."""
+        """The item reached (or the page that says nothing is left, with the user's progress), as the
+        task's annotator view lets an annotator see it (tasks.view): the one way a panel gets an item."""
+        view, reviewer = spec_for(self.task).annotator_view, user.can_see_labels
+        shown = view.seen(shown, reviewer=reviewer)
         counts = None if shown else annotate.progress(ctx.store, user, dataset)
-        return self.render(ctx, user, dataset, shown, message, counts)
+        return self.render(ctx, user, dataset, shown, message, counts if reviewer else view.progress(counts))
 
     # --- drafts: unsaved choices, per user and panel, on the server ------------------------------
 

@@ -23,7 +23,19 @@ component_meta.create_or_modify_pyi = lambda *_: None
 
 
 class Table(gr.Dataframe):
+    """Gradio's Dataframe without its copy button: the button put the cells on the clipboard as they
+    are, and a cell of dataset or annotator text starting with "=" ran as a formula once pasted into a
+    spreadsheet (issue 32). Shown cells keep their exact text (a step "- 3 + 4" must read as written,
+    so exports.cells' quote is no option on screen); a table's rows go to a spreadsheet through an
+    export, whose CSV cells exports.cells makes inert. Whatever buttons are asked for, fullscreen only."""
+
     is_template = True  # the browser draws it as Gradio's Dataframe
+
+    def get_config(self, cls: Any = None) -> dict[str, Any]:
+        # Not an __init__ of our own: Gradio reads a component's props from its __init__'s signature.
+        config: dict[str, Any] = super().get_config(cls) if cls is not None else super().get_config()
+        config["buttons"] = ["fullscreen"]
+        return config
 
     def postprocess(self, value: Any) -> DataframeData:
         if value is None:

@@ -21,6 +21,7 @@ from services import browse
 from services.browse import BrowseFilter, ItemDetail
 from services.errors import ServiceError
 from services.exports import EXPORT_FORMATS, suffix_of
+from tasks.base import decision_words
 from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.downloads import export_folder, offer_export
@@ -317,7 +318,11 @@ def _item_markdown(detail: ItemDetail) -> str:
     lines = [
         f"### {escape_text(detail.dataset)} · {escape_text(item.external_id)} · version {item.version}",
         ("**Your own labels only.**" if detail.own_work_only else f"**State:** {escape_text(status)}")
-        + (f" · decision `{escape_text(str(state.decision))}`" if state and state.decision else "")
+        + (
+            f" · **decision:** {escape_text(decision_words(state.decision))}"
+            if state and state.decision
+            else ""
+        )
         + (f" · **error type:** {escape_text(item.error_type)}" if item.error_type else "")
         + (f" · **source:** {escape_text(item.source)}" if item.source else ""),
         "",

@@ -198,7 +198,7 @@ def on_save(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> di
         # (this tab's unsaved choice goes, or it would be shown over the stored label).
         KIT.clear_draft(ctx, user, current)
         stored = annotate.jump_to(ctx.store, user, dataset, str(current.external_id or ""))
-        return _show(ctx, user, dataset, stored, refusal(f"Not saved: {exc}"))
+        return KIT.show(ctx, user, dataset, stored, refusal(f"Not saved: {exc}"))
     except ServiceError as exc:
         return KIT.status(f"Not saved: {exc} (n opens your next item)", warn=True)
     KIT.clear_draft(ctx, user, current)

@@ -25,7 +25,7 @@ from ui.kit.outputs import Outputs
 from ui.panels import step_review_actions as actions
 from ui.panels import step_review_render as view
 from ui.panels.step_review_layout import DIFFICULTY, MODIFICATION, ORIGINAL, layout
-from ui.panels.step_review_sample import FEATURES, FIELDS, KIT, VIEW, choices_of, show, where
+from ui.panels.step_review_sample import FEATURES, FIELDS, KIT, VIEW, choices_of, where
 from ui.render import escape_text
 
 __all__ = [
@@ -105,7 +105,7 @@ def on_previous(
         found = KIT.move(ctx, user, current, dataset, "previous")
     except Refused as refused:
         return _status_only(str(refused))
-    return show(ctx, user, dataset, found, "")
+    return KIT.show(ctx, user, dataset, found, "")
 
 
 def on_next(
@@ -181,7 +181,7 @@ def on_jump(
         return _status_only(f"Cannot jump to {ref.strip()!r}: {exc}.")
     except Refused as refused:
         return _status_only(str(refused))
-    return {**show(ctx, user, dataset, found, ""), "jump_box": ""}
+    return {**KIT.show(ctx, user, dataset, found, ""), "jump_box": ""}
 
 
 def on_choice(
