@@ -33,13 +33,11 @@ from tasks import PayloadError, spec_for
 from tasks.base import check_seconds
 
 __all__ = [
-    "DatasetWork",
     "Receipt",
     "WorkItem",
     "annotators_per_item",
     "dataset_for",
     "jump_to",
-    "my_work",
     "next_in_history",
     "next_item",
     "previous_item",
@@ -79,18 +77,6 @@ def saved_attempt(store: Store, user: Annotator, request_id: str) -> bool:
         store, request_id
     )
     return found is not None and found.annotator_id == user.id
-
-
-@dataclass(frozen=True)
-class DatasetWork:
-    dataset: Dataset
-    counts: dict[str, int]  # what progress() lets this user see
-
-
-def my_work(store: Store, user: Annotator) -> list[DatasetWork]:
-    """Every dataset with the user's own progress (and, for reviewers, its settled counts)."""
-    shown = datasets.list_datasets(store, archived=None if may_see_archived(user) else False)
-    return [DatasetWork(d, progress(store, user, d)) for d in shown]
 
 
 def why_nothing_left(store: Store, user: Annotator, dataset: Dataset, now: datetime | None = None) -> str:

@@ -1,8 +1,8 @@
 """Data management: imports and dataset settings, for the Data panel and the command line.
 
-Who may do it is checked here (admins, when a user from the UI is given; the command line acts
-with the rights of whoever can open the database file). Store errors become ServiceErrors whose
-message names the file, line or setting at fault.
+Who may do it is checked here for an explicit actor (services.access: an admin from the UI, or
+OPERATOR at the command line). Store errors become ServiceErrors whose message names the file, line
+or setting at fault; a dataset setting's refusal by its type (services.errors.from_store).
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from typing import Any
 from importers import FORMATS, ImportFormatError
 from importers.records import ImportProblem
 from services import imports
-from services.access import require_admin
-from services.errors import InvalidInput, NotFound
+from services.access import Action, Actor, require
+from services.errors import InvalidInput, NotFound, from_store
 from services.imports import ImportOutcome, ImportRejected
 from store import datasets
 from store.assignments import progress
 from store.datasets import Dataset, DatasetError
 from store.db import Store
-from store.users import Annotator
 from tasks import QUALITY_GATE
 
 __all__ = [
@@ -51,14 +50,9 @@ class DatasetRow:
     counts: dict[str, int]  # total, settled, discarded
 
 
-def _admin(user: Annotator | None) -> None:
-    if user is not None:
-        require_admin(user)
-
-
 def import_file(
     store: Store,
-    user: Annotator | None,
+    user: Actor,
     path: str | Path,
     *,
     format: str | None = None,
@@ -74,7 +68,7 @@ def import_file(
 
     ``shown_name``: how the user knows the file (an upload is read from a temporary path).
     """
-    _admin(user)
+    require(user, Action.ADMINISTER)
     path = Path(path)
     try:
         outcome = imports.import_file(
@@ -118,23 +112,23 @@ def _judge_first(store: Store, outcome: ImportOutcome) -> None:
         )
 
 
-def dataset_rows(store: Store, user: Annotator | None) -> list[DatasetRow]:
-    _admin(user)
+def dataset_rows(store: Store, user: Actor) -> list[DatasetRow]:
+    require(user, Action.ADMINISTER)
     return [DatasetRow(d, progress(store, d.id)) for d in datasets.list_datasets(store)]
 
 
-def dataset(store: Store, user: Annotator | None, name: str) -> Dataset:
-    _admin(user)
+def dataset(store: Store, user: Actor, name: str) -> Dataset:
+    require(user, Action.ADMINISTER)
     found = datasets.get_dataset(store, name) if name else None
     if found is None:
         raise NotFound(f"no dataset named {name!r}")
     return found
 
 
-def update_settings(store: Store, user: Annotator | None, name: str, changes: dict[str, Any]) -> Dataset:
+def update_settings(store: Store, user: Actor, name: str, changes: dict[str, Any]) -> Dataset:
     """Change quorum, escalation, lease and label-limit settings; open items take them at once."""
-    _admin(user)
+    require(user, Action.ADMINISTER)
     try:
         return datasets.update_settings(store, name, changes)
     except DatasetError as exc:
-        raise InvalidInput(str(exc)) from exc
+        raise from_store(exc) from exc

@@ -19,6 +19,11 @@ from store.db import Store, Tx
 
 __all__ = ["LOOP_SETTINGS", "SETTINGS", "configure", "generator_config", "loop_settings", "shown_settings"]
 
+# Both loop limits are settings (issue 13); 0 means no cap. Loop 1: 2 re-entries after the first
+# failure (004 l.84: "max 2 attempts"; docs/PROTOCOLS.md E1's reading). Loop 2: no cap stated, none by
+# default. A job's attempts: the queue's own default (store/jobs.py).
+LOOP_SETTINGS = {"loop1_max_attempts": 2, "loop2_max_restarts": 0, "job_max_attempts": queue.MAX_ATTEMPTS}
+
 # What admins may set, and how; the command is set from the command line only (the web never
 # chooses a program for the server to run).
 SETTINGS = {
@@ -30,13 +35,13 @@ SETTINGS = {
     "timeout_seconds": "how long one call may take",
     "temperature": "sampling temperature of generation jobs (the judge runs at 0)",
     "command": "the program of the command backend and its arguments (command line only)",
-    "loop1_max_attempts": "CRYSTAL loop 1: regenerations after a failed judgement before people (default 2)",
-    "loop2_max_restarts": "CRYSTAL loop 2: regenerations after human rejects; 0 = no cap (the default)",
-    "job_max_attempts": "attempts of one job (generator errors, timeouts) before it stays failed (default 3)",
+    "loop1_max_attempts": "CRYSTAL loop 1: regenerations after a failed judgement before people "
+    f"(default {LOOP_SETTINGS['loop1_max_attempts']})",
+    "loop2_max_restarts": "CRYSTAL loop 2: regenerations after human rejects; 0 = no cap "
+    f"(default {LOOP_SETTINGS['loop2_max_restarts']})",
+    "job_max_attempts": "attempts of one job (generator errors, timeouts) before it stays failed "
+    f"(default {LOOP_SETTINGS['job_max_attempts']})",
 }
-# Both loop limits are settings (issue 13); 0 means no cap. Loop 1: 2 re-entries after the first
-# failure (004 l.84: "max 2 attempts"; docs/PROTOCOLS.md E1's reading). Loop 2: no cap stated, none by default.
-LOOP_SETTINGS = {"loop1_max_attempts": 2, "loop2_max_restarts": 0, "job_max_attempts": 3}
 
 
 def loop_settings(db: Store | Tx) -> dict[str, int]:

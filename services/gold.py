@@ -6,7 +6,8 @@ scheduler then hands gold items to a share of each annotator's queue (``gold_per
 like other items; answers on them never settle anything and stay out of agreement figures unless
 ``gold_in_agreement`` is 1. Annotators see their own gold accuracy only where ``gold_feedback`` is
 1, and then only over whole blocks of their labels with enough gold answers in them, so that no
-figure moves with one item (my_gold_accuracy).
+figure moves with one item (my_gold_accuracy). Every call names its actor (services.access: a
+user, or OPERATOR at the command line), and marking records who marked (none for OPERATOR).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from qc.dashboard import item_seconds
 from qc.dawid_skene import dawid_skene_accuracy
 from qc.gold import AlertRule, calibration_figure, calibration_series, calibration_table
 from qc.quality import annotator_quality, label_fields, long_labels, wide_by_field
-from services.access import require_admin, require_reviewer
+from services.access import Action, Actor, require
 from services.decide import decide
 from services.errors import InvalidInput, NotFound
 from store import annotations as annotation_log
@@ -74,17 +75,6 @@ class MarkOutcome:
             if len(self.skipped) > 10:
                 text += f"; and {len(self.skipped) - 10} more"
         return text
-
-
-def _admin(user: Annotator | None) -> None:
-    """None is the command line: whoever runs it owns the database."""
-    if user is not None:
-        require_admin(user)
-
-
-def _reviewer(user: Annotator | None) -> None:
-    if user is not None:
-        require_reviewer(user)
 
 
 def _dataset(store: Store, name: str | None) -> Dataset:
@@ -147,7 +137,7 @@ def _accepted_label(tx: Tx, dataset: Dataset, item_id: int) -> tuple[dict[str, A
 
 def mark_items(
     store: Store,
-    admin: Annotator | None,
+    admin: Actor,
     dataset: str,
     refs: list[str],
     label: Any = None,
@@ -157,7 +147,7 @@ def mark_items(
     """Mark items (by their id in the source file) gold: with ``label`` given (manual), else with their
     accepted label (the side an adjudicator's ruling took, else the settled item's majority); ``source``
     names where the marking came from instead (a study)."""
-    _admin(admin)
+    require(admin, Action.ADMINISTER)
     found = _dataset(store, dataset)
     manual = _check_label(label, "gold label") if label is not None else None
     ids = _item_ids(store, found, [r.strip() for r in refs if r.strip()])
@@ -173,17 +163,15 @@ def mark_items(
             if accepted is None:
                 skipped.append(f"{ref}: not settled and not adjudicated, so it has no accepted label yet")
                 continue
-            gold_store.mark_gold(
-                tx, item_id, accepted[0], source or accepted[1], admin.id if admin else None, _now()
-            )
+            gold_store.mark_gold(tx, item_id, accepted[0], source or accepted[1], admin.id, _now())
             marked.append(ref)
     return MarkOutcome(marked, skipped)
 
 
-def mark_study(store: Store, admin: Annotator | None, study: str) -> MarkOutcome:
+def mark_study(store: Store, admin: Actor, study: str) -> MarkOutcome:
     """Every item of a study its raters all labelled alike becomes gold with that label; the others are
     listed with why."""
-    _admin(admin)
+    require(admin, Action.ADMINISTER)
     found = studies.get_study(store, study)
     if found is None:
         raise NotFound(f"There is no study named {study!r}.")
@@ -194,7 +182,7 @@ def mark_study(store: Store, admin: Annotator | None, study: str) -> MarkOutcome
     return _mark_from_study_labels(store, admin, found)
 
 
-def _mark_from_study_labels(store: Store, admin: Annotator | None, found: studies.Study) -> MarkOutcome:
+def _mark_from_study_labels(store: Store, admin: Actor, found: studies.Study) -> MarkOutcome:
     """A study item becomes gold when all its K raters gave the same label (each rater's latest)."""
     items = studies.study_items(store, found.id)
     frame = studies.study_annotations(store, found)
@@ -208,9 +196,7 @@ def _mark_from_study_labels(store: Store, admin: Annotator | None, found: studie
             elif any(label != labels[0] for label in labels[1:]):
                 skipped.append(f"{ref}: the study's raters disagreed, so it has no accepted label")
             else:
-                gold_store.mark_gold(
-                    tx, int(item_id), labels[0], "study", admin.id if admin else None, _now()
-                )
+                gold_store.mark_gold(tx, int(item_id), labels[0], "study", admin.id, _now())
                 marked.append(ref)
     return MarkOutcome(marked, skipped)
 
@@ -238,7 +224,7 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
 
 def import_gold(
     store: Store,
-    admin: Annotator | None,
+    admin: Actor,
     dataset: str,
     path: Path,
     *,
@@ -249,7 +235,7 @@ def import_gold(
     """Gold labels from a file's column (JSONL or CSV; the dataset's own file works too): ``id_column``
     names the item, ``label_column`` holds its label (a JSON object, or a plain value of the one
     ``field``); a row whose label cell is empty is no gold item. All or nothing."""
-    _admin(admin)
+    require(admin, Action.ADMINISTER)
     found = _dataset(store, dataset)
     rows = _read_rows(Path(path))
     labels: dict[str, dict[str, Any]] = {}
@@ -273,14 +259,14 @@ def import_gold(
     with store.writing() as tx:
         for ref, item_id in ids.items():
             assert item_id is not None
-            gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id if admin else None, _now())
+            gold_store.mark_gold(tx, item_id, labels[ref], "import", admin.id, _now())
     return MarkOutcome(
         list(ids), [f"{blank} row(s): no label in {label_column!r}, not gold"] if blank else []
     )
 
 
-def unmark_items(store: Store, admin: Annotator | None, dataset: str, refs: list[str]) -> int:
-    _admin(admin)
+def unmark_items(store: Store, admin: Actor, dataset: str, refs: list[str]) -> int:
+    require(admin, Action.ADMINISTER)
     found = _dataset(store, dataset)
     ids = _item_ids(store, found, refs)
     with store.writing() as tx:
@@ -295,9 +281,9 @@ def for_agreement(store: Store, dataset: Dataset, log: pd.DataFrame) -> pd.DataF
     return log[~log["annotation_id"].isin(answers)].reset_index(drop=True) if answers else log
 
 
-def gold_frame(store: Store, user: Annotator | None, dataset: str) -> pd.DataFrame:
+def gold_frame(store: Store, user: Actor, dataset: str) -> pd.DataFrame:
     """The dataset's gold items with their labels, source, who marked them and when (reviewers only)."""
-    _reviewer(user)
+    require(user, Action.SEE_LABELS)
     found = _dataset(store, dataset)
     rows = gold_store.gold_items(store, found.id)
     return pd.DataFrame(
@@ -379,10 +365,10 @@ def _consensus_and_time(store: Store, dataset: Dataset) -> pd.DataFrame:
     return out[_OTHER_COLUMNS]
 
 
-def calibration(store: Store, user: Annotator | None, dataset: str) -> Calibration:
+def calibration(store: Store, user: Actor, dataset: str) -> Calibration:
     """Per annotator: gold accuracy (Wilson 95%), recent accuracy and the alert, agreement with
     consensus and time per item (reviewers and admins)."""
-    _reviewer(user)
+    require(user, Action.SEE_LABELS)
     found = _dataset(store, dataset)
     rule = rule_of(found)
     answers = gold_store.gold_answers(store, found.id)
@@ -400,9 +386,9 @@ def calibration(store: Store, user: Annotator | None, dataset: str) -> Calibrati
     )
 
 
-def admin_alerts(store: Store, admin: Annotator | None) -> list[str]:
+def admin_alerts(store: Store, admin: Actor) -> list[str]:
     """Every flagged annotator on every dataset with gold items (admins); reads the gold answers only."""
-    _admin(admin)
+    require(admin, Action.ADMINISTER)
     lines: list[str] = []
     for dataset in list_datasets(store):
         if not gold_store.gold_ids(store, dataset.id):

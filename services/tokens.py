@@ -1,8 +1,9 @@
 """API tokens for scripts: an admin creates, lists and revokes them; a request bearing one acts as its
 owner, with the owner's current role, through the same checks (services.access) as a session user.
 
-`acting` is the session user when the request comes from the app; the command line, run by whoever
-owns the database file, passes None. A token is shown once, at creation; only its hash is kept.
+`acting` is the session user when the request comes from the app, or OPERATOR at the command line
+(services.access: whoever owns the database file). A token is shown once, at creation; only its hash
+is kept.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from services.access import OPERATOR, Action, Actor, require
-from services.errors import InvalidInput, NotFound, ServiceError
+from services.errors import InvalidInput, NotFound, ServiceError, from_store
 from store import tokens, users
 from store.tokens import ApiToken, TokenError
 from store.users import Annotator
@@ -59,7 +60,7 @@ def revoke(store: Store, acting: Actor, token_id: int) -> ApiToken:
     try:
         return tokens.revoke_token(store, token_id)
     except TokenError as exc:
-        raise NotFound(str(exc)) from exc
+        raise from_store(exc) from exc
 
 
 def user_for_token(store: Store, authorization: str | None) -> Annotator:

@@ -1,8 +1,10 @@
 """Managing annotators: add, list, set a password or role, remove. Only admins do it from the UI.
 
-`acting` is the session user when the request comes from the app; the command line, run by whoever
-owns the database file, passes None. Every change that touches a password, a role or an account
-also ends that annotator's open sessions (store.users moves their session epoch).
+`acting` is the session user when the request comes from the app, or OPERATOR at the command line
+(services.access: whoever owns the database file); admins only. A refusal of the store (an unknown
+name, a short password) becomes the services' error by its type (services.errors.from_store). Every
+change that touches a password, a role or an account also ends that annotator's open sessions
+(store.users moves their session epoch).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from services.access import OPERATOR, Action, Actor, require
-from services.errors import InvalidInput, NotFound
+from services.errors import InvalidInput, from_store
 from store import users
 from store.users import MIN_PASSWORD, Annotator, UserError
 
@@ -24,18 +26,13 @@ def _check(acting: Actor) -> None:
     require(acting, Action.ADMINISTER)
 
 
-def _as_service_error(exc: UserError) -> InvalidInput | NotFound:
-    text = str(exc)
-    return NotFound(text) if text.startswith("no annotator") else InvalidInput(text)
-
-
 def add(store: Store, acting: Actor, name: str, role: str, password: str | None) -> Annotator:
     """``password`` None: an account without one (the command line's `--no-password`, local mode only)."""
     _check(acting)
     try:
         return users.add_user(store, (name or "").strip(), role, password)
     except UserError as exc:
-        raise _as_service_error(exc) from exc
+        raise from_store(exc) from exc
 
 
 def list_all(store: Store, acting: Actor) -> list[Annotator]:
@@ -48,7 +45,7 @@ def set_password(store: Store, acting: Actor, name: str, password: str) -> None:
     try:
         users.set_password(store, name, password or "")
     except UserError as exc:
-        raise _as_service_error(exc) from exc
+        raise from_store(exc) from exc
 
 
 def set_role(store: Store, acting: Actor, name: str, role: str) -> None:
@@ -58,7 +55,7 @@ def set_role(store: Store, acting: Actor, name: str, role: str) -> None:
     try:
         users.set_role(store, name, role)
     except UserError as exc:
-        raise _as_service_error(exc) from exc
+        raise from_store(exc) from exc
 
 
 def remove(store: Store, acting: Actor, name: str) -> None:
@@ -71,7 +68,7 @@ def remove(store: Store, acting: Actor, name: str) -> None:
     try:
         users.remove_user(store, name)
     except UserError as exc:
-        raise _as_service_error(exc) from exc
+        raise from_store(exc) from exc
 
 
 def find(store: Store, name: str) -> Annotator | None:

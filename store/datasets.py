@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from store.cache import MISS
-from store.errors import StoreRequestError, written
+from store.errors import StoreNotFoundError, StoreRequestError, written
 from tasks import EARLIEST_ERROR, TASKS, spec_for
 from tasks.base import ANNOTATOR_DEFAULTS
 
@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "Dataset",
     "DatasetError",
+    "UnknownDatasetError",
     "get_dataset",
     "get_or_create_dataset",
     "initial_target",
@@ -59,6 +60,10 @@ _MAY_BE_ZERO = {"allow_corrections"}
 
 class DatasetError(StoreRequestError):
     """A dataset request that cannot be done (unknown name, wrong task, bad setting)."""
+
+
+class UnknownDatasetError(DatasetError, StoreNotFoundError):
+    """The dataset a request names does not exist."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +143,7 @@ def set_archived(db: Store | Tx, name: str, archived: bool) -> Dataset:
     with db.writing() as tx:
         dataset = get_dataset(tx, name)
         if dataset is None:
-            raise DatasetError(f"no dataset named {name!r}")
+            raise UnknownDatasetError(f"no dataset named {name!r}")
         when = "current_timestamp" if archived else "NULL"
         tx.execute(f"UPDATE datasets SET archived_at = {when} WHERE id = ?", [dataset.id])
         tx.forget_after_commit()
@@ -196,7 +201,7 @@ def remove_dataset(db: Store | Tx, name: str) -> dict[str, int]:
     with db.writing() as tx:
         dataset = get_dataset(tx, name)
         if dataset is None:
-            raise DatasetError(f"no dataset named {name!r}")
+            raise UnknownDatasetError(f"no dataset named {name!r}")
         counts = removal_counts(tx, dataset)
         for table, where in _REMOVAL:
             tx.execute(f"DELETE FROM {table} WHERE {where}", [dataset.id])
@@ -290,7 +295,7 @@ def update_settings(db: Store | Tx, name: str, changes: dict[str, Any]) -> Datas
     with db.writing() as tx:
         dataset = get_dataset(tx, name)
         if dataset is None:
-            raise DatasetError(f"no dataset named {name!r}")
+            raise UnknownDatasetError(f"no dataset named {name!r}")
         merged = {**dataset.settings, **changes}
         merged = {
             k: v

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKOFF_SECONDS",
+    "MAX_ATTEMPTS",
     "Job",
     "JobError",
     "JobNotFailed",
@@ -54,6 +55,7 @@ _COLUMNS = (
 
 
 BACKOFF_SECONDS = 30.0  # a failed attempt's first wait; it doubles with each attempt (fail)
+MAX_ATTEMPTS = 3  # attempts of one job unless the generator setting job_max_attempts says otherwise
 
 
 class JobError(StoreRequestError):
@@ -129,7 +131,7 @@ def enqueue(
     reason: str,
     payload: dict[str, Any],
     now: datetime,
-    max_attempts: int = 3,
+    max_attempts: int = MAX_ATTEMPTS,
     loop: str | None = None,
 ) -> Job:
     """Queue a job; an item with an open job of that kind keeps it (a second reject adds nothing)."""

@@ -12,13 +12,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from store.errors import StoreRequestError
+from store.errors import StoreNotFoundError, StoreRequestError
 from store.users import Annotator, get_user_by_id
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
-__all__ = ["PREFIX", "ApiToken", "TokenError", "create_token", "list_tokens", "revoke_token", "token_owner"]
+__all__ = [
+    "PREFIX",
+    "ApiToken",
+    "TokenError",
+    "UnknownTokenError",
+    "create_token",
+    "list_tokens",
+    "revoke_token",
+    "token_owner",
+]
 
 PREFIX = "sgt_"  # says what the secret is when it turns up in a script or a log someone pastes
 _SHOWN = 12  # characters of the token kept in clear, to tell tokens apart in a list
@@ -27,6 +36,10 @@ _COLUMNS = "t.id, t.name, a.name, a.role, t.prefix, t.created_by, t.created_at, 
 
 class TokenError(StoreRequestError):
     """A token request that cannot be done, said in words the admin can act on."""
+
+
+class UnknownTokenError(TokenError, StoreNotFoundError):
+    """The token a request names (by id) does not exist."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +87,7 @@ def revoke_token(store: Store, token_id: int) -> ApiToken:
     with store.writing() as tx:
         row = tx.fetchone("SELECT revoked_at FROM api_tokens WHERE id = ?", [token_id])
         if row is None:
-            raise TokenError(f"no API token with id {token_id} (see `tokens list`)")
+            raise UnknownTokenError(f"no API token with id {token_id} (see `tokens list`)")
         if row[0] is None:
             tx.execute("UPDATE api_tokens SET revoked_at = current_timestamp WHERE id = ?", [token_id])
         found = tx.fetchone(
@@ -82,7 +95,7 @@ def revoke_token(store: Store, token_id: int) -> ApiToken:
             [token_id],
         )
     if found is None:
-        raise TokenError(f"no API token with id {token_id}")
+        raise UnknownTokenError(f"no API token with id {token_id}")
     return ApiToken(*found)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from store.cache import MISS
-from store.errors import StoreRequestError, written
+from store.errors import StoreNotFoundError, StoreRequestError, written
 
 if TYPE_CHECKING:
     from store.db import Store, Tx
@@ -21,6 +21,7 @@ __all__ = [
     "MIN_PASSWORD",
     "ROLES",
     "Annotator",
+    "UnknownUserError",
     "UserError",
     "add_user",
     "authenticate",
@@ -45,6 +46,10 @@ _COLUMNS = "id, name, role, password_hash, sessions_valid_after"
 
 class UserError(StoreRequestError):
     """A user-management request that cannot be done, said in words the admin can act on."""
+
+
+class UnknownUserError(UserError, StoreNotFoundError):
+    """The annotator a request names does not exist (or was removed)."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +162,7 @@ def set_password(db: Store | Tx, name: str, password: str) -> None:
         raise UserError(f"a password needs at least {MIN_PASSWORD} characters")
     with db.writing() as tx:
         if get_user(tx, name) is None:
-            raise UserError(f"no annotator named {name!r}")
+            raise UnknownUserError(f"no annotator named {name!r}")
         tx.execute(
             "UPDATE annotators SET password_hash = ?, sessions_valid_after = ? WHERE name = ?",
             [hash_password(password), time.time(), name],
@@ -169,7 +174,7 @@ def set_role(db: Store | Tx, name: str, role: str) -> None:
     _check_role(role)
     with db.writing() as tx:
         if get_user(tx, name) is None:
-            raise UserError(f"no annotator named {name!r}")
+            raise UnknownUserError(f"no annotator named {name!r}")
         tx.execute(
             "UPDATE annotators SET role = ?, sessions_valid_after = ? WHERE name = ?",
             [role, time.time(), name],
@@ -181,7 +186,7 @@ def remove_user(db: Store | Tx, name: str) -> None:
     """The annotator can no longer log in and their sessions end; their labels stay in the log."""
     with db.writing() as tx:
         if get_user(tx, name) is None:
-            raise UserError(f"no annotator named {name!r}")
+            raise UnknownUserError(f"no annotator named {name!r}")
         tx.execute(
             "UPDATE annotators SET removed_at = current_timestamp, sessions_valid_after = ? WHERE name = ?",
             [time.time(), name],

@@ -71,7 +71,7 @@ def test_an_archived_dataset_is_gone_for_annotators_and_kept_for_admins(store: S
     archived = datasets.archive(store, admin, "wrong")
     assert archived.archived
     assert statistics.dataset_names(store, "step_review") == ["kept"]  # every panel's picker
-    assert [w.dataset.name for w in annotate.my_work(store, ann)] == ["kept"]  # Home
+    assert [row.dataset.name for row in datasets.work_queue(store, ann)] == ["kept"]  # Home
     assert "wrong" not in browse.choices(store, ann)["dataset"]
     assert "wrong" in browse.choices(store, admin)["dataset"]
     with pytest.raises(NotFound, match="no dataset named 'wrong'"):  # the panels' and the API's next

@@ -85,9 +85,9 @@ files: `python app.py import PATH`.
 # ----- what the tables show (no SQL here: store functions, mapped to rows)
 
 
-def _datasets_frame(ctx: AppContext) -> dict[str, Any]:
+def _datasets_frame(ctx: AppContext, acting: Annotator) -> dict[str, Any]:
     rows = []
-    for row in data.dataset_rows(ctx.store, None):
+    for row in data.dataset_rows(ctx.store, acting):
         d, counts = row.dataset, row.counts
         rows.append(
             [
@@ -112,9 +112,9 @@ def _users_frame(ctx: AppContext, acting: Annotator) -> dict[str, Any]:
     return table_rows(USER_COLUMNS, rows)
 
 
-def _dataset_choices(ctx: AppContext, keep: str | None) -> tuple[dict, dict]:
+def _dataset_choices(ctx: AppContext, acting: Annotator, keep: str | None) -> tuple[dict, dict]:
     """Fresh choices for the settings and export dropdowns, keeping what is picked when it still exists."""
-    names = [row.dataset.name for row in data.dataset_rows(ctx.store, None)]
+    names = [row.dataset.name for row in data.dataset_rows(ctx.store, acting)]
     picked = keep if keep in names else (names[0] if names else None)
     return (
         gr.update(choices=names, value=picked),
@@ -152,11 +152,11 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple:
     user = require_user(ctx, request)
     if not user.is_admin:
         return (gr.update(visible=True), gr.update(visible=False), *[gr.skip()] * 5)
-    settings_pick, export_pick = _dataset_choices(ctx, None)
+    settings_pick, export_pick = _dataset_choices(ctx, user, None)
     return (
         gr.update(visible=False),
         gr.update(visible=True),
-        _datasets_frame(ctx),
+        _datasets_frame(ctx, user),
         _users_frame(ctx, user),
         settings_pick,
         export_pick,
@@ -165,8 +165,8 @@ def on_open(ctx: AppContext, request: gr.Request) -> tuple:
 
 
 def on_refresh(ctx: AppContext, picked: str | None, request: gr.Request) -> tuple:
-    require_admin(ctx, request)
-    return (_datasets_frame(ctx), *_dataset_choices(ctx, picked))
+    admin = require_admin(ctx, request)
+    return (_datasets_frame(ctx, admin), *_dataset_choices(ctx, admin, picked))
 
 
 def on_import(
@@ -216,7 +216,7 @@ def on_import(
             text += f"\n\n{title}:\n" + "\n".join(f"- line {p.line}: {_plain(p.reason)}" for p in problems)
     if outcome.skipped or outcome.warnings:
         text += "\n\n" + _report_link(ctx, admin, path.name, outcome.skipped, outcome.warnings)
-    return (text, _datasets_frame(ctx), *_dataset_choices(ctx, picked))
+    return (text, _datasets_frame(ctx, admin), *_dataset_choices(ctx, admin, picked))
 
 
 def _report_link(
@@ -413,7 +413,7 @@ def on_save_settings(
     except ServiceError as exc:
         return (_refused(str(exc)), gr.skip())
     shown = ", ".join(f"{key}={updated.setting(key)}" for key in SETTINGS)
-    return (_done(f"{updated.name}: {shown}"), _datasets_frame(ctx))
+    return (_done(f"{updated.name}: {shown}"), _datasets_frame(ctx, admin))
 
 
 def on_export(

@@ -33,9 +33,9 @@ HELP = (
 )
 
 
-def choices(ctx: AppContext, keep: str | None = None) -> dict[str, Any]:
+def choices(ctx: AppContext, admin: Any, keep: str | None = None) -> dict[str, Any]:
     """Every dataset, archived ones marked, keeping the pick when it still exists."""
-    found = [row.dataset for row in data.dataset_rows(ctx.store, None)]
+    found = [row.dataset for row in data.dataset_rows(ctx.store, admin)]
     names = [d.name for d in found]
     return gr.update(
         choices=[(f"{d.name} (archived)" if d.archived else d.name, d.name) for d in found],
@@ -45,7 +45,8 @@ def choices(ctx: AppContext, keep: str | None = None) -> dict[str, Any]:
 
 def on_load(ctx: AppContext, request: gr.Request) -> Any:
     """The picker's choices, for admins only (others get nothing: the tab is not theirs)."""
-    return choices(ctx) if require_user(ctx, request).is_admin else gr.skip()
+    user = require_user(ctx, request)
+    return choices(ctx, user) if user.is_admin else gr.skip()
 
 
 def _state(ctx: AppContext, admin: Any, name: str) -> str:
@@ -65,7 +66,7 @@ def on_pick(ctx: AppContext, name: str | None, request: gr.Request) -> str:
 
 
 def _changed(ctx: AppContext, admin: Any, name: str, done: str) -> tuple:
-    return (said(done), choices(ctx, name), gr.update(value="", visible=False), False)
+    return (said(done), choices(ctx, admin, name), gr.update(value="", visible=False), False)
 
 
 def on_archive(ctx: AppContext, name: str | None, request: gr.Request) -> tuple:
@@ -109,7 +110,7 @@ def on_remove(
     if out is not None:
         shutil.rmtree(out.parent, ignore_errors=True)  # the manifest beside it; the file was moved
     counts = ", ".join(f"{n} {kind}" for kind, n in gone.counts.items() if n)
-    return (said(f"✓ removed {gone.dataset}: {counts}"), choices(ctx), link, False)
+    return (said(f"✓ removed {gone.dataset}: {counts}"), choices(ctx, admin), link, False)
 
 
 def build(ctx: AppContext) -> tuple[gr.Dropdown, list[Any], list[Any]]:
