@@ -20,7 +20,7 @@ from tasks import PERTURBATION_CHECK, QUALITY_GATE
 
 def test_the_defaults_register_per_task_once_and_the_app_registry_holds_them() -> None:
     hooks = register_defaults(register_defaults(Hooks()))  # twice: nothing registered twice
-    assert hooks.job_kinds() == ("regenerate", "judge", "perturb")
+    assert hooks.job_kinds() == ("regenerate", "judge", "perturb", "perturb_text")
     assert len(hooks._after[QUALITY_GATE]) == len(hooks._after[PERTURBATION_CHECK]) == 1
     assert len(hooks._revise[QUALITY_GATE]) == 1 and "earliest_error" not in hooks._after
     assert HOOKS.job_kinds() == hooks.job_kinds()  # tests/conftest.py composes as app.py does
