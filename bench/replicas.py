@@ -1,7 +1,7 @@
 """A team over PostgreSQL: several `python app.py serve` replicas on one database, annotators each bound
 to one replica (as a sticky load balancer binds them), labelling over plain HTTP as bench/client.py does.
 
-The load test (tests/test_replicas_load.py) runs `label_with_team` with a replica killed by SIGKILL in
+The load test (tests/perf/test_replicas_load.py) runs `label_with_team` with a replica killed by SIGKILL in
 the middle; the benchmark rows (`replica_rows`, called by bench/run.py) put labels/s and cycle p95 of
 one process on DuckDB, one on PostgreSQL and four replicas on PostgreSQL beside the floor (a trivial
 Gradio handler, bench/floor_app.py), measured in the same run.

@@ -6,7 +6,7 @@ cover less than their stated level on few items and collapse to one point at per
 designs in a separate run and did no better: 91.4% against the percentile's 90.8% with normal scores,
 87.6% against 86.0% with skewed ones (500 studies each, within the simulation's error), and it
 collapses at perfect agreement too. So the intervals stay percentile, and the report states their
-coverage beside them (STATED, pinned by tests/test_interval_coverage.py).
+coverage beside them (STATED, pinned by tests/qc/test_interval_coverage.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (Debian's Chromium and PostgreSQL included) and runs the whole suite
 # (what CI runs). `--fast`: the developer's loop, every test that needs neither a browser nor
-# PostgreSQL. Any other argument goes to pytest (`-k gold`, `tests/test_store.py`, `-n 0` for one process).
+# PostgreSQL. Any other argument goes to pytest (`-k gold`, `tests/store/test_store.py`, `-n 0` for one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

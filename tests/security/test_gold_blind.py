@@ -111,7 +111,7 @@ def test_a_gold_column_of_the_imported_file_never_reaches_an_annotator(tmp_path:
 
     from services.imports import import_file
     from tests.browser_support import login as browser_login
-    from tests.test_browser_step_review import click_choice
+    from tests.browser.test_browser_step_review import click_choice
 
     db = tmp_path / "team.duckdb"
     make_team(db)

@@ -1,7 +1,7 @@
 """Over HTTP, as a script would: a study rater never sees another rater's study label.
 
 Bob and Cat rate the same study items; Bob's study labels carry a marker. Cat calls every event of the
-app (as tests/test_api_blindness.py does for the gate) and the annotation API on her own study items:
+app (as tests/security/test_api_blindness.py does for the gate) and the annotation API on her own study items:
 no answer holds the marker, and her submit answers "saved" like any other.
 """
 
@@ -22,7 +22,7 @@ from store import Store, studies, users, work
 from store.datasets import get_dataset
 from tests.gold_support import GOOD, label
 from tests.security.support import PASSWORD, make_team
-from tests.test_api_blindness import _call, _events
+from tests.security.test_api_blindness import _call, _events
 
 pytestmark = pytest.mark.browser
 DATASET = "prmbench-step-review"
