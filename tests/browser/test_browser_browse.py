@@ -55,9 +55,12 @@ def test_an_adjudicator_filters_to_one_error_type_and_sees_an_items_lineage(
     table = page.locator("#br-results")
     expect(table).to_contain_text(FIRST)
     assert "circular" not in table.inner_text()
+    # issue 29: no empty table with placeholder headers ("1 2 3") before an item is opened
+    expect(page.locator("#br-annotations")).to_be_hidden()
     page.locator("#br-open-id input, #br-open-id textarea").first.fill("1")
     page.locator("#br-open").click()
     expect(page.locator("#br-item")).to_contain_text(FIRST)
+    expect(page.locator("#br-annotations")).to_be_visible()
     expect(page.locator("#br-item")).to_contain_text("(revised)")
     expect(page.locator("#br-item .br-error-step")).to_have_count(2)
     lineage = page.locator("#br-lineage")

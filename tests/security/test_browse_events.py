@@ -65,6 +65,8 @@ def _label_tables(text: str) -> list[dict]:
     for line in text.splitlines():
         message = json.loads(line[5:])
         for value in (message.get("output") or {}).get("data") or []:
+            if isinstance(value, dict) and value.get("__type__") == "update":  # a table shown with its rows
+                value = value.get("value")
             if isinstance(value, dict) and "annotator" in (value.get("headers") or []):
                 tables.append(value)
     return tables

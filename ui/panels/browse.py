@@ -306,7 +306,7 @@ def _item(ctx: AppContext, user: Any, item_id: Any, f: BrowseFilter) -> dict[str
     return {
         "item_view": _item_markdown(detail),
         "lineage": _lineage_markdown(detail),
-        "annotations": detail.annotations,
+        "annotations": gr.update(value=detail.annotations, visible=True),  # hidden until an item is open
         "link": _link(browse.query_for(f, item_id=detail.item.item_id)),
         "status": "",
     }
@@ -454,6 +454,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
                 annotations = Table(
                     label="Every label on this item (all versions, time spent)",
                     interactive=False,
+                    visible=False,  # no empty table with placeholder headers before an item is opened
                     elem_id="br-annotations",
                 )
             with gr.Column(scale=2):
