@@ -13,8 +13,8 @@ from playwright.sync_api import Browser, expect
 from services import generator_settings
 from services.access import OPERATOR
 from store import Store
-from tests.browser_support import ROOT, Server, cli, running, screenshot
 from tests.browser.test_browser_quality_gate import check_criteria, open_gate
+from tests.browser_support import ROOT, Server, cli, running, screenshot
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)

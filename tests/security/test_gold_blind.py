@@ -110,8 +110,8 @@ def test_a_gold_column_of_the_imported_file_never_reaches_an_annotator(tmp_path:
     from playwright.sync_api import expect
 
     from services.imports import import_file
-    from tests.browser_support import login as browser_login
     from tests.browser.test_browser_step_review import click_choice
+    from tests.browser_support import login as browser_login
 
     db = tmp_path / "team.duckdb"
     make_team(db)
