@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tasks.base import ANNOTATOR_DEFAULTS, Choice, Decision, Item, NumberSetting, PayloadError, TaskSpec
+from tasks.view import AnnotatorView
 
 __all__ = ["CHECKLISTS", "CHOICES", "PERTURBATION_TYPES", "SPEC", "checklist_of", "perturbation_of"]
 
@@ -92,6 +93,8 @@ SPEC = TaskSpec(
     export_formats=(),
     validate_label=_validate,
     decide_item=_decide,
+    # the checker sees how the variant was made, never which attempt it is (its seed follows the attempt)
+    annotator_view=AnnotatorView(meta_keys=("perturbation",), inner_cut=("attempt", "seed")),
     # D4: re-apply = regenerate all candidates and draw again (the literal reading), or draw another of
     # the remaining candidates. D1.4: one operation drawn per problem (all its images), or per image.
     options={"reapply": ("regenerate", "remaining"), "image_draw": ("per_problem", "per_image")},

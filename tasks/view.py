@@ -30,9 +30,11 @@ ANNOTATOR_PROGRESS = ("total", "mine")  # settled and discarded move with the ot
 
 @dataclass(frozen=True)
 class AnnotatorView:
-    """The task's annotator view: which `meta` keys of an item version its panel shows."""
+    """The task's annotator view: which `meta` keys of an item version its panel shows, and which keys
+    are cut from inside those entries (a perturbation's attempt count)."""
 
     meta_keys: tuple[str, ...] = ()
+    inner_cut: tuple[str, ...] = ()
 
     def progress(self, counts: Mapping[str, int] | None) -> dict[str, int] | None:
         """Their own progress: the dataset's size and their own count, nothing that others' labels move."""
@@ -43,8 +45,13 @@ class AnnotatorView:
     def item(self, item: Any) -> Any:
         """The item version as shown: its meta cut to the task's keys."""
         meta = getattr(item, "meta", None) or {}
-        kept = {key: meta[key] for key in self.meta_keys if key in meta}
+        kept = {key: self._cut(meta[key]) for key in self.meta_keys if key in meta}
         return dataclasses.replace(item, meta=kept) if kept != meta else item
+
+    def _cut(self, entry: Any) -> Any:
+        if not isinstance(entry, Mapping) or not self.inner_cut:
+            return entry
+        return {key: value for key, value in entry.items() if key not in self.inner_cut}
 
     def seen(self, work: Any, *, reviewer: bool = False) -> Any:
         """The work item as an annotator may receive it (None stays None); ValueError for a state that

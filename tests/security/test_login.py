@@ -39,6 +39,7 @@ def test_wrong_logins_are_throttled_per_name_and_per_address(tmp_path) -> None:
         assert _attempt(server.url, "bob", "bob-secret-password-1").status_code == 429
 
 
+@pytest.mark.serial  # a timing comparison: run alone, after the rest (scripts/test.sh)
 def test_a_wrong_password_takes_as_long_for_an_unknown_name_as_for_a_known_one(tmp_path) -> None:
     with team_server(
         tmp_path / "timing.duckdb",
@@ -97,6 +98,7 @@ def _hammer(url: str, ready, attacking, stop, answered) -> None:  # type: ignore
         t.join(timeout=120)
 
 
+@pytest.mark.serial  # a timing comparison: run alone, after the rest (scripts/test.sh)
 def test_twenty_concurrent_wrong_logins_leave_other_users_next_item_fast(tmp_path) -> None:
     """Unloaded and loaded windows alternate, so the machine's other work weighs on both alike."""
     with team_server(

@@ -115,7 +115,7 @@ def test_exports_from_a_fresh_replica_carry_the_images(s3: S3Server, tmp_path: P
     assert {line["sha256"] for line in lines if line.get("kind") == "image"} == set(by_hash)
     # The bundle goes back into a store whose images are in a folder: the same pictures.
     with Store(tmp_path / "copy.duckdb") as copy:
-        data.import_file(copy, None, out)
+        data.import_file(copy, OPERATOR, out)
         assert {
             p.name.split(".")[0] for p in (tmp_path / "copy.duckdb.files" / "images").rglob("*.png")
         } == set(by_hash)
@@ -205,7 +205,7 @@ def test_two_replicas_over_postgresql_share_the_bucket_at_once(
         Store(postgres_url, data_dir=tmp_path / "r1", images=STORAGE) as one,
         Store(postgres_url, data_dir=tmp_path / "r2", images=STORAGE) as two,
     ):
-        data.import_file(one, None, source, format="crystal", dataset="figures")
+        data.import_file(one, OPERATOR, source, format="crystal", dataset="figures")
         found = get_dataset(two, "figures")
         assert found is not None
         shown = [Path(p) for i in item_ids(two, found.id) for p in get_item(two, i).image_paths]
