@@ -31,7 +31,7 @@ python3 -m mypy qc services tasks
 # bound, kill -9 under 50 annotators, four replicas) alone, in one process, on a machine they have to
 # themselves. STEPGATE_TEST_WORKERS sets the first pass's workers (0: one process).
 workers="${STEPGATE_TEST_WORKERS:-auto}"
-parallel=(-n "$workers" --dist loadfile)
+parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)  # keep tests/conftest.py's order: the long modules first
 if [ "$fast" -eq 1 ]; then
   exec python3 -m pytest "${parallel[@]}" -m "not browser and not postgres and not serial" "${args[@]}"
 fi

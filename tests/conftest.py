@@ -45,7 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark what a test needs, from its fixtures, so that `-m "not browser and not postgres"` (what
     `scripts/test.sh --fast` runs) leaves out every test that drives Chromium or PostgreSQL.
 
-    In a parallel run (pytest-xdist hands out whole modules in collection order), the modules that
+    In a parallel run (pytest-xdist hands out whole modules in collection order: scripts/test.sh turns off its reordering by size), the modules that
     drive Chromium go first, then those on PostgreSQL: the long ones start early, and the short ones
     fill the workers at the end instead of one long module running alone."""
     for item in items:
