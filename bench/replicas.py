@@ -12,6 +12,7 @@ Gradio handler, bench/floor_app.py), measured in the same run.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -48,7 +49,14 @@ def start_replicas(url: str, files: Path, count: int, logs: Path) -> list[Server
     def one(r: int) -> Server:
         # start_server's own --db only names the log file: the later --db is the one the app takes.
         return start_server(
-            logs / f"replica{r}.duckdb", "--db", url, "--data-dir", str(files), "--no-demo", "--team"
+            logs / f"replica{r}.duckdb",
+            "--db",
+            url,
+            "--data-dir",
+            str(files),
+            "--no-demo",
+            "--team",
+            timeout=300,  # four starting together on a loaded machine
         )
 
     with ThreadPoolExecutor(count) as pool:
@@ -199,27 +207,34 @@ def label_with_team(
 
 @contextmanager
 def lock_sampler(url: str, key: int, every: float = 0.01) -> Iterator[dict[str, float]]:
-    """Samples pg_locks while the block runs: how many transactions wait on the advisory lock `key`,
-    how often one holds it, and how often its holder is idle in its transaction (the server waits on
-    the app, not the app on the server). Yields a dict filled at exit."""
+    """Samples pg_locks while the block runs: how many transactions wait on the advisory lock `key`
+    (in either mode), how often one holds it exclusively (imports, settings: every other writer waits)
+    or shared (labels: none waits for another), how often an exclusive holder is idle in its transaction
+    (the server waits on the app), and how many wait on another transaction's row lock (two submits on
+    one item). Yields a dict filled at exit."""
     import psycopg
 
     out: dict[str, float] = {}
     stop = threading.Event()
-    samples: list[tuple[int, int, int]] = []
+    samples: list[tuple[int, int, int, int, int]] = []
     high, low = (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF
 
     def sample() -> None:
         with psycopg.connect(url, autocommit=True) as con:
             while not stop.is_set():
                 row = con.execute(
-                    "SELECT count(*) FILTER (WHERE NOT l.granted), count(*) FILTER (WHERE l.granted), "
-                    "count(*) FILTER (WHERE l.granted AND a.state = 'idle in transaction') "
+                    "SELECT count(*) FILTER (WHERE l.locktype = 'advisory' AND NOT l.granted), "
+                    "count(*) FILTER (WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ExclusiveLock'), "
+                    "count(*) FILTER (WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ExclusiveLock' "
+                    " AND a.state = 'idle in transaction'), "
+                    "count(*) FILTER (WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ShareLock'), "
+                    "count(*) FILTER (WHERE l.locktype IN ('transactionid', 'tuple') AND NOT l.granted) "
                     "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
-                    "WHERE l.locktype = 'advisory' AND l.classid::bigint = %s AND l.objid::bigint = %s",
+                    "WHERE l.locktype IN ('transactionid', 'tuple') "
+                    "OR (l.locktype = 'advisory' AND l.classid::bigint = %s AND l.objid::bigint = %s)",
                     [high, low],
                 ).fetchone()
-                samples.append((int(row[0]), int(row[1]), int(row[2])))
+                samples.append(tuple(int(v) for v in row))  # type: ignore[arg-type]
                 stop.wait(every)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -230,14 +245,57 @@ def lock_sampler(url: str, key: int, every: float = 0.01) -> Iterator[dict[str, 
     finally:
         stop.set()
         thread.join(10)
-        seen = np.array(samples or [(0, 0, 0)])
+        seen = np.array(samples or [(0, 0, 0, 0, 0)])
         held = seen[:, 1] > 0
         out.update(
             waiters=float(seen[:, 0].mean()),
             held=float(held.mean()),
             holder_idle=float((seen[:, 2] > 0).sum() / max(1, held.sum())),
+            shared=float(seen[:, 3].mean()),
+            row_waiters=float(seen[:, 4].mean()),
             seconds=time.perf_counter() - began,
         )
+
+
+def _ticks(pid: int, children: bool = False) -> int:
+    """A process's CPU time in clock ticks (user + system; with `children`, of its reaped children too)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    # after the name: state is fields[0], so utime (14th field of the line) is fields[11]
+    return sum(int(v) for v in fields[11 : 15 if children else 13])
+
+
+def _postgres_ticks(data: Path) -> int:
+    """CPU ticks of a PostgreSQL server: the postmaster with its reaped backends, and live backends."""
+    try:
+        postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    total = _ticks(postmaster, children=True)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == postmaster:
+            total += _ticks(int(stat.parent.name))
+    return total
+
+
+@contextmanager
+def cpu_meter(data: Path, pids: list[int]) -> Iterator[dict[str, float]]:
+    """CPU seconds spent while the block runs by the PostgreSQL server whose data folder is `data` and by
+    the app processes `pids`: what a label costs the database and the app, whatever the machine's load
+    (the capacity model in docs/PERFORMANCE.md divides cores by these). Yields a dict filled at exit."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    db0, app0 = _postgres_ticks(data), sum(_ticks(p) for p in pids)
+    try:
+        yield out
+    finally:
+        out.update(db=(_postgres_ticks(data) - db0) / tick, app=(sum(_ticks(p) for p in pids) - app0) / tick)
 
 
 # --- the benchmark rows ---
@@ -334,7 +392,10 @@ def replica_rows(
             servers = start_replicas(pg_url, files, count, workdir)
             try:
                 _warm([s.url for s in servers], names[0])
-                with lock_sampler(pg_url, _WRITE_LOCK) as lock:
+                with (
+                    lock_sampler(pg_url, _WRITE_LOCK) as lock,
+                    cpu_meter(pg.data, [s.process.pid for s in servers]) as cpu,
+                ):
                     team = label_with_team([s.url for s in servers], names, seconds=seconds)
             finally:
                 for s in servers:
@@ -343,10 +404,13 @@ def replica_rows(
                 over = labelled_past_target(store) + held_past_target(store, _now()) + repeated_labels(store)
             # Little's law: mean waiters / label rate is the wait on the lock per label.
             rate = team.labels_per_s or float("nan")
+            labels = max(1, len(team.cycles))
             extra = (
-                f"; write lock held {lock['held']:.0%} of the time (~{lock['held'] / rate * 1000:.0f} ms a label, "
-                f"its holder idle in transaction {lock['holder_idle']:.0%} of that), {lock['waiters']:.2f} "
-                f"waiting on average (~{lock['waiters'] / rate * 1000:.0f} ms of lock wait a label); "
+                f"; write lock held exclusively {lock['held']:.0%} of the time, held shared by "
+                f"{lock['shared']:.2f} transactions on average, {lock['waiters']:.2f} waiting on it "
+                f"(~{lock['waiters'] / rate * 1000:.1f} ms of lock wait a label), {lock['row_waiters']:.2f} "
+                f"waiting on an item's row (~{lock['row_waiters'] / rate * 1000:.1f} ms a label); CPU a label: "
+                f"database {cpu['db'] / labels * 1000:.1f} ms, app {cpu['app'] / labels * 1000:.1f} ms; "
                 f"{over} over-assigned or repeated"
             )
             where = "one process" if count == 1 else f"{count} replicas"

@@ -26,6 +26,7 @@ from store import annotations as annotation_log
 from store import assignments, datasets, items, state, studies, work
 from store.datasets import Dataset
 from store.db import Store, Tx
+from store.errors import StoreExclusiveNeeded
 from store.items import ItemView
 from store.users import Annotator
 from store.work import WorkError, WorkItem
@@ -202,10 +203,12 @@ def submit(
     item_id, version_id = _whole(item_id, "item_id"), _whole(version_id, "version_id")
     if not isinstance(request_id, str) or not 1 <= len(request_id) <= _MAX_REQUEST_ID:
         raise InvalidInput(f"a submit needs a request id of 1-{_MAX_REQUEST_ID} characters")
+    args = (store, annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label)
     try:
-        receipt, study_id = _submit(
-            store, annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label
-        )
+        try:
+            receipt, study_id = _submit(*args, shared=True)
+        except StoreExclusiveNeeded:  # rolled back: what it met must not run beside other labels
+            receipt, study_id = _submit(*args, shared=False)
     except annotation_log.AnnotationConflict:
         # The id is in the log already (the transaction was rolled back): a retry of a stored submit,
         # or an id reused for something else.
@@ -252,10 +255,17 @@ def _submit(
     seconds_spent: Any,
     now: datetime,
     first_label: bool = False,
+    *,
+    shared: bool,
 ) -> tuple[Receipt, int | None]:
-    """The receipt, and the study the label went to (None: a label of the gate)."""
-    with store.writing() as tx:
-        item = items.get_item(tx, item_id)
+    """The receipt, and the study the label went to (None: a label of the gate).
+
+    `shared`: beside other labels over PostgreSQL, the item's state row locked first (store/engines.py
+    `_WRITE_LOCK` says which rule is held where); StoreExclusiveNeeded when what the label settles must
+    run alone, and then the caller runs it again exclusively."""
+    with store.writing(shared=shared) as tx:
+        locked = state.lock_item(tx, item_id)
+        item = items.get_item(tx, item_id, locked.version_id if locked else None)
         if item is None:
             raise NotFound(f"there is no item {item_id}")
         study_id = leases_of(tx).study_of(tx, item.dataset_id, item_id, annotator.id)
@@ -316,6 +326,7 @@ def _submit(
             [*rows, stored],
             first_label=all(r.annotator_id != annotator.id or r.task == annotation_log.RULING for r in rows),
             now=now,
+            locked=locked,
         )
     return Receipt(stored.id, False), None
 
@@ -421,6 +432,7 @@ def _settle(
     *,
     first_label: bool,
     now: datetime,
+    locked: state.LockedItem | None = None,
 ) -> None:
     scheduler = leases_of(tx)
     if scheduler.is_gold(tx, dataset.id, item.item_id):
@@ -429,7 +441,8 @@ def _settle(
             partial(scheduler.record_gold, dataset.id, item.item_id, annotator.id, first_label=first_label)
         )
         return
-    target = scheduler.target_of(tx, dataset.id, item.item_id)
+    # the target as the locked row has it (over PostgreSQL what target_of reads, without asking again)
+    target = locked.target if locked is not None else scheduler.target_of(tx, dataset.id, item.item_id)
     if target is None:
         current = state.get_item_state(tx, item.item_id)
         target = current.target if current else 1

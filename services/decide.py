@@ -51,7 +51,12 @@ def settle(
     """Decide the item from its log rows and store the decision as its state, in the caller's
     transaction, with what its task registered to follow (services.hooks)."""
     labels = current_labels(rows)
-    result = HOOKS.revised(tx, dataset, item, rows, decide(dataset, item, labels, target))
+    decided = decide(dataset, item, labels, target)
+    if decided.status != "open" and HOOKS.follows(dataset.task):
+        # What follows a settled item (a new version, a job, a failed mark) spans more than the item's
+        # row: a label's shared transaction stops here and runs again exclusively (store/engines.py).
+        tx.require_exclusive()
+    result = HOOKS.revised(tx, dataset, item, rows, decided)
     state.set_item_state(
         tx,
         item_id,

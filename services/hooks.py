@@ -69,6 +69,11 @@ class Hooks:
         """Register what runs a job of this kind (one per kind: a second registration replaces it)."""
         self._jobs[kind] = hook
 
+    def follows(self, task: str) -> bool:
+        """Something is registered to revise or follow this task's decisions (what a label's shared
+        transaction cannot do beside others: services.decide.settle runs it exclusively)."""
+        return bool(self._revise.get(task) or self._after.get(task))
+
     def revised(
         self, tx: Tx, dataset: Dataset, item: ItemView, rows: list[StoredAnnotation], decision: Decision
     ) -> Decision:

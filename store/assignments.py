@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from store.cache import MISS
 from store.compact import load_open_targets, seeded_order
@@ -240,6 +240,9 @@ class Scheduler:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        # What only touches memory (after a commit): the same mutex, without the database transaction
+        # the replicas' lock opens around a claim (store/leases.py: a BEGIN and a COMMIT a label saved)
+        self.memory_lock: Any = self.lock
         self._pools: dict[int, Pool] = {}
         self._stale: dict[int, Pool] = {}
 
@@ -357,7 +360,7 @@ class Scheduler:
         self, dataset_id: int, item_id: int, annotator_id: int, *, target: int, open_: bool, first_label: bool
     ) -> None:
         """After a committed submit: the item's new target, or its removal from the pool once settled."""
-        with self.lock:
+        with self.memory_lock:
             pool = self._pools.get(dataset_id)
             if pool is None:
                 return
@@ -375,7 +378,7 @@ class Scheduler:
 
     def record_gold(self, dataset_id: int, item_id: int, annotator_id: int, *, first_label: bool) -> None:
         """After a committed answer on a gold item: the lease ends; the item's target is untouched."""
-        with self.lock:
+        with self.memory_lock:
             pool = self._pools.get(dataset_id)
             if pool is None:
                 return
@@ -389,7 +392,7 @@ class Scheduler:
 
     def record_study(self, dataset_id: int, item_id: int, annotator_id: int, *, first_label: bool) -> None:
         """After a committed study label: the lease ends and the assignment is done."""
-        with self.lock:
+        with self.memory_lock:
             pool = self._pools.get(dataset_id)
             if pool is None:
                 return
@@ -465,7 +468,8 @@ class Scheduler:
                 pool.give_back(item_id, annotator_id)
                 pool.study_skipped.setdefault(annotator_id, set()).add(item_id)
                 return
-        with db.writing() as tx:
+        # shared (store/engines.py _WRITE_LOCK): one upsert of the (item, annotator) row, read by nothing first
+        with db.writing(shared=True) as tx:
             tx.execute(
                 "INSERT INTO assignments (item_id, annotator_id, dataset_id, status, leased_at, expires_at, updated_at) "
                 "VALUES (?, ?, ?, 'skipped', ?, ?, ?) ON CONFLICT (item_id, annotator_id) DO UPDATE SET "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,14 @@ import pandas as pd
 
 from store.cache import Bypass, LruCache, ReadCache, ReadOnly
 from store.engines import Engine, engine_for
-from store.errors import StoreClosedError, StoreError, StoreLockedError, StoreOpenError, StoreUnavailableError
+from store.errors import (
+    StoreClosedError,
+    StoreError,
+    StoreExclusiveNeeded,
+    StoreLockedError,
+    StoreOpenError,
+    StoreUnavailableError,
+)
 from store.migrations import migrate
 from store.objects import ImageStore, image_store
 
@@ -117,9 +124,10 @@ _BYPASS = Bypass()
 class Tx(_Reader):
     """A write transaction: reads inside it see its own uncommitted writes."""
 
-    def __init__(self, cursor: Any, store: Store) -> None:
+    def __init__(self, cursor: Any, store: Store, shared: bool = False) -> None:
         self._cur = cursor
         self.store = store
+        self.shared = shared  # a label's transaction beside others (Store.writing(shared=True))
         self.on_commit: list[Callable[[], None]] = []
         self.on_finish: list[Callable[[], object]] = []
         self._cache: ReadCache = ReadOnly(store.cache)
@@ -147,6 +155,12 @@ class Tx(_Reader):
         """Run callback when the work is done, before the commit; if it raises, nothing is committed
         (images uploaded in parallel are waited for here: no row names an object not yet stored)."""
         self.on_finish.append(callback)
+
+    def require_exclusive(self) -> None:
+        """What comes next must not run beside other writers: a shared transaction stops here (raises
+        StoreExclusiveNeeded; rolled back, its caller runs it again exclusively); an exclusive one goes on."""
+        if self.shared:
+            raise StoreExclusiveNeeded("this write must run exclusively: run it again with shared=False")
 
     @property
     def engine(self) -> Engine:
@@ -236,17 +250,27 @@ class Store(_Reader):
         return cur
 
     @contextmanager
-    def writing(self) -> Iterator[Tx]:
-        """One serialised transaction: committed on success, rolled back on any error."""
-        with self._write_lock:
+    def writing(self, *, shared: bool = False) -> Iterator[Tx]:
+        """One serialised transaction: committed on success, rolled back on any error.
+
+        `shared`: a label's transaction (services/annotate._submit, a skip). Over PostgreSQL it runs
+        beside other shared ones, in this process and others, and never beside an exclusive one
+        (store/engines.py `_WRITE_LOCK` says which rule is then held where); what it must not do shared
+        raises StoreExclusiveNeeded (Tx.require_exclusive) for its caller to run it again exclusively.
+        On DuckDB (one process) every write is exclusive, as before."""
+        shared = shared and not self._engine.exclusive
+        outer = getattr(self._local, "tx", None)
+        if outer is not None:
+            if outer.shared and not shared:
+                outer.require_exclusive()  # an exclusive write nested in a shared one: run it all again
+            yield outer
+            return
+        # A shared write waits for no other thread of this process: the database serialises what must be.
+        with nullcontext() if shared else self._write_lock:
             cur = self._cursor()
-            outer = getattr(self._local, "tx", None)
-            if outer is not None:
-                yield outer
-                return
             with _engine_errors(self._engine):
-                self._engine.begin(cur)
-            tx = self._local.tx = Tx(cur, self)
+                self._engine.begin(cur, shared)
+            tx = self._local.tx = Tx(cur, self, shared)
             try:
                 yield tx
                 for finish in tx.on_finish:

@@ -78,8 +78,10 @@ class Engine(ABC):
     def unregister(self, con: Any, name: str) -> None: ...
 
     @abstractmethod
-    def begin(self, con: Any) -> None:
-        """Open a write transaction; writes are serialised across every process on the database."""
+    def begin(self, con: Any, shared: bool = False) -> None:
+        """Open a write transaction; writes are serialised across every process on the database, but
+        for `shared` ones (labels), which run beside each other and hold their rules by row locks and
+        unique constraints (see _WRITE_LOCK), never beside an exclusive one."""
 
     @abstractmethod
     def commit(self, con: Any) -> None: ...
@@ -204,8 +206,8 @@ class DuckDBEngine(Engine):
     def unregister(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
         con.unregister(name)
 
-    def begin(self, con: duckdb.DuckDBPyConnection) -> None:
-        con.execute("BEGIN TRANSACTION")
+    def begin(self, con: duckdb.DuckDBPyConnection, shared: bool = False) -> None:
+        con.execute("BEGIN TRANSACTION")  # one process: Store's lock serialises every write
 
     def commit(self, con: duckdb.DuckDBPyConnection) -> None:
         con.execute("COMMIT")
@@ -267,9 +269,33 @@ class DuckDBEngine(Engine):
         return None
 
 
-# Every write transaction on PostgreSQL takes this transaction-scoped advisory lock first: writes are
-# serialised across replicas as one DuckDB process serialises them, so the store's read-then-write
-# rules (an item's target, a request id seen once) hold without per-statement retries.
+# Every write transaction on PostgreSQL takes this transaction-scoped advisory lock first. Rare writes
+# (imports, item versions, settings, users, decisions' follow-ups, jobs) take it EXCLUSIVE: they are
+# serialised across replicas as one DuckDB process serialises them, and every read-then-write rule of
+# theirs holds as it does there. The label path (services/annotate._submit, a skip) takes it SHARED:
+# labels run side by side, and never beside an exclusive writer. Each rule a label's read-then-write
+# relies on is then held by PostgreSQL itself, here is where (READ COMMITTED: every statement after the
+# row lock sees everything committed before it was granted):
+# - an item's target (never more annotators than it needs): the item's state row, locked FOR UPDATE by
+#   the submit (store/state.lock_item) and by every claim before it counts labels and leases
+#   (store/leases.py, FOR UPDATE SKIP LOCKED); a label is taken only from a lease holder, or a lapsed
+#   lease whose place nobody took, counted under that lock (SharedScheduler.may_label);
+# - a label stored once (the same annotator, the same item): the same row lock, under which the item's
+#   rows are read (a correction only where the dataset allows it; `first_label`);
+# - a request id seen once: the UNIQUE constraint on annotations.request_id (and study_labels'), whose
+#   insert waits for a concurrent one with the same id and then fails (AnnotationConflict: rolled back,
+#   the first submit read and answered); a retry on the same item is found under the row lock first;
+# - the item's state as the decision over all its labels, an escalation's raised target: the row lock
+#   (every label on the item passes through it) and the UPDATE of that same row;
+# - the current version a label is for: read from the database under the row lock; versions change only
+#   in exclusive writes (imports, edits, generators; a gate accept goes exclusive, below);
+# - what follows a decision (a new version, a regeneration or a new variant, a failed item past its cap)
+#   needs more than one row: the shared attempt raises StoreExclusiveNeeded before it writes any of it
+#   (services/decide.settle, or any nested Store.writing()), rolls back, and runs again exclusively;
+# - settings, users, gold and study assignments a label reads: written only exclusively, so never
+#   changing under a label.
+# SERIALIZABLE is not used: no rule of the label path spans rows beyond the item's without going
+# exclusive, so nothing retries for serialisation failures. DuckDB: one process, its own lock, unchanged.
 _WRITE_LOCK = 0x5374_6570_6761_7465  # "Stepgate"
 # Every session: timestamps in UTC; whole results planned as whole results (a server-side cursor is
 # otherwise planned for its first tenth: nested loops that made a 10k-item export take 17 s, not 0.4 s).
@@ -374,9 +400,10 @@ class PostgresEngine(Engine):
         if con.info.transaction_status != self._psycopg.pq.TransactionStatus.INERROR:
             con.execute(f'DROP TABLE IF EXISTS pg_temp."{name}"')
 
-    def begin(self, con: Any) -> None:
-        con.execute("BEGIN")
-        con.execute("SELECT pg_advisory_xact_lock(%s)", [_WRITE_LOCK])
+    def begin(self, con: Any, shared: bool = False) -> None:
+        # One round trip: both statements in one simple query (the key is a constant of ours).
+        lock = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        con.execute(f"BEGIN; SELECT {lock}({_WRITE_LOCK})")
 
     def prepare(self, con: Any) -> None:
         present = {

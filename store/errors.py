@@ -18,6 +18,7 @@ __all__ = [
     "StoreClosedError",
     "StoreConflictError",
     "StoreError",
+    "StoreExclusiveNeeded",
     "StoreLockedError",
     "StoreNotFoundError",
     "StoreOpenError",
@@ -51,6 +52,12 @@ class StoreClosedError(StoreUnavailableError):
 class StoreConflictError(StoreError):
     """A write the database refused as it stands (a unique key already taken, a concurrent write):
     the transaction is unusable and is rolled back; nothing of it was stored."""
+
+
+class StoreExclusiveNeeded(StoreError):
+    """A shared write (a label, Store.writing(shared=True)) found it must do what only an exclusive one
+    may (what follows a decision, a nested exclusive write): it is rolled back, nothing of it stored, and
+    its caller runs it again exclusively. Never reaches a user."""
 
 
 class StoreRequestError(StoreError, ValueError):

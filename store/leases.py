@@ -56,6 +56,11 @@ class _ClaimLock:
         self._lock = threading.RLock()
         self._local = threading.local()
 
+    @property
+    def mutex(self) -> threading.RLock:
+        """The lock alone, for what touches memory only (Scheduler.memory_lock): no transaction."""
+        return self._lock
+
     def __enter__(self) -> _ClaimLock:
         depth = getattr(self._local, "depth", 0)
         if depth == 0:
@@ -173,7 +178,9 @@ class SharedScheduler(Scheduler):
     def __init__(self, store: Store) -> None:
         super().__init__()
         self._store = store
-        self.lock = _ClaimLock(store)  # type: ignore[assignment]
+        claim = _ClaimLock(store)
+        self.lock = claim  # type: ignore[assignment]
+        self.memory_lock = claim.mutex
         self._checked: dict[int, tuple[float, tuple[object, ...]]] = {}
 
     def new_pool(self) -> Pool:

@@ -16,7 +16,15 @@ import pandas as pd
 if TYPE_CHECKING:
     from store.db import Store, Tx
 
-__all__ = ["ItemState", "get_item_state", "items_in_state", "set_item_state", "states_frame"]
+__all__ = [
+    "ItemState",
+    "LockedItem",
+    "get_item_state",
+    "items_in_state",
+    "lock_item",
+    "set_item_state",
+    "states_frame",
+]
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,36 @@ def get_item_state(db: Store | Tx, item_id: int) -> ItemState | None:
     if row is None:
         return None
     return ItemState(row[0], row[1], row[2], row[3], json.loads(row[4]) if row[4] else None, row[5])
+
+
+@dataclass(frozen=True)
+class LockedItem:
+    """An item's state row as a shared write locked it: the gate's fields and the item's current version."""
+
+    status: str
+    target: int
+    version_id: int
+
+
+def lock_item(tx: Tx, item_id: int) -> LockedItem | None:
+    """Lock the item's state row until the transaction ends, in a label's shared transaction (over
+    PostgreSQL: store/engines.py `_WRITE_LOCK` lists the rules this row lock holds); the item's current
+    version is read in the same statement. Waits for a submit or claim on the same item, never for others.
+    Every statement after it sees what they committed (READ COMMITTED): the item's labels are read after
+    it, never in it (a statement's own snapshot predates the wait). None in an exclusive transaction
+    (DuckDB's process, or an exclusive writer over PostgreSQL): no label is written beside it. An item
+    without a state row cannot be locked: the write goes exclusive (Tx.require_exclusive)."""
+    if not tx.shared:
+        return None
+    row = tx.fetchone(
+        "SELECT s.status, s.target, i.current_version_id FROM item_state s JOIN items i ON i.id = s.item_id "
+        "WHERE s.item_id = ? FOR UPDATE OF s",
+        [item_id],
+    )
+    if row is None:
+        tx.require_exclusive()
+        return None
+    return LockedItem(str(row[0]), int(row[1]), int(row[2]))
 
 
 def set_item_state(
