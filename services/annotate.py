@@ -260,11 +260,11 @@ def _submit(
 ) -> tuple[Receipt, int | None]:
     """The receipt, and the study the label went to (None: a label of the gate).
 
-    `shared`: beside other labels over PostgreSQL, the item's state row locked first (store/engines.py
+    `shared`: beside other labels over PostgreSQL, under the item's own lock (store/engines.py
     `_WRITE_LOCK` says which rule is held where); StoreExclusiveNeeded when what the label settles must
     run alone, and then the caller runs it again exclusively."""
-    with store.writing(shared=shared) as tx:
-        locked = state.lock_item(tx, item_id)
+    with store.writing(shared=shared, item=item_id) as tx:
+        locked = state.locked_state(tx, item_id)
         item = items.get_item(tx, item_id, locked.version_id if locked else None)
         if item is None:
             raise NotFound(f"there is no item {item_id}")
@@ -441,7 +441,7 @@ def _settle(
             partial(scheduler.record_gold, dataset.id, item.item_id, annotator.id, first_label=first_label)
         )
         return
-    # the target as the locked row has it (over PostgreSQL what target_of reads, without asking again)
+    # the target as read under the item's lock (over PostgreSQL what target_of reads, without asking again)
     target = locked.target if locked is not None else scheduler.target_of(tx, dataset.id, item.item_id)
     if target is None:
         current = state.get_item_state(tx, item.item_id)

@@ -128,6 +128,7 @@ class Tx(_Reader):
         self._cur = cursor
         self.store = store
         self.shared = shared  # a label's transaction beside others (Store.writing(shared=True))
+        self.item: int | None = None  # the item a shared transaction holds the lock of
         self.on_commit: list[Callable[[], None]] = []
         self.on_finish: list[Callable[[], object]] = []
         self._cache: ReadCache = ReadOnly(store.cache)
@@ -250,13 +251,15 @@ class Store(_Reader):
         return cur
 
     @contextmanager
-    def writing(self, *, shared: bool = False) -> Iterator[Tx]:
+    def writing(self, *, shared: bool = False, item: int | None = None) -> Iterator[Tx]:
         """One serialised transaction: committed on success, rolled back on any error.
 
         `shared`: a label's transaction (services/annotate._submit, a skip). Over PostgreSQL it runs
         beside other shared ones, in this process and others, and never beside an exclusive one
         (store/engines.py `_WRITE_LOCK` says which rule is then held where); what it must not do shared
         raises StoreExclusiveNeeded (Tx.require_exclusive) for its caller to run it again exclusively.
+        `item`: the one item a shared write labels, locked with BEGIN against every other shared write on
+        it (store/state.locked_state reads its state under that lock).
         On DuckDB (one process) every write is exclusive, as before."""
         shared = shared and not self._engine.exclusive
         outer = getattr(self._local, "tx", None)
@@ -269,8 +272,9 @@ class Store(_Reader):
         with nullcontext() if shared else self._write_lock:
             cur = self._cursor()
             with _engine_errors(self._engine):
-                self._engine.begin(cur, shared)
+                self._engine.begin(cur, shared, item if shared else None)
             tx = self._local.tx = Tx(cur, self, shared)
+            tx.item = item if shared else None
             try:
                 yield tx
                 for finish in tx.on_finish:

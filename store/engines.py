@@ -78,10 +78,11 @@ class Engine(ABC):
     def unregister(self, con: Any, name: str) -> None: ...
 
     @abstractmethod
-    def begin(self, con: Any, shared: bool = False) -> None:
+    def begin(self, con: Any, shared: bool = False, item: int | None = None) -> None:
         """Open a write transaction; writes are serialised across every process on the database, but
-        for `shared` ones (labels), which run beside each other and hold their rules by row locks and
-        unique constraints (see _WRITE_LOCK), never beside an exclusive one."""
+        for `shared` ones (labels), which run beside each other and hold their rules by an item's lock,
+        row locks and unique constraints (see _WRITE_LOCK), never beside an exclusive one. `item`: a
+        shared transaction's item, locked against every other shared transaction on it."""
 
     @abstractmethod
     def commit(self, con: Any) -> None: ...
@@ -206,7 +207,7 @@ class DuckDBEngine(Engine):
     def unregister(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
         con.unregister(name)
 
-    def begin(self, con: duckdb.DuckDBPyConnection, shared: bool = False) -> None:
+    def begin(self, con: duckdb.DuckDBPyConnection, shared: bool = False, item: int | None = None) -> None:
         con.execute("BEGIN TRANSACTION")  # one process: Store's lock serialises every write
 
     def commit(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -276,19 +277,24 @@ class DuckDBEngine(Engine):
 # labels run side by side, and never beside an exclusive writer. Each rule a label's read-then-write
 # relies on is then held by PostgreSQL itself, here is where (READ COMMITTED: every statement after the
 # row lock sees everything committed before it was granted):
-# - an item's target (never more annotators than it needs): the item's state row, locked FOR UPDATE by
-#   the submit (store/state.lock_item) and by every claim before it counts labels and leases
-#   (store/leases.py, FOR UPDATE SKIP LOCKED); a label is taken only from a lease holder, or a lapsed
-#   lease whose place nobody took, counted under that lock (SharedScheduler.may_label);
-# - a label stored once (the same annotator, the same item): the same row lock, under which the item's
+# - every rule of one item (below) first: labels on the same item run one after the other, under the
+#   item's own transaction lock, taken with BEGIN (Store.writing(shared=True, item=...)); claims never
+#   take it, so a claim never waits for a label (and a label never waits for a claim but at the UPDATE
+#   of the item's state row, as before);
+# - an item's target (never more annotators than it needs): a claim locks the item's state row (FOR
+#   UPDATE SKIP LOCKED, store/leases.py) and counts labels and live leases under it; a label is taken
+#   from a live lease holder (counted already, as a lease or a label), or from a lapsed lease only while
+#   nobody took its place, counted under the same row lock, FOR UPDATE (SharedScheduler.may_label);
+# - a label stored once (the same annotator, the same item): the item's lock, under which the item's
 #   rows are read (a correction only where the dataset allows it; `first_label`);
 # - a request id seen once: the UNIQUE constraint on annotations.request_id (and study_labels'), whose
 #   insert waits for a concurrent one with the same id and then fails (AnnotationConflict: rolled back,
-#   the first submit read and answered); a retry on the same item is found under the row lock first;
-# - the item's state as the decision over all its labels, an escalation's raised target: the row lock
-#   (every label on the item passes through it) and the UPDATE of that same row;
-# - the current version a label is for: read from the database under the row lock; versions change only
-#   in exclusive writes (imports, edits, generators; a gate accept goes exclusive, below);
+#   the first submit read and answered); a retry on the same item is found under the item's lock first;
+# - the item's state as the decision over all its labels, an escalation's raised target: the item's
+#   lock (every label on the item passes through it), the state read after it (store/state.locked_state)
+#   and the UPDATE of that row;
+# - the current version a label is for: read from the database under the item's lock; versions change
+#   only in exclusive writes (imports, edits, generators; a gate accept goes exclusive, below);
 # - what follows a decision (a new version, a regeneration or a new variant, a failed item past its cap)
 #   needs more than one row: the shared attempt raises StoreExclusiveNeeded before it writes any of it
 #   (services/decide.settle, or any nested Store.writing()), rolls back, and runs again exclusively;
@@ -297,6 +303,7 @@ class DuckDBEngine(Engine):
 # SERIALIZABLE is not used: no rule of the label path spans rows beyond the item's without going
 # exclusive, so nothing retries for serialisation failures. DuckDB: one process, its own lock, unchanged.
 _WRITE_LOCK = 0x5374_6570_6761_7465  # "Stepgate"
+_ITEM_LOCK = 0x5374_6570  # "Step": an item's lock, (this ^ id >> 31, id & 0x7FFFFFFF) in the two-key space
 # Every session: timestamps in UTC; whole results planned as whole results (a server-side cursor is
 # otherwise planned for its first tenth: nested loops that made a 10k-item export take 17 s, not 0.4 s).
 _SESSION = "-c TimeZone=UTC -c cursor_tuple_fraction=1"
@@ -400,10 +407,14 @@ class PostgresEngine(Engine):
         if con.info.transaction_status != self._psycopg.pq.TransactionStatus.INERROR:
             con.execute(f'DROP TABLE IF EXISTS pg_temp."{name}"')
 
-    def begin(self, con: Any, shared: bool = False) -> None:
-        # One round trip: both statements in one simple query (the key is a constant of ours).
+    def begin(self, con: Any, shared: bool = False, item: int | None = None) -> None:
+        # One round trip: the statements in one simple query (the keys are numbers of ours).
         lock = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
-        con.execute(f"BEGIN; SELECT {lock}({_WRITE_LOCK})")
+        sql = f"BEGIN; SELECT {lock}({_WRITE_LOCK})"
+        if item is not None:  # the two-key space: never the write lock's; ids up to 2^62 (services)
+            item = int(item)
+            sql += f"; SELECT pg_advisory_xact_lock({_ITEM_LOCK ^ (item >> 31)}, {item & 0x7FFFFFFF})"
+        con.execute(sql)
 
     def prepare(self, con: Any) -> None:
         present = {

@@ -238,6 +238,9 @@ class SharedScheduler(Scheduler):
             return "no"
         if row[0] > now:
             return "leased"
+        # Lapsed: its place may have gone to a claim. Counted under the item's state row, which every
+        # claim locks before it counts (store/engines.py _WRITE_LOCK): one of them gets the place.
+        db.execute("SELECT 1 FROM item_state WHERE item_id = ? FOR UPDATE", [item_id])
         target = self.target_of(db, dataset_id, item_id)
         taken = _taken(db, item_id, annotator_id, now)
         if target is not None and taken is not None and taken < target:

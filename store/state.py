@@ -21,7 +21,7 @@ __all__ = [
     "LockedItem",
     "get_item_state",
     "items_in_state",
-    "lock_item",
+    "locked_state",
     "set_item_state",
     "states_frame",
 ]
@@ -49,26 +49,27 @@ def get_item_state(db: Store | Tx, item_id: int) -> ItemState | None:
 
 @dataclass(frozen=True)
 class LockedItem:
-    """An item's state row as a shared write locked it: the gate's fields and the item's current version."""
+    """An item's state row as a shared write read it under the item's lock, and its current version."""
 
     status: str
     target: int
     version_id: int
 
 
-def lock_item(tx: Tx, item_id: int) -> LockedItem | None:
-    """Lock the item's state row until the transaction ends, in a label's shared transaction (over
-    PostgreSQL: store/engines.py `_WRITE_LOCK` lists the rules this row lock holds); the item's current
-    version is read in the same statement. Waits for a submit or claim on the same item, never for others.
-    Every statement after it sees what they committed (READ COMMITTED): the item's labels are read after
-    it, never in it (a statement's own snapshot predates the wait). None in an exclusive transaction
-    (DuckDB's process, or an exclusive writer over PostgreSQL): no label is written beside it. An item
-    without a state row cannot be locked: the write goes exclusive (Tx.require_exclusive)."""
+def locked_state(tx: Tx, item_id: int) -> LockedItem | None:
+    """In a label's shared transaction over PostgreSQL, which holds the item's lock from BEGIN
+    (Store.writing(shared=True, item=...); store/engines.py `_WRITE_LOCK` lists the rules it holds):
+    the item's state and current version, read after the lock was granted, so with everything the
+    labels before it committed (READ COMMITTED). None in an exclusive transaction (DuckDB's process, or
+    an exclusive writer over PostgreSQL): no label is written beside it. A shared transaction that does
+    not hold this item's lock, or an item without a state row, goes exclusive (Tx.require_exclusive)."""
     if not tx.shared:
         return None
+    if tx.item != item_id:
+        tx.require_exclusive()
     row = tx.fetchone(
         "SELECT s.status, s.target, i.current_version_id FROM item_state s JOIN items i ON i.id = s.item_id "
-        "WHERE s.item_id = ? FOR UPDATE OF s",
+        "WHERE s.item_id = ?",
         [item_id],
     )
     if row is None:

@@ -1,5 +1,5 @@
 """Labels over PostgreSQL without one global lock: a label's transaction takes the write lock SHARED and
-holds its rules by the item's state row (FOR UPDATE) and the request id's unique constraint; rare writes
+holds its rules by the item's own lock, its state row and the request id's unique constraint; rare writes
 take it EXCLUSIVE (store/engines.py, `_WRITE_LOCK`). Several Store objects on one database are several
 replicas; their threads submit at the same moment, on the same items and on different ones."""
 
@@ -131,7 +131,7 @@ def test_lapsed_leases_racing_for_the_last_place_never_fill_an_item_past_its_tar
 ) -> None:
     """A and B held the item and let their leases lapse; C took it then. A lapsed lease may still
     answer while the item has room, so A and B both see one place left (C's): counted under the item's
-    row lock, one of them gets it, the other is told its lease went to others."""
+    lock, one of them gets it, the other is told its lease went to others."""
     later, then = T0 + timedelta(seconds=120), T0 + timedelta(seconds=130)
     calls: list[Callable[[], Any]] = []
     for item_id in range(1, ITEMS + 1):
