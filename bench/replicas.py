@@ -210,8 +210,8 @@ def lock_sampler(url: str, key: int, every: float = 0.01) -> Iterator[dict[str, 
     """Samples pg_locks while the block runs: how many transactions wait on the advisory lock `key`
     (in either mode), how often one holds it exclusively (imports, settings: every other writer waits)
     or shared (labels: none waits for another), how often an exclusive holder is idle in its transaction
-    (the server waits on the app), and how many wait on another transaction's row lock (two submits on
-    one item). Yields a dict filled at exit."""
+    (the server waits on the app), and how many wait on an item's lock or another transaction's row lock
+    (two submits on one item). Yields a dict filled at exit."""
     import psycopg
 
     out: dict[str, float] = {}
@@ -228,9 +228,11 @@ def lock_sampler(url: str, key: int, every: float = 0.01) -> Iterator[dict[str, 
                     "count(*) FILTER (WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ExclusiveLock' "
                     " AND a.state = 'idle in transaction'), "
                     "count(*) FILTER (WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ShareLock'), "
-                    "count(*) FILTER (WHERE l.locktype IN ('transactionid', 'tuple') AND NOT l.granted) "
+                    # an item's lock (store/engines.py: the two-key space) or a row another transaction holds
+                    "count(*) FILTER (WHERE (l.locktype IN ('transactionid', 'tuple') "
+                    " OR (l.locktype = 'advisory' AND l.objsubid = 2)) AND NOT l.granted) "
                     "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
-                    "WHERE l.locktype IN ('transactionid', 'tuple') "
+                    "WHERE l.locktype IN ('transactionid', 'tuple') OR (l.locktype = 'advisory' AND l.objsubid = 2) "
                     "OR (l.locktype = 'advisory' AND l.classid::bigint = %s AND l.objid::bigint = %s)",
                     [high, low],
                 ).fetchone()
@@ -409,7 +411,7 @@ def replica_rows(
                 f"; write lock held exclusively {lock['held']:.0%} of the time, held shared by "
                 f"{lock['shared']:.2f} transactions on average, {lock['waiters']:.2f} waiting on it "
                 f"(~{lock['waiters'] / rate * 1000:.1f} ms of lock wait a label), {lock['row_waiters']:.2f} "
-                f"waiting on an item's row (~{lock['row_waiters'] / rate * 1000:.1f} ms a label); CPU a label: "
+                f"waiting on an item's lock or a row (~{lock['row_waiters'] / rate * 1000:.1f} ms a label); CPU a label: "
                 f"database {cpu['db'] / labels * 1000:.1f} ms, app {cpu['app'] / labels * 1000:.1f} ms; "
                 f"{over} over-assigned or repeated"
             )
