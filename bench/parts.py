@@ -11,7 +11,7 @@ SQL a lease check runs counts as SQL, not as lease):
 
 - session: the login session's check (`Sessions.user`) and the Gradio session owner (`owns`);
 - access: who is asking and may they (`require_user`, the dataset's lookup, `_check_may_label`);
-- lease: the scheduler (the `Leases` methods);
+- lease: the scheduler (the `Leases` methods) and the progress counts;
 - SQL: every statement, begin and commit on the store's connection;
 - handler, rest: the handler's own Python (the item's view, the reply, the decision rule);
 - Gradio: the rest of the server's time (routing, the guard's body read, Gradio's pre/postprocess);
@@ -223,7 +223,7 @@ def measure(
     if profile:  # cProfile of every request (the event loop's side) and handler (a worker thread's)
         os.environ[_ENV + "_PROFILE"] = "1"
     try:
-        server = start_server(db, "--no-demo", "--team", launcher=("-m", "bench.parts"))
+        server = start_server(db, "--no-demo", "--team", launcher=("-m", "bench.parts"), timeout=600)
     finally:
         os.environ.pop(_ENV, None)
         os.environ.pop(_ENV + "_PROFILE", None)

@@ -103,7 +103,8 @@ def annotators_per_item(dataset: Dataset) -> int | None:
 
 def progress(store: Store, user: Annotator, dataset: Dataset) -> dict[str, int]:
     """Counts the user may see: an annotator's own work and the dataset size; reviewers see all."""
-    return _visible(user, assignments.progress(store, dataset.id, user.id, leases_of(store)))
+    counts = assignments.progress(store, dataset.id, user.id, leases_of(store), settled=user.can_see_labels)
+    return _visible(user, counts)
 
 
 def _visible(user: Annotator, counts: dict[str, int]) -> dict[str, int]:

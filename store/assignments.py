@@ -603,10 +603,24 @@ _TOTALS_TTL = 2.0  # seconds a dataset's settled/total counts may lag behind oth
 
 
 def progress(
-    db: Store | Tx, dataset_id: int, annotator_id: int | None = None, leases: Leases | None = None
+    db: Store | Tx,
+    dataset_id: int,
+    annotator_id: int | None = None,
+    leases: Leases | None = None,
+    *,
+    settled: bool = True,
 ) -> dict[str, int]:
     """Items in the dataset by gating state, and how many this annotator has labelled (by the leases'
-    count; 0 without an annotator and leases)."""
+    count; 0 without an annotator and leases). ``settled=False``: the dataset's size and the
+    annotator's own count only (what an annotator is shown), from memory: no recount every few seconds."""
+    mine = leases.labelled_by(db, dataset_id, annotator_id) if annotator_id is not None and leases else 0
+    if not settled:
+        key = ("items", dataset_id)  # the dataset's size: changed only by writes that drop the cache
+        total = db.cache.get(key)
+        if total is MISS:
+            total = int(db.scalar("SELECT count(*) FROM item_state WHERE dataset_id = ?", [dataset_id]) or 0)
+            db.cache.put(key, total)
+        return {"total": int(total), "mine": mine}
     key = ("progress", dataset_id)
     cached = db.cache.get(key)
     if cached is MISS or time.monotonic() - cached[0] > _TOTALS_TTL:
@@ -617,6 +631,5 @@ def progress(
         )
         cached = (time.monotonic(), tuple(int(v) for v in row) if row else (0, 0, 0))
         db.cache.put(key, cached)
-    total, settled, discarded = cached[1]
-    mine = leases.labelled_by(db, dataset_id, annotator_id) if annotator_id is not None and leases else 0
-    return {"total": total, "settled": settled, "discarded": discarded, "mine": mine}
+    total, done, discarded = cached[1]
+    return {"total": total, "settled": done, "discarded": discarded, "mine": mine}
