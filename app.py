@@ -566,10 +566,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("--") and argv[0] not in ("--help", "-h")):
         argv = ["serve", *argv]
-    if argv[0] == "serve":  # before the parser imports the export formats, and Gradio pandas
-        from ui.web.deferred import defer_imports
+    from ui.web.deferred import NOT_IN_A_SERVER, defer_imports, stop_deferring
 
-        defer_imports()  # pandas and pyarrow load on first use (cmd_serve ends the deferral)
+    # Before the parser imports the export formats (and a server Gradio): pandas and pyarrow load on
+    # first use, so `users add` or `jobs list` answers without them (cmd_serve ends the deferral).
+    defer_imports(refused=() if argv[0] != "serve" else NOT_IN_A_SERVER)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.verb == "serve":
@@ -589,6 +590,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreUnavailableError as exc:
         sys.exit(f"error: {exc}")
     compose(store)  # what follows a decision and runs each job kind, registered per task; the leases
+    stop_deferring()  # what a command uses of pandas loads when it first reads it
     try:
         return run_verb(args, store)
     except StoreUnavailableError as exc:  # e.g. the image bucket refused a write: nothing was stored

@@ -3,6 +3,7 @@
     python bench/run.py            # 10k items, then how figures grow at 100k and 1M
     python bench/run.py --quick    # 10k items and shorter loads: under a minute
     python bench/run.py --sizes-only --sizes 10000,1000000   # the per-size rows alone
+    python bench/run.py --parts    # where a next item's and a submit's time goes, beside the floor
 
 Prints a Markdown table. Latency is measured with plain HTTP (requests, keep-alive) on the
 endpoints a client uses, never through gradio_client (which adds ~140 ms per call of its own).
@@ -461,8 +462,19 @@ def main() -> int:
         action="store_true",
         help="only the rows taken at each size (import, start, memory, labelling, export), with their floors",
     )
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="only the parts of a next item and a submit (session, access, lease, SQL, Gradio) beside the floor",
+    )
     args = parser.parse_args()
     rows: list[tuple[str, str]] = []
+    if args.parts:
+        from bench.parts import rows as part_rows
+
+        with tempfile.TemporaryDirectory() as tmp:
+            print_table(part_rows(Path(tmp)))
+        return 0
     if args.io_only:
         with tempfile.TemporaryDirectory() as tmp:
             for n in [int(s) for s in args.sizes.split(",")]:

@@ -65,9 +65,15 @@ def _file_size_limit(limit: int):
 
 
 def start_server(
-    db: Path, *extra: str, port: int | None = None, timeout: float = 120, file_size_limit: int | None = None
+    db: Path,
+    *extra: str,
+    port: int | None = None,
+    timeout: float = 120,
+    file_size_limit: int | None = None,
+    launcher: tuple[str, ...] = ("app.py",),
 ) -> Server:
-    """`python app.py serve --db DB --port P` on 127.0.0.1; returns once it answers HTTP."""
+    """`python app.py serve --db DB --port P` on 127.0.0.1; returns once it answers HTTP. `launcher`:
+    what python runs instead of app.py (bench/parts.py: the app with its timers in)."""
     port = port or free_port()
     log = db.with_suffix(".server.log")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
@@ -76,7 +82,7 @@ def start_server(
     process = subprocess.Popen(
         [
             sys.executable,
-            "app.py",
+            *launcher,
             "serve",
             "--db",
             str(db),

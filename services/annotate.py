@@ -104,23 +104,28 @@ def annotators_per_item(dataset: Dataset) -> int | None:
 
 def progress(store: Store, user: Annotator, dataset: Dataset) -> dict[str, int]:
     """Counts the user may see: an annotator's own work and the dataset size; reviewers see all."""
-    counts = assignments.progress(store, dataset.id, user.id, leases_of(store))
+    counts = assignments.progress(store, dataset.id, user.id, leases_of(store), settled=user.can_see_labels)
+    return _visible(user, counts)
+
+
+def _visible(user: Annotator, counts: dict[str, int]) -> dict[str, int]:
     if user.can_see_labels:
         return counts
     return {"total": counts["total"], "mine": counts["mine"]}
 
 
-def _seen_by(store: Store, user: Annotator, found: WorkItem | None) -> WorkItem | None:
+def _seen_by(user: Annotator, found: WorkItem | None) -> WorkItem | None:
+    """The item with the counts this user may see (store.work counted them for this user already)."""
     if found is None:
         return None
-    return dataclasses.replace(found, progress=progress(store, user, found.dataset))
+    return dataclasses.replace(found, progress=_visible(user, found.progress))
 
 
 def _navigate(call: Any, store: Store, user: Annotator, *args: Any) -> WorkItem | None:
     if args and isinstance(args[0], Dataset) and args[0].archived and not may_see_archived(user):
         raise NotFound(f"there is no dataset named {args[0].name!r}")  # archived: as if it were not
     try:
-        return _seen_by(store, user, call(store, leases_of(store), user, *args))
+        return _seen_by(user, call(store, leases_of(store), user, *args))
     except WorkError as exc:
         raise NotFound(str(exc)) from exc
 

@@ -25,7 +25,7 @@ from importers.records import ImportProblem, ItemRecord, ParseResult
 from importers.stepgate import parse_bundle
 from services.import_part import RESULT
 from services.import_part import run as run_part
-from store.bulk import WriteSummary, no_cyclic_gc, write_records, write_staged
+from store.bulk import WriteSummary, no_cyclic_gc, write_chunks, write_records
 from store.bundles import write_bundle
 from store.datasets import get_or_create_dataset
 from store.items import existing_versions
@@ -174,13 +174,12 @@ def _import_rows(
             dataset_ = get_or_create_dataset(tx, name, the_task, parsed.format)
             # Read once: ids are unique within a file, so no chunk can meet an item an earlier one added.
             known = existing_versions(tx, dataset_.id)
-            for staged in spill:
-                written = write_staged(tx, dataset_, staged, known)
-                outcome.added += written.added
-                outcome.new_versions += written.new_versions
-                outcome.unchanged += written.unchanged
-                if progress:
-                    progress(len(staged))
+            written = write_chunks(tx, dataset_, spill, known, progress)
+            outcome.added, outcome.new_versions, outcome.unchanged = (
+                written.added,
+                written.new_versions,
+                written.unchanged,
+            )
         if outcome.added + outcome.new_versions >= _ANALYZE_AFTER:
             store.analyze(_GROWN_BY_IMPORT)
         warnings = list(parsed.warnings)

@@ -9,11 +9,12 @@ it as usual. The collector comes back as it was, also when the work fails.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from importers.records import ItemRecord
@@ -21,12 +22,12 @@ from store.datasets import Dataset, get_or_create_dataset
 from store.inserts import insert_columns, new_ids
 from store.items import existing_versions
 from store.staging import StagedChunk, stage_records
-from store.versions import insert_versions, restart_gating
+from store.versions import insert_steps, insert_versions, restart_gating
 
 if TYPE_CHECKING:
     from store.db import Tx
 
-__all__ = ["WriteSummary", "no_cyclic_gc", "write_records", "write_staged"]
+__all__ = ["WriteSummary", "no_cyclic_gc", "write_chunks", "write_records", "write_staged"]
 
 
 @dataclass
@@ -69,13 +70,43 @@ def write_records(
     return write_staged(tx, dataset, stage_records(records), existing)
 
 
+def write_chunks(
+    tx: Tx,
+    dataset: Dataset,
+    chunks: Iterable[StagedChunk],
+    existing: dict[str, tuple[int, int, int, str]],
+    progress: Callable[[int], None] | None = None,
+) -> WriteSummary:
+    """write_staged for each chunk of one file, and then the steps of them all in one insert.
+
+    ``chunks``: read twice (a Spill), the second time for their steps only; ``existing``: the
+    dataset's items, read once before the first chunk (ids are unique within a file).
+    """
+    total = WriteSummary(dataset=dataset.name)
+    steps: list[np.ndarray] = []  # per chunk, each row's version id
+    for chunk in chunks:
+        written = write_staged(tx, dataset, chunk, existing, steps_later=steps)
+        total.added += written.added
+        total.new_versions += written.new_versions
+        total.unchanged += written.unchanged
+        if progress:
+            progress(len(chunk))
+    insert_steps(tx, zip(chunks, steps, strict=True))
+    return total
+
+
 def write_staged(
-    tx: Tx, dataset: Dataset, chunk: StagedChunk, existing: dict[str, tuple[int, int, int, str]]
+    tx: Tx,
+    dataset: Dataset,
+    chunk: StagedChunk,
+    existing: dict[str, tuple[int, int, int, str]],
+    steps_later: list[np.ndarray] | None = None,
 ) -> WriteSummary:
     """write_records for a staged chunk: new ids become items, changed content a new version.
 
     The same rows as write_records writes (new items first, then new versions of known ones, ids in
     that order), from columns: no Python object per row but the two columns that find the known items.
+    ``steps_later``: as insert_versions takes it.
     """
     summary = WriteSummary(dataset=dataset.name)
     fresh: list[int] = []
@@ -94,6 +125,8 @@ def write_staged(
             known_rows.append(known[:3])
     order = fresh + changed
     if not order:
+        if steps_later is not None:
+            steps_later.append(np.full(len(chunk), -1, dtype=np.int64))  # none of its steps
         return summary
     new_item_ids = new_ids(tx, "item_ids", len(fresh))
     n_fresh = len(fresh)
@@ -105,6 +138,7 @@ def write_staged(
         versions=[1] * n_fresh + [k[2] + 1 for k in known_rows],
         parents=[None] * n_fresh + [k[1] for k in known_rows],
         reasons=["imported"] * n_fresh + ["reimported"] * len(changed),
+        steps_later=steps_later,
     )
     taken = chunk.version_rows(fresh)
     insert_columns(

@@ -9,7 +9,7 @@ store.items'; the lineage with its authors is store.browse's.
 from __future__ import annotations
 
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,14 @@ from store.staging import StagedChunk, content_hash, stage_records
 if TYPE_CHECKING:
     from store.db import Tx
 
-__all__ = ["add_version", "insert_versions", "restart_gating", "save_edited_steps", "write_versions"]
+__all__ = [
+    "add_version",
+    "insert_steps",
+    "insert_versions",
+    "restart_gating",
+    "save_edited_steps",
+    "write_versions",
+]
 
 
 def insert_versions(
@@ -40,8 +47,13 @@ def insert_versions(
     versions: list[int],
     parents: list[int | None],
     reasons: list[str],
+    steps_later: list[np.ndarray] | None = None,
 ) -> list[int]:
-    """The rows ``order`` of a staged chunk as versions (with their steps and images); their new ids."""
+    """The rows ``order`` of a staged chunk as versions (with their steps and images); their new ids.
+
+    ``steps_later``: where to leave the version id of each of the chunk's rows instead of inserting its
+    steps, for insert_steps to insert the steps of many chunks at once.
+    """
     vids = new_ids(tx, "version_ids", len(order))
     taken = chunk.version_rows(order)
     columns: dict[str, Any] = {
@@ -52,24 +64,12 @@ def insert_versions(
         "reason": pa.array(reasons, type=pa.string()),
     }
     insert_columns(tx, "item_versions", columns | {c: taken.column(c) for c in VERSION_COLUMNS[5:]}, {})
-    vid_of_row = np.full(len(chunk), -1, dtype=np.int64)
+    vid_of_row = np.full(len(chunk), -1, dtype=np.int64)  # -1: a row left out (an unchanged item)
     vid_of_row[np.asarray(order, dtype=np.int64)] = np.asarray(vids, dtype=np.int64)
-    step_vids = vid_of_row[chunk.steps.column("row").to_numpy()]
-    steps = chunk.steps
-    if len(order) < len(chunk):  # rows left out (unchanged items) keep their steps
-        keep = step_vids >= 0
-        steps, step_vids = steps.filter(pa.array(keep)), step_vids[keep]
-    insert_columns(
-        tx,
-        "steps",
-        {
-            "version_id": pa.array(step_vids, type=pa.int64()),
-            "role": steps.column("role"),
-            "position": steps.column("position"),
-            "text": steps.column("text"),
-        },
-        {},
-    )
+    if steps_later is None:
+        _insert_step_table(tx, _step_rows(chunk, vid_of_row))
+    else:
+        steps_later.append(vid_of_row)
     if chunk.images:
         image_rows = [
             [int(vid_of_row[row]), pos, save_image(tx, image)]
@@ -78,6 +78,58 @@ def insert_versions(
         ]
         insert_rows(tx, "version_images", ["version_id", "position", "image_hash"], image_rows)
     return vids
+
+
+_STEPS_SCHEMA = pa.schema(
+    [("version_id", pa.int64()), ("role", pa.string()), ("position", pa.int32()), ("text", pa.string())]
+)
+
+
+def _step_rows(chunk: StagedChunk, vid_of_row: np.ndarray) -> pa.Table:
+    """A staged chunk's steps as rows of the steps table, those of rows left out (-1) dropped."""
+    steps = chunk.steps
+    step_vids = vid_of_row[steps.column("row").to_numpy()]
+    if (step_vids < 0).any():  # rows left out (unchanged items) keep their steps
+        keep = step_vids >= 0
+        steps, step_vids = steps.filter(pa.array(keep)), step_vids[keep]
+    return pa.table(
+        {
+            "version_id": pa.array(step_vids, type=pa.int64()),
+            "role": steps.column("role").cast(pa.string()),
+            "position": steps.column("position"),
+            "text": steps.column("text"),
+        },
+        schema=_STEPS_SCHEMA,
+    )
+
+
+def insert_steps(tx: Tx, chunks: Iterable[tuple[StagedChunk, np.ndarray]]) -> None:
+    """The steps of staged chunks, each with its rows' version ids (-1: left out).
+
+    In DuckDB all of them go in as one INSERT that reads the chunks one after the other (an Arrow
+    stream; a chunk kept on disk is mapped only while it is read): an INSERT per chunk of 20,000
+    items made the commit cost three fifths more CPU (writing 100k items took 3.2-3.4 s of CPU
+    instead of 2.9-3.0 s).
+    """
+    if not tx.engine.embedded:  # a server's register copies a whole table: one chunk at a time
+        for chunk, vid_of_row in chunks:
+            _insert_step_table(tx, _step_rows(chunk, vid_of_row))
+        return
+    batches = (b for chunk, vids in chunks for b in _step_rows(chunk, vids).to_batches() if b.num_rows)
+    _insert_step_table(tx, pa.RecordBatchReader.from_batches(_STEPS_SCHEMA, batches))
+
+
+def _insert_step_table(tx: Tx, rows: pa.Table | pa.RecordBatchReader) -> None:
+    if isinstance(rows, pa.Table) and rows.num_rows == 0:
+        return
+    tx.register("_incoming_steps", rows)
+    try:
+        tx.execute(
+            "INSERT INTO steps (version_id, role, position, text) "
+            "SELECT version_id, role, position, text FROM _incoming_steps"
+        )
+    finally:
+        tx.unregister("_incoming_steps")
 
 
 def write_versions(tx: Tx, pending: list[tuple[ItemRecord, int, int, int | None, str, str]]) -> list[int]:

@@ -84,7 +84,8 @@ def _work(
         state,
         label,
         position(store, dataset.id, item_id),
-        assignments.progress(store, dataset.id, annotator.id, leases),
+        # an annotator is shown their own count and the dataset's size; reviewers every state
+        assignments.progress(store, dataset.id, annotator.id, leases, settled=annotator.can_see_labels),
     )
 
 

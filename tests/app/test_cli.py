@@ -127,3 +127,26 @@ def test_the_encoder_option_and_the_study_verb_say_what_is_wrong(tmp_path: Path)
     examples.write_text(json.dumps({"example": "e1", "predicted": "not a list", "reference": []}) + "\n")
     wrong = _run("study", str(examples), "--dataset", "s", "--db", str(tmp_path / "y.duckdb"))
     assert wrong.returncode == 1 and "must be lists of steps" in wrong.stderr
+
+
+def test_a_command_that_needs_no_table_answers_without_loading_pandas(tmp_path: Path) -> None:
+    """pandas and pyarrow are most of a command's start-up: `users add` or `jobs list` defer them."""
+    db = tmp_path / "lean.duckdb"
+    probe = (
+        "import sys, app\n"
+        "from ui.web.deferred import is_loaded\n"
+        "code = app.main(sys.argv[1:])\n"
+        "print('loaded:', is_loaded('pandas'), is_loaded('pyarrow'))\n"
+        "sys.exit(code)\n"
+    )
+    for args in (["users", "add", "ann", "--role", "annotator", "--no-password"], ["users", "list"]):
+        result = subprocess.run(
+            [sys.executable, "-c", probe, *args, "--db", str(db)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        assert "loaded: False False" in result.stdout, (args, result.stdout)
+    assert "ann" in cli("users", "list", db=db).stdout

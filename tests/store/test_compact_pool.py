@@ -115,3 +115,44 @@ def test_the_seeded_gold_order_is_the_order_of_the_sorted_digests() -> None:
     shuffled = seeded_order(ids, 7)
     assert list(shuffled) == expected and all(type(i) is int for i in shuffled)
     assert list(seeded_order(array("q"), 7)) == []
+
+
+def _label(store: Store, who: users.Annotator, item_id: int, now: datetime) -> None:
+    submit(
+        store,
+        annotator=who,
+        item_id=item_id,
+        version_id=get_item(store, item_id).version_id,
+        payload=REVIEW,
+        request_id=f"{who.id}-{item_id}",
+        now=now,
+    )
+
+
+def test_an_annotator_far_ahead_passes_over_their_own_started_items_and_others_get_them_first(
+    store: Store,
+) -> None:
+    """Pool.done_by lets the next item skip what an annotator labelled without checking each item; the
+    rules are unchanged: a started item comes before a fresh one, and one whose lease lapsed returns."""
+    dataset = _dataset(store, 60, annotators_per_item=2)
+    ann, bob, cat = (users.add_user(store, name) for name in ("ann", "bob", "cat"))
+    leases = leases_of(store)
+    now = T0
+    for _ in range(40):  # ann labels 40 items alone: each is started, waiting for a second label
+        claim = leases.claim_next(store, ann.id, dataset.id, lease_seconds=60, now=now)
+        assert claim is not None
+        _label(store, ann, claim.item_id, now)
+    pool = leases.pool(store, dataset.id)  # type: ignore[attr-defined]
+    assert pool.done_by[ann.id] == {i for i, who in pool.done.items() if ann.id in who}
+    assert len(pool.done_by[ann.id]) == 40
+    claim = leases.claim_next(store, ann.id, dataset.id, lease_seconds=60, now=now)
+    assert claim is not None and claim.item_id not in pool.done_by[ann.id]  # a fresh item, her 41st
+    first = min(pool.done_by[ann.id])
+    held = leases.claim_next(store, bob.id, dataset.id, lease_seconds=60, now=now)
+    assert held is not None and held.item_id == first  # ann's oldest started item goes out first
+    # bob walks away: after his lease lapses, cat is given the same item, before any fresh one
+    later = now + timedelta(seconds=61)
+    again = leases.claim_next(store, cat.id, dataset.id, lease_seconds=60, now=later)
+    assert again is not None and again.item_id == first
+    _label(store, cat, first, later)  # the item is settled: it leaves the pool and ann's done_by
+    assert first not in pool.done_by[ann.id] and first not in pool.started
