@@ -222,19 +222,19 @@ def lock_sampler(url: str, key: int, every: float = 0.01) -> Iterator[dict[str, 
     def sample() -> None:
         with psycopg.connect(url, autocommit=True) as con:
             while not stop.is_set():
+                # the write lock: one bigint key (objsubid 1); an item's lock: the two-key space (objsubid 2)
+                write = "l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid::bigint = %s AND l.objid::bigint = %s"
+                item = "(l.locktype IN ('transactionid', 'tuple') OR (l.locktype = 'advisory' AND l.objsubid = 2))"
                 row = con.execute(
-                    "SELECT count(*) FILTER (WHERE l.locktype = 'advisory' AND NOT l.granted), "
-                    "count(*) FILTER (WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ExclusiveLock'), "
-                    "count(*) FILTER (WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ExclusiveLock' "
+                    f"SELECT count(*) FILTER (WHERE {write} AND NOT l.granted), "
+                    f"count(*) FILTER (WHERE {write} AND l.granted AND l.mode = 'ExclusiveLock'), "
+                    f"count(*) FILTER (WHERE {write} AND l.granted AND l.mode = 'ExclusiveLock' "
                     " AND a.state = 'idle in transaction'), "
-                    "count(*) FILTER (WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ShareLock'), "
-                    # an item's lock (store/engines.py: the two-key space) or a row another transaction holds
-                    "count(*) FILTER (WHERE (l.locktype IN ('transactionid', 'tuple') "
-                    " OR (l.locktype = 'advisory' AND l.objsubid = 2)) AND NOT l.granted) "
+                    f"count(*) FILTER (WHERE {write} AND l.granted AND l.mode = 'ShareLock'), "
+                    f"count(*) FILTER (WHERE {item} AND NOT l.granted) "
                     "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
-                    "WHERE l.locktype IN ('transactionid', 'tuple') OR (l.locktype = 'advisory' AND l.objsubid = 2) "
-                    "OR (l.locktype = 'advisory' AND l.classid::bigint = %s AND l.objid::bigint = %s)",
-                    [high, low],
+                    f"WHERE ({write}) OR {item}",
+                    [high, low] * 5,
                 ).fetchone()
                 samples.append(tuple(int(v) for v in row))  # type: ignore[arg-type]
                 stop.wait(every)
