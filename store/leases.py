@@ -101,7 +101,7 @@ class SharedPool(Pool):
         # Counted after the lock, in a statement of its own: it sees every claim committed before.
         taken = _taken(self.store, item_id, annotator_id, now)
         if taken is None:  # labelled through another replica
-            self.done.setdefault(item_id, set()).add(annotator_id)
+            self.mark_done(item_id, annotator_id)  # done and done_by kept as one
             return _FULL
         return taken
 
