@@ -8,6 +8,7 @@ store.items'; the lineage with its authors is store.browse's.
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -80,9 +81,12 @@ def insert_versions(
     return vids
 
 
-_STEPS_SCHEMA = pa.schema(
-    [("version_id", pa.int64()), ("role", pa.string()), ("position", pa.int32()), ("text", pa.string())]
-)
+@functools.cache
+def _steps_schema() -> pa.Schema:
+    """Made on first use: pyarrow loads when an import writes, not when a server or a command starts."""
+    return pa.schema(
+        [("version_id", pa.int64()), ("role", pa.string()), ("position", pa.int32()), ("text", pa.string())]
+    )
 
 
 def _step_rows(chunk: StagedChunk, vid_of_row: np.ndarray) -> pa.Table:
@@ -99,7 +103,7 @@ def _step_rows(chunk: StagedChunk, vid_of_row: np.ndarray) -> pa.Table:
             "position": steps.column("position"),
             "text": steps.column("text"),
         },
-        schema=_STEPS_SCHEMA,
+        schema=_steps_schema(),
     )
 
 
@@ -116,7 +120,7 @@ def insert_steps(tx: Tx, chunks: Iterable[tuple[StagedChunk, np.ndarray]]) -> No
             _insert_step_table(tx, _step_rows(chunk, vid_of_row))
         return
     batches = (b for chunk, vids in chunks for b in _step_rows(chunk, vids).to_batches() if b.num_rows)
-    _insert_step_table(tx, pa.RecordBatchReader.from_batches(_STEPS_SCHEMA, batches))
+    _insert_step_table(tx, pa.RecordBatchReader.from_batches(_steps_schema(), batches))
 
 
 def _insert_step_table(tx: Tx, rows: pa.Table | pa.RecordBatchReader) -> None:
