@@ -68,7 +68,6 @@ def test_choosing_the_dataset_already_chosen_keeps_the_item_in_every_panel(
     """Issue 28: it answered HTTP 500 and covered the panel with red Error badges."""
     page = _page(browser)
     failed: list[str] = []
-    replies: list[str] = []
 
     def keep(response: Response) -> None:
         if response.status >= 500:
@@ -88,7 +87,9 @@ def test_choosing_the_dataset_already_chosen_keeps_the_item_in_every_panel(
         page.locator(f"{picker} input").click()
         with page.expect_response(_answered) as answer:
             page.get_by_role("option", name=chosen, exact=True).click()
-        replies.append(answer.value.text())
+        # The status, not the body: a queued event's answer comes on an event stream whose body
+        # Chromium may already have dropped; an error inside it shows as the toast checked below.
+        assert answer.value.ok, f"{title}: {answer.value.status} {answer.value.url}"
         expect(page.locator(f"{picker} input")).to_have_value(chosen)
         panel = page.locator(".tabitem:visible")
         expect(panel.locator(".error")).to_have_count(0)
@@ -97,7 +98,6 @@ def test_choosing_the_dataset_already_chosen_keeps_the_item_in_every_panel(
         assert _settled(shown) == before, f"{title}: the item changed"
         screenshot(page, f"kit-reselect-{title.lower().replace(' ', '-')}")
     assert not failed, failed
-    assert all("error" not in reply for reply in replies), replies
 
 
 def _answered(response: Response) -> bool:
