@@ -3,8 +3,9 @@
     python bench/browser.py              # 40 saves per panel
     python bench/browser.py --saves 100
 
-Starts the real app on 127.0.0.1 over a fresh database (the demo's PRMBench and QwQ files), logs in
-in headless Chromium and, per save, times from the click on Save (with "next sample after saving") to
+Starts the real app on 127.0.0.1 over a fresh database (the demo's PRMBench, QwQ, CRYSTAL and step-pair
+files, and a perturbation check made from the CRYSTAL images), logs in in headless Chromium and, for each
+of the five annotation panels in turn, per save, times from the click on Save (with "next sample after saving") to
 the moment the next item's text is in the page, measured in the page itself (performance.now and a
 MutationObserver), so Playwright's own round trips are not counted. Beside it, the same measure on a
 trivial Gradio app (one button, one Markdown) in the same run: the floor any Gradio panel pays.
@@ -59,12 +60,12 @@ TIME_CLICK = """async ([button, watched]) => {
 }"""
 
 
-def _gate_file(folder: Path, copies: int = 10) -> Path:
-    """The demo's ten CRYSTAL items, `copies` times over under new ids (images beside, as imported)."""
-    demo = ROOT / "demo_data" / "crystal_demo.jsonl"
-    shutil.copytree(demo.parent / "images", folder / "images", dirs_exist_ok=True)
-    rows = [json.loads(line) for line in demo.read_text(encoding="utf-8").splitlines()]
-    out = folder / "gate.jsonl"
+def _copies(folder: Path, demo: str, copies: int = 10) -> Path:
+    """A demo file's records `copies` times over under new ids (images beside, as imported)."""
+    source = ROOT / "demo_data" / demo
+    shutil.copytree(source.parent / "images", folder / "images", dirs_exist_ok=True)
+    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    out = folder / demo
     with out.open("w", encoding="utf-8") as fh:
         for copy in range(copies):
             for row in rows:
@@ -72,7 +73,9 @@ def _gate_file(folder: Path, copies: int = 10) -> Path:
     return out
 
 
-def _prepare(folder: Path) -> Path:
+def _prepare(folder: Path, saves: int) -> Path:
+    from services import jobs, perturbation
+    from services.access import OPERATOR
     from services.imports import import_file
     from store import Store
     from store.datasets import update_settings
@@ -84,8 +87,12 @@ def _prepare(folder: Path) -> Path:
         add_user(store, "bench", "admin", PASSWORD)
         import_file(store, ROOT / "demo_data" / "prmbench_demo.jsonl", format="prmbench", dataset="review")
         import_file(store, ROOT / "demo_data" / "qwq_solutions_demo.jsonl", format="qwq", dataset="errors")
-        import_file(store, _gate_file(folder), format="crystal", dataset="gate")
+        import_file(store, _copies(folder, "crystal_demo.jsonl"), format="crystal", dataset="gate")
         update_settings(store, "gate", {"dual_percent": 0})
+        import_file(store, _copies(folder, "step_pairs_demo.jsonl"), format="steppairs", dataset="pairs")
+        # One image variant per CRYSTAL item, made as the app's worker makes them.
+        perturbation.create_check_dataset(store, OPERATOR, "gate", "figures", "image", limit=saves + 5)
+        jobs.run_pending(store)
     finally:
         store.close()
     return db
@@ -99,27 +106,35 @@ def _login(page, url: str) -> None:
     page.wait_for_selector("#logout-link", timeout=60_000)
 
 
+def _timed(page, saves: int, label, button: str, watched: str, settle: int = 60) -> list[float]:
+    """`saves` times: give a label (`label(page)`), let its own events settle, time `button` to `watched`."""
+    times = []
+    for _ in range(saves):
+        label(page)
+        page.wait_for_timeout(settle)
+        times.append(page.evaluate(TIME_CLICK, [button, watched]))
+    return times
+
+
+def _keys(*keys: str):
+    return lambda page: [page.keyboard.press(key) for key in keys]
+
+
 def step_review(page, saves: int) -> list[float]:
     page.get_by_role("tab", name="Step review").click()
     page.wait_for_selector("#step-review-info p", timeout=30_000)
-    times = []
-    for _ in range(saves):
-        for key in ("c", "r", "e"):
-            page.keyboard.press(key)
-        page.wait_for_timeout(400)  # the choices' own events settle, as between a person's clicks
-        times.append(page.evaluate(TIME_CLICK, ["#step-review-save", "#step-review-info"]))
-    return times
+    # 400 ms: the choices' own events settle, as between a person's clicks
+    return _timed(page, saves, _keys("c", "r", "e"), "#step-review-save", "#step-review-info", 400)
 
 
 def earliest_error(page, saves: int) -> list[float]:
     page.get_by_role("tab", name="Earliest error").click()
     page.wait_for_selector("#ee-steps .ee-step", timeout=30_000)
-    times = []
-    for _ in range(saves):
+
+    def label(page) -> None:
         page.locator("#ee-choice input[type='radio']").nth(1).check()
-        page.wait_for_timeout(60)
-        times.append(page.evaluate(TIME_CLICK, ["#ee-save", "#ee-question"]))
-    return times
+
+    return _timed(page, saves, label, "#ee-save", "#ee-question")
 
 
 def quality_gate(page, saves: int) -> list[float]:
@@ -130,14 +145,30 @@ def quality_gate(page, saves: int) -> list[float]:
         page.get_by_role("option", name="gate", exact=True).click()
         page.keyboard.press("Escape")
     page.wait_for_function("document.querySelector('#qg-header').textContent.includes('of gate')")
-    times = []
-    for _ in range(saves):
-        page.locator("#qg-header").click()
-        for key in "1234":
-            page.keyboard.press(key)
-        page.wait_for_timeout(400)
-        times.append(page.evaluate(TIME_CLICK, ["#qg-accept", "#qg-header"]))
-    return times
+
+    def label(page) -> None:
+        page.locator("#qg-header").click()  # the keys act while focus is outside the step table
+        _keys(*"1234")(page)
+
+    return _timed(page, saves, label, "#qg-accept", "#qg-header", 400)
+
+
+def perturbation_check(page, saves: int) -> list[float]:
+    page.get_by_role("tab", name="Perturbation check").click()
+    page.wait_for_selector("#pc-header p", timeout=30_000)
+
+    def label(page) -> None:  # every check holds
+        page.wait_for_selector("#pc-checklist input[type='checkbox']", timeout=30_000)
+        for box in page.locator("#pc-checklist input[type='checkbox']").all():
+            box.check()
+
+    return _timed(page, saves, label, "#pc-save", "#pc-header")
+
+
+def step_match(page, saves: int) -> list[float]:
+    page.get_by_role("tab", name="Step-match study").click()
+    page.wait_for_selector("#sm-header p", timeout=30_000)
+    return _timed(page, saves, _keys("m"), "#sm-save", "#sm-header")
 
 
 def trivial_gradio(browser, saves: int) -> list[float]:
@@ -165,12 +196,16 @@ def trivial_gradio(browser, saves: int) -> list[float]:
         demo.close()
 
 
-def _row(name: str, times: list[float], floor_p50: float | None) -> str:
-    values = np.array([t for t in times if np.isfinite(t)])
-    p50, p95 = np.percentile(values, 50), np.percentile(values, 95)
-    ratio = f"{p50 / floor_p50:.1f}x" if floor_p50 else "1.0x"
-    missed = len(times) - len(values)
-    return f"| {name} | {len(values)}{f' ({missed} timed out)' if missed else ''} | {p50:.0f} | {p95:.0f} | {ratio} |"
+def _percentiles(times: list[float]) -> tuple[float, float]:
+    values = [t for t in times if np.isfinite(t)]
+    return float(np.percentile(values, 50)), float(np.percentile(values, 95))
+
+
+def _row(name: str, times: list[float], floor: tuple[float, float]) -> str:
+    p50, p95 = _percentiles(times)
+    missed = sum(1 for t in times if not np.isfinite(t))
+    done = f"{len(times) - missed}{f' ({missed} timed out)' if missed else ''}"
+    return f"| {name} | {done} | {p50:.0f} | {p95:.0f} | {p50 / floor[0]:.1f}x | {p95 / floor[1]:.1f}x |"
 
 
 def main() -> int:
@@ -182,26 +217,35 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(_prepare(Path(tmp)), "--no-demo", "--team")
+        server = start_server(_prepare(Path(tmp), args.saves), "--no-demo", "--team")
         results: dict[str, list[float]] = {}
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                floor = trivial_gradio(browser, args.saves)
+                # The floor before and after the panels: a shared machine's load moves while they run.
+                floor = trivial_gradio(browser, args.saves // 2)
                 page = browser.new_page(viewport={"width": 1366, "height": 768})
                 _login(page, server.url)
                 results["Step review: Save -> next sample rendered"] = step_review(page, args.saves)
                 results["Earliest error: Save -> next item rendered"] = earliest_error(page, args.saves)
                 results["Quality gate: Accept -> next item rendered"] = quality_gate(page, args.saves)
+                results["Perturbation check: Save -> next variant rendered"] = perturbation_check(
+                    page, args.saves
+                )
+                results["Step-match study: Save -> next pair rendered"] = step_match(page, args.saves)
+                floor += trivial_gradio(browser, args.saves - args.saves // 2)
                 browser.close()
         finally:
             server.stop()
-    floor_p50 = float(np.percentile([t for t in floor if np.isfinite(t)], 50))
-    print("| click to render in Chromium, 1366x768 | saves | p50 ms | p95 ms | p50 / floor |")
-    print("| --- | --- | --- | --- | --- |")
-    print(_row("floor: trivial Gradio handler (one Markdown)", floor, None))
+    floor_at = _percentiles(floor)
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"| click to render in Chromium, 1366x768 (load average {load}) | saves | p50 ms | p95 ms | p50 / floor | p95 / floor |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    print(_row("floor: trivial Gradio handler (one Markdown), before and after", floor, floor_at))
     for name, times in results.items():
-        print(_row(name, times, floor_p50))
+        print(_row(name, times, floor_at))
     return 0
 
 

@@ -80,7 +80,15 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         gr.Markdown(DEMO_CREDIT, elem_id="credits")
         gr.HTML(help_html(), elem_id="stepgate-help")
         # One load event: the header and the role's tabs arrive together, so the tab bar changes once.
-        app.load(bind(on_load, ctx), None, [user_line, *(tab for tab, _ in tabs)], api_visibility="private")
+        # Its progress on the header only: Gradio's page re-applies every progress target's status at
+        # each later event, and a tab as a target means copying every component inside it each time.
+        app.load(
+            bind(on_load, ctx),
+            None,
+            [user_line, *(tab for tab, _ in tabs)],
+            api_visibility="private",
+            show_progress_on=[user_line],
+        )
         build_api(ctx)
     return app
 

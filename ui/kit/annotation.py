@@ -28,7 +28,7 @@ from ui.context import AppContext
 from ui.kit.messages import refusal, said
 from ui.render import escape_text
 
-__all__ = ["AnnotationKit", "Current", "Refused", "Render", "progress_line"]
+__all__ = ["AnnotationKit", "Current", "Refused", "Render", "progress_line", "quick_events"]
 
 _CORE = ("dataset", "item_id", "version_id", "state", "request_id", "opened_at", "external_id", "position")
 
@@ -122,6 +122,23 @@ class Refused(Exception):
     def __init__(self, message: str, warn: bool = True) -> None:
         super().__init__(message)
         self.warn = warn
+
+
+def quick_events(status: Any, show_progress: str = "minimal") -> dict[str, Any]:
+    """How a panel wires its quick events (opening, moving, saving, choices): private, off Gradio's
+    queue, their progress shown on the status line only.
+
+    Off the queue: a queued event pays two more status round trips. The progress on one component:
+    Gradio's page keeps a loading status for every component any event showed progress on, and at the
+    start and end of every event it applies all of them again, each a search of the component tree and
+    a copy of the component's props (bench/browser.py: with it on every output of every panel, most
+    of a save's time in the browser went there)."""
+    return {
+        "api_visibility": "private",
+        "queue": False,
+        "show_progress": show_progress,
+        "show_progress_on": [status],
+    }
 
 
 # render(ctx, user, dataset, shown, message, counts): every output an item fills, by name; shown is None

@@ -287,7 +287,7 @@ def build(ctx: AppContext) -> None:
         dl_csv=dl_csv,
         dl_json=dl_json,
     )
-    gr.on(None, bind(on_open, ctx), None, [refusal, content, dataset], **private)
+    gr.on(None, bind(on_open, ctx), None, [refusal, content, dataset], show_progress_on=[refusal], **private)
     gr.on(
         [opened, refresh.click, dataset.input, n_boot.input],
         shown.bind(on_show, ctx),

@@ -20,7 +20,7 @@ from services.records import Annotator, Dataset
 from tasks import EARLIEST_ERROR
 from ui import step_list
 from ui.context import AppContext
-from ui.kit.annotation import AnnotationKit, Current, progress_line
+from ui.kit.annotation import AnnotationKit, Current, progress_line, quick_events
 from ui.kit.keymap import keys_line
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
@@ -294,8 +294,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     shown = Outputs(dataset=dataset, jump=jump, **item.components)
     # Annotation events skip Gradio's queue: they are short, the store serialises writes, and the
     # unqueued path halves the latency an annotator feels (bench/run.py: queued vs unqueued).
-    private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
-    quiet = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
+    private, quiet = quick_events(status), quick_events(status, "hidden")
     heavy = {"api_visibility": "private", "show_progress": "minimal"}
     opened(shown.bind(on_tab_open, ctx), [dataset, current], [dataset, *item], **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)

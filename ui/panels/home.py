@@ -114,7 +114,7 @@ def build(ctx: AppContext) -> tuple[gr.Textbox, gr.Button]:
     queue = gr.HTML("", elem_id="home-work")
     target = gr.Textbox("", elem_id="home-open-target", elem_classes=["stepgate-offscreen"], show_label=False)
     go = gr.Button("open", elem_id="home-open-go", elem_classes=["stepgate-offscreen"])
-    gr.on(None, bind(on_open, ctx), None, [hello, queue], api_visibility="private")
+    gr.on(None, bind(on_open, ctx), None, [hello, queue], api_visibility="private", show_progress_on=[hello])
     go.click(bind(on_open_panel, ctx), [target], [target], api_visibility="private").then(
         None, [target], None, js="(t) => { window.stepgatePlace && window.stepgatePlace.openTab(t); }"
     )

@@ -22,7 +22,7 @@ from tasks import PERTURBATION_CHECK
 from tasks.perturbation_check import CHECKLISTS, perturbation_of
 from ui.auth import require_admin
 from ui.context import AppContext
-from ui.kit.annotation import AnnotationKit, Current, progress_line
+from ui.kit.annotation import AnnotationKit, Current, progress_line, quick_events
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
@@ -273,7 +273,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         current=current,
     )
     opened = Outputs(dataset=dataset, admin_box=admin_box, **item.components)
-    private = {"api_visibility": "private", "show_progress": "minimal"}
+    private = quick_events(status)
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
     save.click(item.bind(on_save, ctx), [checklist, current], list(item), **private)

@@ -21,7 +21,7 @@ from services.records import Annotator, Dataset
 from tasks import QUALITY_GATE
 from tasks.quality_gate import CRITERIA, STEP_ROLE
 from ui.context import AppContext
-from ui.kit.annotation import AnnotationKit, Current
+from ui.kit.annotation import AnnotationKit, Current, quick_events
 from ui.kit.keymap import keys_line
 from ui.kit.messages import said
 from ui.kit.outputs import Outputs
@@ -324,7 +324,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     )  # fmt: skip
     shown = Outputs(dataset=dataset, jump=jump, disputes_box=disputes_box, **item.components)
     editing = Outputs(table=table, selected=selected, step_note=step_note, steps_text=steps_text)
-    private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
+    private = quick_events(status)
     opened = Outputs(dataset=dataset, disputes_box=disputes_box, **item.components)
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
@@ -340,7 +340,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         event(shown.bind(on_jump, ctx), [source, current], [*item, jump], **private)
     table.select(editing.bind(on_select_step, ctx), [table], list(editing), **private)
     # Unsaved work is kept on the server: typed cells, marks, criteria, the reason, and each step tool.
-    keep = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
+    keep = quick_events(status, "hidden")
     keeping = Outputs()
     draft_inputs = [table, criteria, reason, current]
     for event in (table.input, criteria.input, reason.blur):

@@ -510,7 +510,7 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         human_box=human_box,
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
-    gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], **private)
+    gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], show_progress_on=[refusal], **private)
     triggers = [refresh.click, dataset.input, convention.input]
     if tab is not None:
         triggers.insert(0, tab.select)

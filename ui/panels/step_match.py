@@ -21,7 +21,7 @@ from services.errors import ServiceError
 from services.records import Annotator, Dataset
 from tasks import STEP_MATCH
 from ui.context import AppContext
-from ui.kit.annotation import AnnotationKit, Current, progress_line
+from ui.kit.annotation import AnnotationKit, Current, progress_line, quick_events
 from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
@@ -284,10 +284,10 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         calibration=calibration,
         disagreements=disagreements,
     )
-    private = {"api_visibility": "private", "show_progress": "minimal", "queue": False}
+    private = quick_events(status)
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
-    quiet = {"api_visibility": "private", "show_progress": "hidden", "queue": False}
+    quiet = quick_events(status, "hidden")
     choice.input(Outputs().bind(on_choose, ctx), [choice, current], [], trigger_mode="always_last", **quiet)
     save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
     skip.click(item.bind(on_skip, ctx), [current], list(item), **private)

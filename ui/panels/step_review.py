@@ -19,7 +19,7 @@ from services import annotate
 from services.errors import ServiceError
 from services.records import Annotator, Dataset
 from ui.context import AppContext
-from ui.kit.annotation import Current, Refused
+from ui.kit.annotation import Current, Refused, quick_events
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.panels import step_review_actions as actions
@@ -278,9 +278,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     opening = Outputs(dataset=dataset, exports=c["exports"], disputes=c["disputes"], **sample.components)
     jumping = Outputs(jump_box=jump_box, **sample.components)
     saving = Outputs(saved=c["saved"], **sample.components)
-    # Off the queue, as in earliest error: a queued event pays two more status round trips, each of
-    # which makes Gradio's page copy the props of every component any event has touched so far.
-    private = {"api_visibility": "private", "queue": False}
+    private = quick_events(c["status"], "full")
     tab.select(opening.bind(on_tab_open, ctx), [dataset, work], list(opening), **private)
     dataset.select(sample.bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
     shown = [c[name] for name in ("original", "modification", "difficulty", "note", *FEATURES)]
@@ -295,7 +293,6 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         [*shown, work],
         [c["sample"]],
         trigger_mode="always_last",
-        show_progress="hidden",
-        **private,
+        **quick_events(c["status"], "hidden"),
     )
     c["save"].click(saving.bind(on_save, ctx), [work, *shown, c["move_on"]], list(saving), **private)

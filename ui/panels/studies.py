@@ -287,7 +287,8 @@ def build(ctx: AppContext, dataset: gr.Dropdown, n_boot: gr.Radio) -> None:
             json_link = gr.HTML("", elem_id="qc-study-download-json")
             labels = gr.HTML("", elem_id="qc-study-download-labels")
     private: dict[str, Any] = {"api_visibility": "private"}
-    gr.on(None, bind(on_open, ctx), None, [admin, table, pick, raters, reassign_row, successor], **private)
+    opened = [admin, table, pick, raters, reassign_row, successor]
+    gr.on(None, bind(on_open, ctx), None, opened, show_progress_on=[pick], **private)
     pick.change(bind(on_pick_study, ctx), [pick], [removed], **private)
     reassign.click(bind(on_reassign, ctx), [pick, removed, successor], [status, table, removed], **private)
     draw.click(
