@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,13 +89,47 @@ def postgres_url(postgres_server: PostgresServer) -> str:
     return postgres_server.new_database()
 
 
+@pytest.fixture(scope="session")
+def _demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo imported once per worker into a DuckDB file; `demo_store` starts from a copy of it."""
+    folder = tmp_path_factory.mktemp("demo-template")
+    with Store(folder / "stepgate.duckdb") as template:
+        populate_demo(template)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def _demo_template_postgres(
+    postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    """The same on PostgreSQL: a database that later ones are created from (CREATE DATABASE ... TEMPLATE)."""
+    folder = tmp_path_factory.mktemp("demo-template-pg")
+    url = postgres_server.new_database()
+    with Store(url, data_dir=folder / "files") as template:
+        populate_demo(template)
+    return url.rsplit("/", 1)[-1], folder / "files"
+
+
 @pytest.fixture
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh database of the test's own; with `demo_store`, one holding the demo's datasets, copied
+    from a template the worker imported once (the import itself is tested where it is the subject)."""
     # STEPGATE_TEST_ENGINE=postgresql runs every other test on the store fixture on PostgreSQL too.
     engine = getattr(request, "param", os.environ.get("STEPGATE_TEST_ENGINE", "duckdb"))
+    with_demo = "demo_store" in request.fixturenames
     if engine == "postgresql":
-        db = Store(request.getfixturevalue("postgres_url"), data_dir=tmp_path / "files")
+        if with_demo:
+            name, files = request.getfixturevalue("_demo_template_postgres")
+            shutil.copytree(files, tmp_path / "files")
+            url = request.getfixturevalue("postgres_server").new_database(template=name)
+        else:
+            url = request.getfixturevalue("postgres_url")
+        db = Store(url, data_dir=tmp_path / "files")
     else:
+        if with_demo:
+            template: Path = request.getfixturevalue("_demo_template")
+            shutil.copyfile(template / "stepgate.duckdb", tmp_path / "stepgate.duckdb")
+            shutil.copytree(template / "stepgate.duckdb.files", tmp_path / "stepgate.duckdb.files")
         db = Store(tmp_path / "stepgate.duckdb")
     yield db
     db.close()
@@ -102,7 +137,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture
 def demo_store(store: Store) -> Store:
-    populate_demo(store)
+    """`store`, holding the demo's datasets (see `store`)."""
+    assert populate_demo(store) == [], "the demo template was not copied"
     return store
 
 
