@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,19 +83,66 @@ def postgres_server() -> Iterator[PostgresServer]:
     server.stop()
 
 
+_STORE_URL = pytest.StashKey[str]()
+
+
 @pytest.fixture
-def postgres_url(postgres_server: PostgresServer) -> str:
-    """A fresh, empty PostgreSQL database of this test's own."""
-    return postgres_server.new_database()
+def postgres_url(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty PostgreSQL database of this test's own; with `store` on PostgreSQL, its database
+    (a second Store on it is a second replica)."""
+    return request.node.stash.get(_STORE_URL, None) or postgres_server.new_database()
+
+
+@pytest.fixture(scope="session")
+def _templates(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, Path]:
+    """DuckDB files made once per worker, migrated, empty (False) and with the demo imported (True):
+    `store` starts from a copy of one, instead of migrating, and importing, for every test."""
+    made = {}
+    for with_demo in (False, True):
+        folder = tmp_path_factory.mktemp("template")
+        with Store(folder / "stepgate.duckdb") as template:
+            if with_demo:
+                populate_demo(template)
+        made[with_demo] = folder
+    return made
+
+
+@pytest.fixture(scope="session")
+def _templates_postgres(
+    postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    """The demo on PostgreSQL: a database later ones are created from (CREATE DATABASE ... TEMPLATE),
+    and the image folder it holds."""
+    files = tmp_path_factory.mktemp("template-pg") / "files"
+    url = postgres_server.new_database()
+    with Store(url, data_dir=files) as template:
+        populate_demo(template)
+    return url.rsplit("/", 1)[-1], files
 
 
 @pytest.fixture
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A database of the test's own; with `demo_store`, holding the demo's datasets. On DuckDB each is a
+    copy of a file the worker migrated (and imported the demo into) once, on PostgreSQL the demo's
+    likewise (tests/store and tests/services test the migrations and the import themselves)."""
     # STEPGATE_TEST_ENGINE=postgresql runs every other test on the store fixture on PostgreSQL too.
     engine = getattr(request, "param", os.environ.get("STEPGATE_TEST_ENGINE", "duckdb"))
+    with_demo = "demo_store" in request.fixturenames
     if engine == "postgresql":
-        db = Store(request.getfixturevalue("postgres_url"), data_dir=tmp_path / "files")
+        copy = with_demo and "postgres_url" not in request.fixturenames  # else the test's own, empty
+        if copy:
+            name, files = request.getfixturevalue("_templates_postgres")
+            shutil.copytree(files, tmp_path / "files")
+            url = request.getfixturevalue("postgres_server").new_database(template=name)
+        else:
+            url = request.getfixturevalue("postgres_url")
+        request.node.stash[_STORE_URL] = url
+        db = Store(url, data_dir=tmp_path / "files")
+        if with_demo and not copy:
+            populate_demo(db)
     else:
+        template = request.getfixturevalue("_templates")[with_demo]
+        shutil.copytree(template, tmp_path, dirs_exist_ok=True)
         db = Store(tmp_path / "stepgate.duckdb")
     yield db
     db.close()
@@ -102,7 +150,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture
 def demo_store(store: Store) -> Store:
-    populate_demo(store)
+    """`store`, holding the demo's datasets (see `store`)."""
+    assert populate_demo(store) == [], "the demo template was not copied"
     return store
 
 

@@ -82,13 +82,13 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://stepgate@127.0.0.1:{self.port}/{database}"
 
-    def new_database(self) -> str:
-        """A fresh, empty database; returns its URL."""
+    def new_database(self, template: str | None = None) -> str:
+        """A fresh database, empty or a copy of `template` (a database nobody is connected to); its URL."""
         import psycopg
 
         name = f"t_{uuid.uuid4().hex[:16]}"
         with psycopg.connect(self.url(), autocommit=True) as con:
-            con.execute(f"CREATE DATABASE {name}")
+            con.execute(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
         return self.url(name)
 
     def stop(self) -> None:

@@ -5,6 +5,7 @@ Screenshots of every tab, role and size are kept in test-artifacts/."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from services.demo import populate_demo
 from services.leasing import leases_of
 from store import Store, users, work
 from store.datasets import update_settings
-from tests.browser_support import login, running, screenshot
+from tests.browser_support import Server, login, running, screenshot
 from ui.panels import PANELS
 
 pytestmark = pytest.mark.browser
@@ -35,6 +36,13 @@ ANNOTATION_CONTROLS = {
     ],
     "Quality gate": ["#qg-steps", "#qg-criteria", "#qg-accept", "#qg-reject", "#qg-next", "#qg-skip"],
 }
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One team-mode app for both screen sizes: the walk only looks."""
+    with running(_database(tmp_path_factory.mktemp("roles")), "--team") as served:
+        yield served
 
 
 def _database(tmp_path: Path) -> Path:
@@ -103,49 +111,48 @@ def _check_layout(page, title: str, size: str) -> None:
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_see(
-    tmp_path: Path, browser, size
+    server: Server, browser, size
 ) -> None:
-    db = _database(tmp_path)
-    with running(db, "--team") as server:
-        for name, role in (("ann", "annotator"), ("judy", "adjudicator"), ("lead", "admin")):
-            context = browser.new_context(viewport=dict(zip(("width", "height"), SIZES[size], strict=True)))
-            page = context.new_page()
-            page.set_default_timeout(30_000)
-            login(page, server.url, name, PASSWORD)
-            page.get_by_text("Signed in as").wait_for()
-            user = users.Annotator(0, name, role, True)
-            shown = [(t, m) for t, m, audience in PANELS if access.may_open_panel(user, audience)]
-            hidden = [t for t, _, audience in PANELS if not access.may_open_panel(user, audience)]
-            expect(page.get_by_role("tab", name=shown[-1][0])).to_be_visible()
-            for title in hidden:  # a role sees only the tabs it can use
-                expect(page.get_by_role("tab", name=title, exact=True)).to_have_count(0)
-            if role == "annotator":
-                assert [t for t, _ in shown] == [
-                    "Home",
-                    "Step review",
-                    "Earliest error",
-                    "Quality gate",
-                    "Perturbation check",
-                    "Step-match study",
-                    "Browse",
-                ]
-            for title, module in shown:
-                page.get_by_role("tab", name=title).click()
-                page.locator(f"#tab-{module.__name__.rsplit('.', 1)[-1]}").wait_for()
-                if title == "QC dashboard":
-                    text = page.locator("#tab-dashboard").inner_text()
-                    if role == "annotator":
-                        assert "adjudicators and admins" in text
-                    else:
-                        page.get_by_text("24 labels by 2 annotators").first.wait_for()
-                if title == "Data":
-                    text = page.locator("#tab-data").inner_text()
-                    assert ("Only admins" in text) == (role != "admin")
-                if role == "annotator" and title in ANNOTATION_CONTROLS:
-                    page.locator(ANNOTATION_CONTROLS[title][0]).first.wait_for()
-                    page.evaluate("window.scrollTo(0, 0)")
-                    _check_layout(page, title, size)
+    for name, role in (("ann", "annotator"), ("judy", "adjudicator"), ("lead", "admin")):
+        context = browser.new_context(viewport=dict(zip(("width", "height"), SIZES[size], strict=True)))
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        login(page, server.url, name, PASSWORD)
+        page.get_by_text("Signed in as").wait_for()
+        user = users.Annotator(0, name, role, True)
+        shown = [(t, m) for t, m, audience in PANELS if access.may_open_panel(user, audience)]
+        hidden = [t for t, _, audience in PANELS if not access.may_open_panel(user, audience)]
+        expect(page.get_by_role("tab", name=shown[-1][0])).to_be_visible()
+        for title in hidden:  # a role sees only the tabs it can use
+            expect(page.get_by_role("tab", name=title, exact=True)).to_have_count(0)
+        if role == "annotator":
+            assert [t for t, _ in shown] == [
+                "Home",
+                "Step review",
+                "Earliest error",
+                "Quality gate",
+                "Perturbation check",
+                "Step-match study",
+                "Browse",
+            ]
+        for title, module in shown:
+            page.get_by_role("tab", name=title).click()
+            page.locator(f"#tab-{module.__name__.rsplit('.', 1)[-1]}").wait_for()
+            if title == "QC dashboard":
+                text = page.locator("#tab-dashboard").inner_text()
+                if role == "annotator":
+                    assert "adjudicators and admins" in text
                 else:
-                    _check_layout(page, title, size)
-                screenshot(page, f"role-{role}-{size}-{title.lower().replace(' ', '-')}")
-            context.close()
+                    page.get_by_text("24 labels by 2 annotators").first.wait_for()
+            if title == "Data":
+                text = page.locator("#tab-data").inner_text()
+                assert ("Only admins" in text) == (role != "admin")
+            if role == "annotator" and title in ANNOTATION_CONTROLS:
+                page.locator(ANNOTATION_CONTROLS[title][0]).first.wait_for()
+                page.evaluate("window.scrollTo(0, 0)")
+                _check_layout(page, title, size)
+            else:
+                _check_layout(page, title, size)
+            # the screen, as the layout checks it: a full page costs ~4x, for 60 shots
+            screenshot(page, f"role-{role}-{size}-{title.lower().replace(' ', '-')}", full_page=False)
+        context.close()
