@@ -103,6 +103,9 @@ class Outputs:
         """The handler bound to the app context, its {name: value} turned into Gradio's {component: value}."""
         bound = bind(handler, ctx)
         components = self.components
+        # Only a process that answers all of a page's events knows what the page shows: replicas over
+        # PostgreSQL sit behind any balancing, so there each reply is sent whole.
+        trims = ctx.store.engine.exclusive
 
         @functools.wraps(bound)
         def named(*args: Any, **kwargs: Any) -> Any:
@@ -112,7 +115,7 @@ class Outputs:
             unknown = set(result) - set(components)
             if unknown:
                 raise KeyError(f"{handler.__name__} returned outputs it is not wired to: {sorted(unknown)}")
-            page = _page(args, kwargs)
+            page = _page(args, kwargs) if trims else None
             return {
                 components[name]: SENT.trim(page, components[name], value) for name, value in result.items()
             }
