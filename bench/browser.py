@@ -30,6 +30,23 @@ from bench.server import ROOT, free_port, start_server
 
 CHROMIUM = os.environ.get("STEPGATE_CHROMIUM", "/usr/bin/chromium")
 # Headless Debian Chromium on a machine without network: no background connections, no sandbox as root.
+# What Playwright (1.65) passes Chromium as --disable-features itself, read off the browser's command line.
+_PLAYWRIGHT_DISABLED = [
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+]
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -39,6 +56,18 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # New headless is the whole browser: each window (a Playwright context) also started the address
+    # bar's WebUI popups in a renderer of their own, ~1 s of CPU per context for nothing on screen.
+    # Chromium keeps only the last --disable-features, so Playwright's own list is repeated here.
+    "--disable-features="
+    + ",".join(
+        [
+            *_PLAYWRIGHT_DISABLED,
+            "WebUIOmniboxPopup",
+            "WebUIOmniboxAimPopup",
+            "WebUIOmniboxFullPopup",
+        ]
+    ),
 ]
 PASSWORD = "bench-password-1"
 
