@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.server import ROOT, free_port, start_server
 
 CHROMIUM = os.environ.get("STEPGATE_CHROMIUM", "/usr/bin/chromium")
-# Headless Debian Chromium on a machine without network: no background connections, no sandbox as root.
 # What Playwright (1.65) passes Chromium as --disable-features itself, read off the browser's command line.
 _PLAYWRIGHT_DISABLED = [
     "AvoidUnnecessaryBeforeUnloadCheckSync",
@@ -47,6 +46,7 @@ _PLAYWRIGHT_DISABLED = [
     "AimEnabled",
     "PreconnectToSearch",
 ]
+# Headless Debian Chromium on a machine without network: no background connections, no sandbox as root.
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

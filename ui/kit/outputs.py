@@ -9,7 +9,8 @@ and answer HTTP 500, "didn't return enough output values": issue 28).
 A page is sent only the props it does not show already (`Sent`): Gradio's page applies each prop of
 an update as a search of its whole component tree, and a `visible` prop on a hidden component as two
 more (bench/browser.py: most of a save's time in the browser). Values are always sent, so an item's
-text is never left from the one before.
+text is never left from the one before. Only in one process (DuckDB): replicas over PostgreSQL may
+each answer events of one page, so there every reply is sent whole (Outputs.bind).
 """
 
 from __future__ import annotations
