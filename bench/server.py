@@ -49,7 +49,7 @@ def server_env() -> dict[str, str]:
 
 
 class ServerStarter(Protocol):
-    """Another way to start `app.py serve` (tests/server_forks.py forks it from a process that has
+    """Another way to start `app.py serve` (tests/app_forks.py forks it from a process that has
     imported the app); `accepts` says whether it can for this environment."""
 
     def accepts(self, env: dict[str, str]) -> bool: ...
