@@ -54,7 +54,11 @@ def test_a_forked_command_answers_as_python_app_py_does(tmp_path: Path) -> None:
     added = forks.run(
         ["users", "add", "ann", "--role", "annotator", "--no-password", "--db", str(db)], server_env(), 60
     )
-    assert (added.returncode, added.stdout.strip(), added.stderr) == (0, "added ann (annotator, no password)", "")
+    assert (added.returncode, added.stdout.strip(), added.stderr) == (
+        0,
+        "added ann (annotator, no password)",
+        "",
+    )
     listed = cli("users", "list", db=db)
     assert "ann" in listed.stdout
     refused = forks.run(["users", "add", "ann", "--role", "nobody", "--db", str(db)], server_env(), 60)
