@@ -182,6 +182,11 @@ class Encoder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.settings.threads
         options.inter_op_num_threads = 1
+        # No busy-waiting between runs: onnxruntime's threads spin by default, taking cores from the
+        # server's requests and, on a busy machine, from the run itself (the demo's 24 step-match examples
+        # encoded on 2 loaded cores: 28-29 s and 9.4-9.8 s of CPU spinning, 11-17 s and 4.8-6.4 s not).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         max_length = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])

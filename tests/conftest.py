@@ -12,6 +12,7 @@ import pytest
 from bench.server import server_env
 from services.compose import compose
 from services.demo import DEMO_DIR, populate_demo
+from services.encoder import Encoder, EncoderSettings
 from store import Store
 from tests.app_forks import AppForks, use_forks
 from tests.pg_support import PostgresServer, find_bin
@@ -167,6 +168,13 @@ def _servers_forked() -> Iterator[None]:
     yield
     use_forks(None)
     forks.close()
+
+
+@pytest.fixture(scope="session")
+def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
+    """The real sentence encoder, one per worker: its ONNX export (and the check of it against
+    sentence-transformers) made once, its model loaded once. Tests of loading and exporting make their own."""
+    return Encoder(EncoderSettings(export_dir=tmp_path_factory.mktemp("encoders")))
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from qc.matching import ALPHA, TAU, macro_scores, match_f1
 from services import matching
@@ -31,11 +30,6 @@ UNRELATED = [
     "The bar chart's tallest bar is for the year 2010.",
     "Photosynthesis happens in the chloroplasts of plant cells.",
 ]
-
-
-@pytest.fixture(scope="module")
-def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
-    return Encoder(EncoderSettings(export_dir=tmp_path_factory.mktemp("encoders")))
 
 
 def test_nothing_is_loaded_until_the_first_encode(tmp_path: Path) -> None:

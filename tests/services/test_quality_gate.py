@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from services.encoder import Encoder
 from tasks import QUALITY_GATE, PayloadError, spec_for
 from tasks.quality_gate import CRITERIA, NUMBERS, RULING, failed_criteria, is_dual, parse_steps_text
 
@@ -348,10 +349,9 @@ def test_accepted_items_export_as_a_new_crystal_dataset_that_imports_back(ctx: A
 
 
 def test_candidate_steps_that_say_the_same_thing_are_grouped_when_the_encoder_is_on(
-    ctx: AppContext, tmp_path
+    ctx: AppContext, encoder: Encoder
 ) -> None:
     from importers.records import ItemRecord
-    from services.encoder import Encoder, EncoderSettings
     from store.bulk import write_records
 
     steps = [
@@ -367,7 +367,6 @@ def test_candidate_steps_that_say_the_same_thing_are_grouped_when_the_encoder_is
     ann = users.get_user(ctx.store, "ann")
     item_id = ctx.store.scalar("SELECT id FROM items WHERE external_id = 'p-1'")
     version_id = ctx.store.scalar("SELECT current_version_id FROM items WHERE id = ?", [item_id])
-    encoder = Encoder(EncoderSettings(export_dir=tmp_path / "encoders"))
     judy = users.get_user(ctx.store, "judy")
     assert gate.step_groups(ctx.store, judy, item_id, version_id, encoder) is None  # off by default
     update_settings(ctx.store, "paraphrases", {"step_groups": "encoder", "cluster_threshold": 0.6})

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from services import annotate, step_match
-from services.encoder import Encoder, EncoderSettings
+from services.encoder import Encoder
 from services.errors import InvalidInput, NotAllowed
 from store import Store, users
 from store.datasets import get_dataset
@@ -24,11 +24,6 @@ from ui.panels import step_match as panel
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "demo_data" / "step_match_examples_demo.jsonl"
 NOT_CRYSTAL = "not CRYSTAL's all-distilroberta-v1"
-
-
-@pytest.fixture(scope="module")
-def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
-    return Encoder(EncoderSettings(export_dir=tmp_path_factory.mktemp("encoders")))
 
 
 @pytest.fixture

@@ -9,16 +9,11 @@ from pathlib import Path
 import pytest
 
 from services import annotate, step_match
-from services.encoder import Encoder, EncoderSettings
+from services.encoder import Encoder
 from services.errors import InvalidInput, NotAllowed
 from store import Store, users
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "demo_data" / "step_match_examples_demo.jsonl"
-
-
-@pytest.fixture(scope="module")
-def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
-    return Encoder(EncoderSettings(export_dir=tmp_path_factory.mktemp("encoders")))
 
 
 def examples() -> list[dict]:

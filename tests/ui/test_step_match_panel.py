@@ -11,7 +11,7 @@ import pytest
 
 from importers.records import ItemRecord
 from services import step_match
-from services.encoder import Encoder, EncoderSettings
+from services.encoder import Encoder
 from store import Store, users
 from store.bulk import write_records
 from ui.api import api_next_item
@@ -20,11 +20,6 @@ from ui.panels import step_match as panel
 from ui.render import LITERAL_DOLLAR, safe_markdown
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "demo_data" / "step_match_examples_demo.jsonl"
-
-
-@pytest.fixture(scope="module")
-def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
-    return Encoder(EncoderSettings(export_dir=tmp_path_factory.mktemp("encoders")))
 
 
 @pytest.fixture
