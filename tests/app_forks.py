@@ -219,6 +219,7 @@ def _run_app(request: dict[str, Any], run_script: Any) -> None:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - not the fork process's buffer of requests
         for fd, path in ((1, request["out"]), (2, request["err"])):
             file = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             os.dup2(file, fd)
