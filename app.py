@@ -608,7 +608,8 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-if __name__ == "__main__":
+def run_script() -> None:
+    """What `python app.py ...` runs (sys.argv): a server leaves without the interpreter's teardown."""
     serving = sys.argv[1:2] in ([], ["serve"]) or sys.argv[1].startswith("--")
     try:
         status = main()
@@ -619,3 +620,7 @@ if __name__ == "__main__":
     if serving:
         _exit_now(status)
     sys.exit(status)
+
+
+if __name__ == "__main__":
+    run_script()

@@ -11,10 +11,20 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import requests
 
-__all__ = ["ROOT", "Server", "free_port", "rss_mb", "start_server"]
+__all__ = [
+    "ROOT",
+    "Server",
+    "ServerStarter",
+    "free_port",
+    "rss_mb",
+    "server_env",
+    "start_server",
+    "use_starter",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,6 +41,28 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def server_env() -> dict[str, str]:
+    """A served app's environment: this process's, offline, without Gradio's analytics, unbuffered."""
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
+
+
+class ServerStarter(Protocol):
+    """Another way to start `app.py serve` (tests/app_forks.py forks it from a process that has
+    imported the app); `accepts` says whether it can for this environment."""
+
+    def accepts(self, env: dict[str, str]) -> bool: ...
+
+    def start(self, args: list[str], env: dict[str, str], log: Path, file_size_limit: int | None) -> Any: ...
+
+
+_starters: list[ServerStarter] = []
+
+
+def use_starter(starter: ServerStarter | None) -> None:
+    """Start servers with `starter` from now on (None: as processes of their own again)."""
+    _starters[:] = [] if starter is None else [starter]
 
 
 @dataclass
@@ -71,33 +103,30 @@ def start_server(
     timeout: float = 120,
     file_size_limit: int | None = None,
     launcher: tuple[str, ...] = ("app.py",),
+    cold: bool = False,
 ) -> Server:
     """`python app.py serve --db DB --port P` on 127.0.0.1; returns once it answers HTTP. `launcher`:
-    what python runs instead of app.py (bench/parts.py: the app with its timers in)."""
+    what python runs instead of app.py (bench/parts.py: the app with its timers in). `cold`: a process
+    of its own even where a starter was set (`use_starter`), for what measures or checks a start."""
     port = port or free_port()
     log = db.with_suffix(".server.log")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
+    env = server_env()
     handle = open(log, "w")  # noqa: SIM115 - stays open for the server's lifetime
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            *launcher,
-            "serve",
-            "--db",
-            str(db),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            *extra,
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        preexec_fn=_file_size_limit(file_size_limit) if file_size_limit else None,
-    )
+    args = ["serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port), *extra]
+    starter = _starters[0] if _starters and launcher == ("app.py",) and not cold else None
+    if starter is not None and starter.accepts(env):
+        handle.close()
+        process: Any = starter.start(args, env, log, file_size_limit)
+    else:
+        process = subprocess.Popen(
+            [sys.executable, *launcher, *args],
+            cwd=ROOT,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_file_size_limit(file_size_limit) if file_size_limit else None,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

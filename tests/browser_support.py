@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bench.browser import CHROMIUM, CHROMIUM_ARGS
 from bench.server import ROOT, Server, free_port, start_server
+from tests.app_forks import installed
 
 __all__ = [
     "ARTIFACTS",
@@ -30,8 +31,14 @@ ARTIFACTS = ROOT / "test-artifacts"
 
 
 def cli(*args: str, db: Path, input_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run `python app.py ...` as a user would; fails the test on a non-zero exit."""
+    """Run `python app.py ...` as a user would (forked where tests/app_forks.py may); fails the test on
+    a non-zero exit."""
     env = {**os.environ, **(input_env or {})}
+    forks = installed()
+    if forks is not None and forks.accepts(env):
+        result = forks.run([*args, "--db", str(db)], env, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return result
     result = subprocess.run(
         [sys.executable, "app.py", *args, "--db", str(db)],
         cwd=ROOT,

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.server import server_env
 from services.compose import compose
 from services.demo import DEMO_DIR, populate_demo
 from store import Store
+from tests.app_forks import AppForks, use_forks
 from tests.pg_support import PostgresServer, find_bin
 
 compose()  # as app.py does: the default follow-ups of a decision and the job runners (services/hooks.py)
@@ -153,6 +155,18 @@ def demo_store(store: Store) -> Store:
     """`store`, holding the demo's datasets (see `store`)."""
     assert populate_demo(store) == [], "the demo template was not copied"
     return store
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _servers_forked() -> Iterator[None]:
+    """Served apps and `cli` commands are forked from one process per worker that has imported the app,
+    instead of each importing Gradio anew (~7 s of CPU a start on CI): tests/app_forks.py. A start
+    that is itself checked asks for a process of its own (`start_server(cold=True)`)."""
+    forks = AppForks(server_env())
+    use_forks(forks)
+    yield
+    use_forks(None)
+    forks.close()
 
 
 @pytest.fixture(scope="session")

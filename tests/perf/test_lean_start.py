@@ -66,7 +66,7 @@ def test_server_loads_nothing_heavy_at_start_nor_while_labelling(tmp_path: Path)
     make_items(source, 20)
     with Store(db) as store:
         import_file(store, source, format="processbench", dataset="lean")
-    server = start_server(db, "--no-demo")
+    server = start_server(db, "--no-demo", cold=True)  # the start itself is what is checked
     try:
         at_start = _mapped(server.process.pid)
         assert not [lib for lib in at_start if any(h in lib for h in HEAVY)]
@@ -114,7 +114,7 @@ def test_an_annotators_session_in_the_browser_loads_no_pandas(tmp_path: Path, pa
     with Store(db) as store:
         import_file(store, source, format="processbench", dataset="lean")
         users.add_user(store, "mia", "annotator", "mia-password")
-    server = start_server(db, "--no-demo", "--team")
+    server = start_server(db, "--no-demo", "--team", cold=True)
     try:
         login(page, server.url, "mia", "mia-password")
         expect(page.locator("#home-work")).to_contain_text("lean")  # Home's own table, shown
