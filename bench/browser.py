@@ -105,12 +105,16 @@ def _copies(folder: Path, demo: str, copies: int = 10) -> Path:
 def _prepare(folder: Path, saves: int) -> Path:
     from services import jobs, perturbation
     from services.access import OPERATOR
+    from services.compose import compose
     from services.imports import import_file
     from store import Store
     from store.datasets import update_settings
     from store.users import add_user
 
     db = folder / "browser-bench.duckdb"
+    # As app.py does: without the job runners registered, every variant's job failed here and the served
+    # app's worker made them 30 s later, while the first panels were being timed.
+    compose()
     store = Store(db)
     try:
         add_user(store, "bench", "admin", PASSWORD)
@@ -121,7 +125,8 @@ def _prepare(folder: Path, saves: int) -> Path:
         import_file(store, _copies(folder, "step_pairs_demo.jsonl"), format="steppairs", dataset="pairs")
         # One image variant per CRYSTAL item, made as the app's worker makes them.
         perturbation.create_check_dataset(store, OPERATOR, "gate", "figures", "image", limit=saves + 5)
-        jobs.run_pending(store)
+        made = jobs.run_pending(store)
+        assert made.done == saves + 5 and not made.retrying, made
     finally:
         store.close()
     return db

@@ -22,6 +22,7 @@ from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.outputs import Outputs
+from ui.kit.progress import background
 from ui.kit.qc_views import agreement_view, offer_report, qc_frame
 from ui.panels import gold as gold_section
 from ui.panels import planner
@@ -287,7 +288,7 @@ def build(ctx: AppContext) -> None:
         dl_csv=dl_csv,
         dl_json=dl_json,
     )
-    gr.on(None, bind(on_open, ctx), None, [refusal, content, dataset], show_progress_on=[refusal], **private)
+    gr.on(None, bind(on_open, ctx), None, [refusal, content, dataset], **background(), **private)
     gr.on(
         [opened, refresh.click, dataset.input, n_boot.input],
         shown.bind(on_show, ctx),

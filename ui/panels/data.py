@@ -30,6 +30,7 @@ from ui.auth import require_admin, require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
+from ui.kit.progress import background
 from ui.kit.table import Table, table_rows
 from ui.panels import data_datasets, data_study, data_tokens
 
@@ -619,6 +620,7 @@ def build(ctx: AppContext) -> None:
         bind(on_open, ctx),
         None,
         [refusal, admin_area, table, people, picked, export_dataset, who],
+        **background(),
         **private,
     )
     refresh.click(bind(on_refresh, ctx), [picked], [table, picked, export_dataset], **private)
@@ -647,7 +649,11 @@ def build(ctx: AppContext) -> None:
         bind(on_set_password, ctx), [who, password], [users_status, people, password], **private
     )
     picked.change(
-        bind(on_pick_dataset, ctx), [picked], [*numbers, settings_status, task_key, task_settings], **private
+        bind(on_pick_dataset, ctx),
+        [picked],
+        [*numbers, settings_status, task_key, task_settings],
+        **background(),
+        **private,
     )
     set_task.click(
         bind(on_set_task_setting, ctx),

@@ -23,6 +23,7 @@ from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.messages import refusal, said
+from ui.kit.progress import background
 
 __all__ = ["build", "choices", "on_archive", "on_load", "on_pick", "on_remove", "on_restore"]
 
@@ -134,8 +135,8 @@ def build(ctx: AppContext) -> tuple[gr.Dropdown, list[Any], list[Any]]:
     status = gr.Markdown("", elem_id="data-life-status", latex_delimiters=[])
     link = gr.HTML("", visible=False, elem_id="data-life-file")
     private = {"api_visibility": "private"}
-    gr.on(None, bind(on_load, ctx), None, [pick], **private)
-    pick.change(bind(on_pick, ctx), [pick], [status], **private)
+    gr.on(None, bind(on_load, ctx), None, [pick], **background(), **private)
+    pick.change(bind(on_pick, ctx), [pick], [status], **background(), **private)
     outputs = [status, pick, link, confirm]
     events = [
         archive.click(bind(on_archive, ctx), [pick], outputs, **private),

@@ -186,6 +186,7 @@ def on_save(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> di
         dataset = KIT.dataset(ctx, current.dataset)
         if current.state == "done" and label == current.get("my_label"):
             saved = "No change to your label"
+            KIT.clear_draft(ctx, user, current)  # nothing stored: KIT.submit would have cleared it
         else:
             receipt = KIT.submit(ctx, user, current, {"earliest_error": label})
             saved = (
@@ -201,7 +202,6 @@ def on_save(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> di
         return KIT.show(ctx, user, dataset, stored, refusal(f"Not saved: {exc}"))
     except ServiceError as exc:
         return KIT.status(f"Not saved: {exc} (n opens your next item)", warn=True)
-    KIT.clear_draft(ctx, user, current)
     shown = KIT.following(ctx, user, current, dataset)
     following = f"item {escape_text(shown.item.external_id)}" if shown else "nothing left for you here"
     message = f"✓ {saved}: **{step_list.label_title(label)}**. Next item: {following}."

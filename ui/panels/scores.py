@@ -28,6 +28,7 @@ from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.outputs import Outputs
+from ui.kit.progress import background
 from ui.kit.table import Table
 from ui.render import escape_text
 
@@ -510,7 +511,7 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
         human_box=human_box,
     )
     private = {"api_visibility": "private", "show_progress": "minimal"}
-    gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], show_progress_on=[refusal], **private)
+    gr.on(None, bind(on_open, ctx), None, [refusal, admin_box], **background(), **private)
     triggers = [refresh.click, dataset.input, convention.input]
     if tab is not None:
         triggers.insert(0, tab.select)

@@ -26,6 +26,7 @@ from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
+from ui.kit.progress import background
 from ui.kit.qc_views import agreement_view, offer_report, qc_frame
 from ui.render import escape_text
 
@@ -288,8 +289,8 @@ def build(ctx: AppContext, dataset: gr.Dropdown, n_boot: gr.Radio) -> None:
             labels = gr.HTML("", elem_id="qc-study-download-labels")
     private: dict[str, Any] = {"api_visibility": "private"}
     opened = [admin, table, pick, raters, reassign_row, successor]
-    gr.on(None, bind(on_open, ctx), None, opened, show_progress_on=[pick], **private)
-    pick.change(bind(on_pick_study, ctx), [pick], [removed], **private)
+    gr.on(None, bind(on_open, ctx), None, opened, **background(), **private)
+    pick.change(bind(on_pick_study, ctx), [pick], [removed], **background(), **private)
     reassign.click(bind(on_reassign, ctx), [pick, removed, successor], [status, table, removed], **private)
     draw.click(
         bind(on_draw_study, ctx),

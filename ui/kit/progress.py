@@ -1,0 +1,22 @@
+"""Where an event shows that it runs (Gradio's show_progress_on), chosen in one place for every panel.
+
+Gradio's page keeps a loading status for every component that an event of the page has shown progress
+on or read as an input, for as long as the page is open, and at the start and the end of every later
+event it applies all of them again: each a search of the whole component tree (the app has several
+hundred components) and a copy of the component's props, and for a layout block of every component
+inside it. A status nobody looks at is paid on every click of the day (bench/browser.py: the Data and
+dashboard panels' load events made most of a save's time in the browser). So an event that runs while
+its panel is not in view shows its progress nowhere, and an annotation panel's quick events show theirs
+on the status line only (ui.kit.annotation.quick_events).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["background"]
+
+
+def background() -> dict[str, Any]:
+    """A background event (a panel's load, a change its load sets off): its progress shown nowhere."""
+    return {"show_progress_on": []}
