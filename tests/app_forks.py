@@ -41,9 +41,12 @@ __all__ = ["AppForks", "ForkedProcess", "installed", "serve_forks", "use_forks"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
-# What may differ from the fork process's environment: pytest's name of the current test, and the app's
-# own STEPGATE_* variables, which the app reads when it runs (app.build_parser, commands), not at import.
-_VARYING = ("PYTEST_CURRENT_TEST",)
+# What may differ from the fork process's environment (prefixes), each read when the app runs, not at
+# import: pytest's name of the current test; the app's own variables (app.build_parser, commands); the
+# AWS credentials tests/s3_support.py sets for a module (boto reads them when a client is made); and
+# what libraries set in the test process itself as they load (torch: KMP_INIT_AT_FORK,
+# TORCHINDUCTOR_CACHE_DIR; KMP_DUPLICATE_LIB_OK), which the app's own imports set alike.
+_VARYING = ("PYTEST_CURRENT_TEST", "STEPGATE_", "AWS_", "KMP_", "TORCHINDUCTOR_")
 
 
 _installed: list[AppForks] = []
@@ -111,7 +114,12 @@ class AppForks:
 
     def accepts(self, env: dict[str, str]) -> bool:
         """True when the app can be forked with this environment (else: a process of its own)."""
-        return _comparable(env) == _comparable(self._env)
+        return not self.differences(env)
+
+    def differences(self, env: dict[str, str]) -> list[str]:
+        """The variables whose difference from the fork process's environment keeps the app from being forked."""
+        mine, theirs = _comparable(self._env), _comparable(env)
+        return sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
 
     def start(
         self, args: list[str], env: dict[str, str], log: Path, file_size_limit: int | None
@@ -166,7 +174,7 @@ class AppForks:
 
 
 def _comparable(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in _VARYING and not k.startswith("STEPGATE_")}
+    return {k: v for k, v in env.items() if not k.startswith(_VARYING)}
 
 
 def serve_forks() -> None:

@@ -14,8 +14,11 @@ from ui.web.control import control_path
 
 
 def test_a_forked_server_serves_its_own_database_and_dies_by_kill_9(tmp_path: Path) -> None:
+    forks = installed()
+    assert forks is not None  # tests/conftest.py set the fork process
+    assert forks.differences(server_env()) == []  # what earlier tests or libraries left in os.environ
     server = start_server(tmp_path / "forked.duckdb", "--no-demo")
-    assert isinstance(server.process, ForkedProcess)  # tests/conftest.py set the fork process
+    assert isinstance(server.process, ForkedProcess)
     try:
         assert requests.get(server.url + "/gradio_api/info", timeout=10).status_code == 401
         assert f"serving {tmp_path / 'forked.duckdb'}" in server.log.read_text()
@@ -39,6 +42,7 @@ def test_another_environment_or_a_cold_start_gets_a_process_of_its_own(tmp_path:
     forks = AppForks(env)
     assert forks.accepts({**env, "PYTEST_CURRENT_TEST": "another test"})
     assert forks.accepts({**env, "STEPGATE_DATA_DIR": "/elsewhere"})  # read when the app runs
+    assert forks.accepts({**env, "KMP_INIT_AT_FORK": "FALSE"})  # set by torch in the test process
     assert not forks.accepts({**env, "GRADIO_TEMP_DIR": "/elsewhere"})  # Gradio reads it at import
     server = start_server(tmp_path / "cold.duckdb", "--no-demo", cold=True)
     try:
