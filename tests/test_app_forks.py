@@ -18,8 +18,8 @@ def test_a_forked_server_serves_its_own_database_and_dies_by_kill_9(tmp_path: Pa
     assert forks is not None  # tests/conftest.py set the fork process
     assert forks.differences(server_env()) == []  # what earlier tests or libraries left in os.environ
     server = start_server(tmp_path / "forked.duckdb", "--no-demo")
-    assert isinstance(server.process, ForkedProcess)
     try:
+        assert isinstance(server.process, ForkedProcess)
         assert requests.get(server.url + "/gradio_api/info", timeout=10).status_code == 401
         assert f"serving {tmp_path / 'forked.duckdb'}" in server.log.read_text()
     finally:
