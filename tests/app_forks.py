@@ -45,8 +45,9 @@ _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 # import: pytest's name of the current test; the app's own variables (app.build_parser, commands); the
 # AWS credentials tests/s3_support.py sets for a module (boto reads them when a client is made); and
 # what libraries set in the test process itself as they load (torch: KMP_INIT_AT_FORK,
-# TORCHINDUCTOR_CACHE_DIR; KMP_DUPLICATE_LIB_OK), which the app's own imports set alike.
-_VARYING = ("PYTEST_CURRENT_TEST", "STEPGATE_", "AWS_", "KMP_", "TORCHINDUCTOR_")
+# TORCHINDUCTOR_CACHE_DIR; KMP_DUPLICATE_LIB_OK; Gradio's HF_HUB_DISABLE_TELEMETRY when a test builds
+# Blocks with analytics off), which the app's own imports and Blocks set alike.
+_VARYING = ("PYTEST_CURRENT_TEST", "STEPGATE_", "AWS_", "KMP_", "TORCHINDUCTOR_", "HF_HUB_DISABLE_TELEMETRY")
 
 
 _installed: list[AppForks] = []
