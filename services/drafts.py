@@ -13,17 +13,22 @@ from store import drafts
 from store.db import Store
 from store.users import Annotator, get_user
 
-__all__ = ["clear", "clear_at_logout", "get", "put"]
+__all__ = ["clear", "clear_at_logout", "end", "get", "put"]
 
 _MAX_VALUE = 8_000  # characters of JSON: a note and a few choices
+_ENDED = "ended opening"  # a draft's key that marks it closed by `end` (a choice never has it)
 
 
 def get(store: Store, user: Annotator, panel: str, key: str) -> Any:
-    return drafts.get_draft(store, user.id, panel, key)
+    value = drafts.get_draft(store, user.id, panel, key)
+    return None if isinstance(value, dict) and _ENDED in value else value
 
 
-def put(store: Store, user: Annotator, panel: str, key: str, value: Any) -> None:
-    """Keep (or, with None, forget) a draft; an oversized one is cut to the limit, never stored whole."""
+def put(store: Store, user: Annotator, panel: str, key: str, value: Any, opening: str | None = None) -> None:
+    """Keep (or, with None, forget) a draft; an oversized one is cut to the limit, never stored whole.
+    `opening`: the request id of the item's opening the choice was made in. A choice event of an
+    opening that `end` closed (its item skipped) may reach the server after the skip, as choices are
+    sent off Gradio's queue: it does not write the draft back."""
     if value is None:
         drafts.delete_draft(store, user.id, panel, key)
         return
@@ -33,7 +38,18 @@ def put(store: Store, user: Annotator, panel: str, key: str, value: Any) -> None
         value = {
             str(k)[:64]: (v[:_MAX_VALUE] if isinstance(v, str) else v) for k, v in list(value.items())[:16]
         }
-    drafts.put_draft(store, user.id, panel, key, value, now_utc())
+    drafts.put_draft(
+        store, user.id, panel, key, value, now_utc(), unless=_ended(opening) if opening else None
+    )
+
+
+def end(store: Store, user: Annotator, panel: str, key: str, opening: str) -> None:
+    """The opening is over without a save (a skip): its draft goes, and stays gone for its late choices."""
+    drafts.put_draft(store, user.id, panel, key, _ended(opening), now_utc())
+
+
+def _ended(opening: str) -> dict[str, str]:
+    return {_ENDED: opening}
 
 
 def clear(store: Store, user: Annotator, panel: str, key: str) -> None:

@@ -22,14 +22,21 @@ def get_draft(db: Store | Tx, annotator_id: int, panel: str, key: str) -> Any:
     return None if raw is None else json.loads(raw)
 
 
-def put_draft(db: Store, annotator_id: int, panel: str, key: str, value: Any, now: datetime) -> None:
+def put_draft(
+    db: Store, annotator_id: int, panel: str, key: str, value: Any, now: datetime, unless: Any = None
+) -> None:
+    """`unless`: a stored value this write must not replace (checked in the same statement)."""
+    upsert = (
+        "INSERT INTO drafts (annotator_id, panel, key, value, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (annotator_id, panel, key) DO UPDATE SET value = excluded.value, "
+        "updated_at = excluded.updated_at"
+    )
+    params = [annotator_id, panel, key, json.dumps(value), now]
+    if unless is not None:
+        upsert += " WHERE drafts.value <> ?"
+        params.append(json.dumps(unless))
     with db.writing() as tx:
-        tx.execute(
-            "INSERT INTO drafts (annotator_id, panel, key, value, updated_at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (annotator_id, panel, key) DO UPDATE SET value = excluded.value, "
-            "updated_at = excluded.updated_at",
-            [annotator_id, panel, key, json.dumps(value), now],
-        )
+        tx.execute(upsert, params)
         tx.execute(
             "DELETE FROM drafts WHERE annotator_id = ? AND panel = ? AND key NOT IN ("
             " SELECT key FROM drafts WHERE annotator_id = ? AND panel = ? ORDER BY updated_at DESC LIMIT ?)",

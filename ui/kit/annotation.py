@@ -215,8 +215,14 @@ class AnnotationKit:
         return drafts.get(ctx.store, user, self.task, current.draft_key)
 
     def keep_draft(self, ctx: AppContext, user: Annotator, current: Current, value: Any) -> None:
-        """This item's unsaved choices (None forgets them), kept for this user only."""
-        drafts.put(ctx.store, user, self.task, current.draft_key, value)
+        """This item's unsaved choices (None forgets them), kept for this user only; not written back
+        once the item's opening has ended (`end_draft`)."""
+        drafts.put(ctx.store, user, self.task, current.draft_key, value, opening=current.request_id)
+
+    def end_draft(self, ctx: AppContext, user: Annotator, current: Current) -> None:
+        """Left without saving (a skip): the draft goes, and a choice of this opening still on its way
+        to the server does not bring it back."""
+        drafts.end(ctx.store, user, self.task, current.draft_key, current.request_id or "")
 
     def clear_draft(self, ctx: AppContext, user: Annotator, current: Current) -> None:
         drafts.clear(ctx.store, user, self.task, current.draft_key)

@@ -144,7 +144,7 @@ def on_skip(ctx: AppContext, work: dict[str, Any], request: gr.Request) -> dict[
         dataset = KIT.dataset(ctx, current.dataset)
         if not current.has_item:
             return KIT.show(ctx, user, dataset, annotate.next_item(ctx.store, user, dataset))
-        KIT.keep_draft(ctx, user, current, None)
+        KIT.end_draft(ctx, user, current)
         if current.fresh:
             found = annotate.skip_item(ctx.store, user, dataset, current.item_id)
             said = f"Skipped {where(current)}: others can take it now; it comes back to you after the rest."

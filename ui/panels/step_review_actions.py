@@ -34,7 +34,6 @@ __all__ = [
     "draft_for",
     "draft_key",
     "export_choices",
-    "keep_draft",
     "on_export",
     "on_stats",
     "remember_dataset",
@@ -59,11 +58,6 @@ DRAFT_LISTS = ("original_features", "modified_features")
 
 def draft_key(work: dict[str, Any]) -> str:
     return f"{work['dataset']}|{work['item_id']}|{work['version_id']}"
-
-
-def keep_draft(ctx: AppContext, user: Annotator, work: dict[str, Any], label: dict[str, Any] | None) -> None:
-    """This sample's unsaved choices (None forgets them), kept for this user only."""
-    drafts.put(ctx.store, user, PANEL, draft_key(work), label or None)
 
 
 def draft_for(
