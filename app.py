@@ -600,7 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         store.close()
 
 
-def _exit_now(code: int) -> None:
+def exit_now(code: int) -> None:
     """Leave without the interpreter's teardown: once the server has stopped and the store is closed
     nothing is left to flush, and collecting the heap of Gradio, torch and scipy takes seconds."""
     sys.stdout.flush()
@@ -618,7 +618,7 @@ def run_script() -> None:
             raise
         status = stop.code or 0
     if serving:
-        _exit_now(status)
+        exit_now(status)
     sys.exit(status)
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,7 +20,9 @@ __all__ = [
     "ROOT",
     "Server",
     "ServerStarter",
+    "current_starter",
     "free_port",
+    "limit_file_size",
     "rss_mb",
     "server_env",
     "start_server",
@@ -65,6 +68,10 @@ def use_starter(starter: ServerStarter | None) -> None:
     _starters[:] = [] if starter is None else [starter]
 
 
+def current_starter() -> ServerStarter | None:
+    return _starters[0] if _starters else None
+
+
 @dataclass
 class Server:
     url: str
@@ -86,14 +93,11 @@ class Server:
                 self.process.wait(timeout=10)
 
 
-def _file_size_limit(limit: int):
-    """A pre-exec hook that makes every write past `limit` bytes fail, as on a full disk."""
-
-    def apply() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return apply
+def limit_file_size(limit: int) -> None:
+    """From now on in this process, every write past `limit` bytes fails, as on a full disk (run in the
+    served app before it starts)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
 def start_server(
@@ -114,7 +118,7 @@ def start_server(
     handle = open(log, "w")  # noqa: SIM115 - stays open for the server's lifetime
     started = time.perf_counter()
     args = ["serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port), *extra]
-    starter = _starters[0] if _starters and launcher == ("app.py",) and not cold else None
+    starter = current_starter() if launcher == ("app.py",) and not cold else None
     if starter is not None and starter.accepts(env):
         handle.close()
         process: Any = starter.start(args, env, log, file_size_limit)
@@ -125,7 +129,7 @@ def start_server(
             env=env,
             stdout=handle,
             stderr=subprocess.STDOUT,
-            preexec_fn=_file_size_limit(file_size_limit) if file_size_limit else None,
+            preexec_fn=partial(limit_file_size, file_size_limit) if file_size_limit else None,
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout

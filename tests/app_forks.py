@@ -24,7 +24,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -35,9 +34,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from bench.server import use_starter
+from bench.server import current_starter, limit_file_size
 
-__all__ = ["AppForks", "ForkedProcess", "installed", "serve_forks", "use_forks"]
+__all__ = ["AppForks", "ForkedProcess", "installed", "serve_forks"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
@@ -50,18 +49,11 @@ _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 _VARYING = ("PYTEST_CURRENT_TEST", "STEPGATE_", "AWS_", "KMP_", "TORCHINDUCTOR_", "HF_HUB_DISABLE_TELEMETRY")
 
 
-_installed: list[AppForks] = []
-
-
-def use_forks(forks: AppForks | None) -> None:
-    """Start servers (bench.server.start_server) and run commands (tests/browser_support.cli) with
-    `forks` from now on; None: as processes of their own again."""
-    _installed[:] = [] if forks is None else [forks]
-    use_starter(forks)
-
-
 def installed() -> AppForks | None:
-    return _installed[0] if _installed else None
+    """The forks `bench.server.use_starter` was given (tests/conftest.py), for the commands of
+    tests/browser_support.cli too; None where servers start as processes of their own."""
+    starter = current_starter()
+    return starter if isinstance(starter, AppForks) else None
 
 
 class ForkedProcess:
@@ -197,12 +189,12 @@ def serve_forks() -> None:
     if threading.active_count() != 1:  # a fork keeps only the forking thread: none may hold a lock
         raise RuntimeError(f"threads started at import: {threading.enumerate()}")
     for line in sys.stdin:
-        pid = _fork_app(json.loads(line), app.run_script)
+        pid = _fork_app(json.loads(line), app)
         sys.stdout.write(json.dumps({"pid": pid}) + "\n")
         sys.stdout.flush()
 
 
-def _fork_app(request: dict[str, Any], run_script: Any) -> int:
+def _fork_app(request: dict[str, Any], app: Any) -> int:
     """Fork twice: the server's parent exits at once, so the server is reparented to the subreaper."""
     read_end, write_end = os.pipe()
     middle = os.fork()
@@ -211,7 +203,7 @@ def _fork_app(request: dict[str, Any], run_script: Any) -> int:
         server = os.fork()
         if server == 0:
             os.close(write_end)
-            _run_app(request, run_script)  # never returns
+            _run_app(request, app)  # never returns
         os.write(write_end, str(server).encode())
         os._exit(0)
     os.close(write_end)
@@ -221,7 +213,7 @@ def _fork_app(request: dict[str, Any], run_script: Any) -> int:
     return pid
 
 
-def _run_app(request: dict[str, Any], run_script: Any) -> None:
+def _run_app(request: dict[str, Any], app: Any) -> None:
     """In the fork: the request's output, limits, directory and environment, then what `python app.py`
     runs; an exception goes up through the fork process's frames and ends the interpreter with it."""
     try:
@@ -234,8 +226,7 @@ def _run_app(request: dict[str, Any], run_script: Any) -> None:
             os.dup2(file, fd)
             os.close(file)
         if request["limit"]:
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
-            resource.setrlimit(resource.RLIMIT_FSIZE, (request["limit"], request["limit"]))
+            limit_file_size(request["limit"])
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -244,7 +235,7 @@ def _run_app(request: dict[str, Any], run_script: Any) -> None:
         traceback.print_exc()
         os._exit(1)
     try:
-        run_script()  # a server leaves by os._exit itself (app._exit_now); a command by SystemExit
+        app.run_script()  # a server leaves by os._exit itself (app.exit_now); a command by SystemExit
     except SystemExit as stop:
         # Without the interpreter's teardown, as a server leaves: collecting the fork process's heap
         # (Gradio and all it imported) took ~0.5 s of a command's ~0.6 s. Everything the command
@@ -253,6 +244,4 @@ def _run_app(request: dict[str, Any], run_script: Any) -> None:
         if code is not None and not isinstance(code, int):  # sys.exit("message"), as Python shows it
             print(code, file=sys.stderr)
             code = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code or 0)
+        app.exit_now(code or 0)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.server import server_env
+from bench.server import server_env, use_starter
 from services.compose import compose
 from services.demo import DEMO_DIR, populate_demo
 from services.encoder import Encoder, EncoderSettings
 from store import Store
-from tests.app_forks import AppForks, use_forks
+from tests.app_forks import AppForks
 from tests.pg_support import PostgresServer, find_bin
 
 compose()  # as app.py does: the default follow-ups of a decision and the job runners (services/hooks.py)
@@ -164,9 +164,9 @@ def _servers_forked() -> Iterator[None]:
     instead of each importing Gradio anew (~7 s of CPU a start on CI): tests/app_forks.py. A start
     that is itself checked asks for a process of its own (`start_server(cold=True)`)."""
     forks = AppForks(server_env())
-    use_forks(forks)
+    use_starter(forks)
     yield
-    use_forks(None)
+    use_starter(None)
     forks.close()
 
 
