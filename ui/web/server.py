@@ -25,6 +25,7 @@ from ui.web.login import LoginOutcome, Logins, login_page
 from ui.web.observe import Observe, Observer
 from ui.web.ops import HEALTH, METRICS, PREDICTIONS, add_ops_routes
 from ui.web.sessions import COOKIE, Sessions
+from ui.web.stopping import EndStreams, StopAfterEvents, Streams
 
 __all__ = ["build_server", "serve"]
 
@@ -129,9 +130,13 @@ def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwar
         max_file_size=ctx.web.max_file_size,
         **gradio_kwargs,
     )
+    streams = Streams()
+    app.state.streams = streams  # serve() hands it to the server: its stop ends them
+    app.add_middleware(EndStreams, streams=streams)
     app.add_middleware(Guard, ctx=ctx, sessions=sessions, blocks=blocks)
     app.add_middleware(Observe, observer=observer)  # outermost: the guard's refusals are counted too
     observer.instrument(blocks)
+    blocks.process_api = streams.event(blocks.process_api)
     return app
 
 
@@ -160,7 +165,7 @@ def serve(
         timeout_keep_alive=75,
     )
     FrozenSurvivors().start()
-    uvicorn.Server(config).run()
+    StopAfterEvents(config, app.state.streams).run()
 
 
 THAW_SECONDS = 600.0  # how often a full collection looks at the frozen objects again
