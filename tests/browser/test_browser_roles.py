@@ -90,19 +90,41 @@ def _boxes_overlap(a: dict, b: dict) -> bool:
     )
 
 
+# Each selector's first element's box, or null when it is not on the page.
+BOXES = """(selectors) => selectors.map((selector) => {
+  const element = document.querySelector(selector);
+  if (!element) return null;
+  const box = element.getBoundingClientRect();
+  return box.width || box.height ? {x: box.x, y: box.y, width: box.width, height: box.height} : null;
+})"""
+
+
+def _settled_boxes(page, selectors: list[str]) -> dict:
+    """The controls' boxes once the panel has stopped moving (the same twice, 200 ms apart): a panel
+    still placing the item it just received is not yet the layout an annotator works in."""
+    if not selectors:
+        return {}
+    boxes = page.evaluate(BOXES, selectors)
+    for _ in range(50):
+        page.wait_for_timeout(200)
+        again = page.evaluate(BOXES, selectors)
+        if again == boxes:
+            break
+        boxes = again
+    return dict(zip(selectors, boxes, strict=True))
+
+
 def _check_layout(page, title: str, size: str) -> None:
+    boxes = _settled_boxes(page, ANNOTATION_CONTROLS.get(title, []))
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= page.viewport_size["width"] + 1, (
         f"{title} at {size}: content spills sideways ({width} px)"
     )
-    boxes = {}
-    for selector in ANNOTATION_CONTROLS.get(title, []):
-        box = page.locator(selector).first.bounding_box()
+    for selector, box in boxes.items():
         assert box is not None, f"{title} at {size}: {selector} is not shown"
         assert box["y"] >= 0 and box["y"] + box["height"] <= page.viewport_size["height"], (
             f"{title} at {size}: {selector} is off screen"
         )
-        boxes[selector] = box
     for a in boxes:
         for b in boxes:
             if a < b:

@@ -136,6 +136,9 @@
     const pane = document.getElementById("step-review-right");
     if (pane && window.ResizeObserver) {
       new ResizeObserver(() => { fit(); if (pending) openOnChange(); }).observe(pane);
+      // And whenever the steps change size while it is pending (math and images laid out late, as on a
+      // busy machine, after the timed tries above): the change stays in view, however late they come.
+      new ResizeObserver(() => { if (pending) openOnChange(); }).observe(steps);
     }
     // The annotator's own scrolling wins over a late re-scroll.
     for (const el of [pane, document.getElementById("step-review-left")]) {
