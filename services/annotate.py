@@ -23,7 +23,7 @@ from services.decide import settle
 from services.errors import AlreadyLabelled, Conflict, InvalidInput, NotAllowed, NotFound
 from services.leasing import leases_of
 from store import annotations as annotation_log
-from store import assignments, datasets, items, state, studies, work
+from store import assignments, datasets, drafts, items, state, studies, work
 from store.datasets import Dataset
 from store.db import Store, Tx
 from store.errors import StoreExclusiveNeeded
@@ -195,14 +195,17 @@ def submit(
     seconds_spent: Any = None,
     now: datetime | None = None,
     first_label: bool = False,
+    draft: tuple[str, str] | None = None,
 ) -> Receipt:
     """Store one label and settle the item's state; a retried request id is stored once.
 
     Accepted only on an item leased to the annotator, or as a correction of their own earlier
     label while the dataset allows corrections. ``first_label``: the page showed the item as not yet
     labelled; if a label of this annotator is there already (saved from another tab), nothing is
-    stored and they are told, rather than the save silently becoming a correction.
-    Nothing is stored when an error is raised.
+    stored and they are told, rather than the save silently becoming a correction. ``draft``: the
+    (panel, key) of the unsaved choices this label replaces, deleted in the label's own transaction (one
+    commit a save, and never a label without its draft gone, nor the reverse).
+    Nothing is stored, and no draft deleted, when an error is raised.
     """
     now = now or now_utc()
     item_id, version_id = _whole(item_id, "item_id"), _whole(version_id, "version_id")
@@ -211,9 +214,9 @@ def submit(
     args = (store, annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label)
     try:
         try:
-            receipt, study_id = _submit(*args, shared=True)
+            receipt, study_id = _submit(*args, shared=True, draft=draft)
         except StoreExclusiveNeeded:  # rolled back: what it met must not run beside other labels
-            receipt, study_id = _submit(*args, shared=False)
+            receipt, study_id = _submit(*args, shared=False, draft=draft)
     except annotation_log.AnnotationConflict:
         # The id is in the log already (the transaction was rolled back): a retry of a stored submit,
         # or an id reused for something else.
@@ -224,6 +227,8 @@ def submit(
             raise Conflict(
                 "this request id was already used for another submit; nothing was stored"
             ) from None
+        if draft is not None:
+            drafts.delete_draft(store, annotator.id, *draft)
         return Receipt(previous.id, True)
     if study_id is not None and not receipt.duplicate:
         _advance(store, study_id, now)
@@ -262,6 +267,7 @@ def _submit(
     first_label: bool = False,
     *,
     shared: bool,
+    draft: tuple[str, str] | None = None,
 ) -> tuple[Receipt, int | None]:
     """The receipt, and the study the label went to (None: a label of the gate).
 
@@ -269,70 +275,86 @@ def _submit(
     `_WRITE_LOCK` says which rule is held where); StoreExclusiveNeeded when what the label settles must
     run alone, and then the caller runs it again exclusively."""
     with store.writing(shared=shared, item=item_id) as tx:
-        locked = state.locked_state(tx, item_id)
-        item = items.get_item(tx, item_id, locked.version_id if locked else None)
-        if item is None:
-            raise NotFound(f"there is no item {item_id}")
-        study_id = leases_of(tx).study_of(tx, item.dataset_id, item_id, annotator.id)
-        if study_id is not None:
-            receipt = _submit_study(
-                tx,
-                study_id,
-                item,
-                annotator,
-                version_id,
-                payload,
-                request_id,
-                seconds_spent,
-                now,
-                first_label,
-            )
-            return receipt, study_id
-        rows = (
-            annotation_log.item_annotations(tx, item_id, version_id) if item.version_id == version_id else []
+        settled = _label_in(
+            tx, annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label
         )
-        retried = _retry_of(rows, annotator, request_id)
-        if retried is not None:
-            return retried, None
-        if item.version_id != version_id:
-            previous = annotation_log.annotation_by_request(tx, request_id)
-            if previous is not None and previous.annotator_id == annotator.id and previous.item_id == item_id:
-                return Receipt(previous.id, True), None
-            raise _changed_since_opened(item)
-        if first_label and any(
-            r.annotator_id == annotator.id and r.task != annotation_log.RULING for r in rows
-        ):
-            raise AlreadyLabelled(
-                f"you already saved a label on item {item.external_id} (in another tab or window); this "
-                "one was not saved. Open the item again (p: previous) to see your label and correct it."
-            )
-        dataset = datasets.get_dataset(tx, item.dataset_id)
-        if dataset is None:
-            raise NotFound(f"item {item_id} belongs to no dataset")
-        clean, seconds = _checked_label(dataset, item, payload, seconds_spent)
-        _check_may_label(tx, dataset, item, annotator, rows, now)
-        stored = annotation_log.insert_annotation(
+        if draft is not None:
+            drafts.delete_draft(tx, annotator.id, *draft)
+        return settled
+
+
+def _label_in(
+    tx: Tx,
+    annotator: Annotator,
+    item_id: int,
+    version_id: int,
+    payload: Any,
+    request_id: str,
+    seconds_spent: Any,
+    now: datetime,
+    first_label: bool,
+) -> tuple[Receipt, int | None]:
+    """The label checked, stored and settled in `tx`: the receipt and its study, as `_submit` says."""
+    locked = state.locked_state(tx, item_id)
+    item = items.get_item(tx, item_id, locked.version_id if locked else None)
+    if item is None:
+        raise NotFound(f"there is no item {item_id}")
+    study_id = leases_of(tx).study_of(tx, item.dataset_id, item_id, annotator.id)
+    if study_id is not None:
+        receipt = _submit_study(
             tx,
-            request_id=request_id,
-            annotator_id=annotator.id,
-            item_id=item_id,
-            version_id=version_id,
-            dataset_id=dataset.id,
-            task=dataset.task,
-            payload=clean,
-            seconds_spent=seconds,
-            now=now,
-        )
-        _settle(
-            tx,
-            dataset,
+            study_id,
             item,
             annotator,
-            [*rows, stored],
-            first_label=all(r.annotator_id != annotator.id or r.task == annotation_log.RULING for r in rows),
-            now=now,
-            locked=locked,
+            version_id,
+            payload,
+            request_id,
+            seconds_spent,
+            now,
+            first_label,
         )
+        return receipt, study_id
+    rows = annotation_log.item_annotations(tx, item_id, version_id) if item.version_id == version_id else []
+    retried = _retry_of(rows, annotator, request_id)
+    if retried is not None:
+        return retried, None
+    if item.version_id != version_id:
+        previous = annotation_log.annotation_by_request(tx, request_id)
+        if previous is not None and previous.annotator_id == annotator.id and previous.item_id == item_id:
+            return Receipt(previous.id, True), None
+        raise _changed_since_opened(item)
+    if first_label and any(r.annotator_id == annotator.id and r.task != annotation_log.RULING for r in rows):
+        raise AlreadyLabelled(
+            f"you already saved a label on item {item.external_id} (in another tab or window); this "
+            "one was not saved. Open the item again (p: previous) to see your label and correct it."
+        )
+    dataset = datasets.get_dataset(tx, item.dataset_id)
+    if dataset is None:
+        raise NotFound(f"item {item_id} belongs to no dataset")
+    clean, seconds = _checked_label(dataset, item, payload, seconds_spent)
+    _check_may_label(tx, dataset, item, annotator, rows, now)
+    stored = annotation_log.insert_annotation(
+        tx,
+        request_id=request_id,
+        annotator_id=annotator.id,
+        item_id=item_id,
+        version_id=version_id,
+        dataset_id=dataset.id,
+        task=dataset.task,
+        payload=clean,
+        seconds_spent=seconds,
+        now=now,
+    )
+    _settle(
+        tx,
+        dataset,
+        item,
+        annotator,
+        [*rows, stored],
+        first_label=all(r.annotator_id != annotator.id or r.task == annotation_log.RULING for r in rows),
+        now=now,
+        locked=locked,
+    )
     return Receipt(stored.id, False), None
 
 

@@ -44,7 +44,8 @@ def put_draft(
         )
 
 
-def delete_draft(db: Store, annotator_id: int, panel: str, key: str) -> None:
+def delete_draft(db: Store | Tx, annotator_id: int, panel: str, key: str) -> None:
+    """In a transaction of its own, or in `db`'s when it is one (a label's: services/annotate.submit)."""
     with db.writing() as tx:
         tx.execute(
             "DELETE FROM drafts WHERE annotator_id = ? AND panel = ? AND key = ?", [annotator_id, panel, key]

@@ -346,8 +346,8 @@ class AnnotationKit:
             request_id=current.request_id,
             seconds_spent=current.seconds_open(),
             first_label=first and current.fresh,
+            draft=(self.task, current.draft_key),
         )
-        self.clear_draft(ctx, user, current)
         return receipt
 
     def following(
