@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from services import studies as study_service
 from services.access import may_see_archived
@@ -211,12 +211,12 @@ def submit(
     item_id, version_id = _whole(item_id, "item_id"), _whole(version_id, "version_id")
     if not isinstance(request_id, str) or not 1 <= len(request_id) <= _MAX_REQUEST_ID:
         raise InvalidInput(f"a submit needs a request id of 1-{_MAX_REQUEST_ID} characters")
-    args = (store, annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label)
+    attempt = _Attempt(annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label)
     try:
         try:
-            receipt, study_id = _submit(*args, shared=True, draft=draft)
+            receipt, study_id = _submit(store, attempt, shared=True, draft=draft)
         except StoreExclusiveNeeded:  # rolled back: what it met must not run beside other labels
-            receipt, study_id = _submit(*args, shared=False, draft=draft)
+            receipt, study_id = _submit(store, attempt, shared=False, draft=draft)
     except annotation_log.AnnotationConflict:
         # The id is in the log already (the transaction was rolled back): a retry of a stored submit,
         # or an id reused for something else.
@@ -255,46 +255,37 @@ def _retry_of(
     return None
 
 
+class _Attempt(NamedTuple):
+    """One submit as the caller sent it, checked for shape."""
+
+    annotator: Annotator
+    item_id: int
+    version_id: int
+    payload: Any
+    request_id: str
+    seconds_spent: Any
+    now: datetime
+    first_label: bool
+
+
 def _submit(
-    store: Store,
-    annotator: Annotator,
-    item_id: int,
-    version_id: int,
-    payload: Any,
-    request_id: str,
-    seconds_spent: Any,
-    now: datetime,
-    first_label: bool = False,
-    *,
-    shared: bool,
-    draft: tuple[str, str] | None = None,
+    store: Store, attempt: _Attempt, *, shared: bool, draft: tuple[str, str] | None = None
 ) -> tuple[Receipt, int | None]:
     """The receipt, and the study the label went to (None: a label of the gate).
 
     `shared`: beside other labels over PostgreSQL, under the item's own lock (store/engines.py
     `_WRITE_LOCK` says which rule is held where); StoreExclusiveNeeded when what the label settles must
     run alone, and then the caller runs it again exclusively."""
-    with store.writing(shared=shared, item=item_id) as tx:
-        settled = _label_in(
-            tx, annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label
-        )
+    with store.writing(shared=shared, item=attempt.item_id) as tx:
+        settled = _label_in(tx, attempt)
         if draft is not None:
-            drafts.delete_draft(tx, annotator.id, *draft)
+            drafts.delete_draft(tx, attempt.annotator.id, *draft)
         return settled
 
 
-def _label_in(
-    tx: Tx,
-    annotator: Annotator,
-    item_id: int,
-    version_id: int,
-    payload: Any,
-    request_id: str,
-    seconds_spent: Any,
-    now: datetime,
-    first_label: bool,
-) -> tuple[Receipt, int | None]:
+def _label_in(tx: Tx, attempt: _Attempt) -> tuple[Receipt, int | None]:
     """The label checked, stored and settled in `tx`: the receipt and its study, as `_submit` says."""
+    annotator, item_id, version_id, payload, request_id, seconds_spent, now, first_label = attempt
     locked = state.locked_state(tx, item_id)
     item = items.get_item(tx, item_id, locked.version_id if locked else None)
     if item is None:
