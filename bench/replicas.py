@@ -118,7 +118,8 @@ def label_with_team(
     connect: Callable[[str, str], StepgateClient] = _login,
 ) -> Team:
     """Annotator k logs in on replica k % len(urls); once all are in, each labels (next item, submit)
-    until the dataset has nothing left for them or `seconds` pass. With `kill_after`, once that many
+    until the dataset has nothing left for anyone or `seconds` pass: an annotator with nothing left asks
+    again while others still label, since their labels can raise an item's target (a disagreement). With `kill_after`, once that many
     labels are acknowledged `kill(0)` kills replica 0: its annotators log in on another replica, send
     again the submit they had in flight (the same request id: stored once either way) and go on."""
     team, victim = Team(), 0
@@ -126,6 +127,8 @@ def label_with_team(
     clock: dict[str, float] = {}
     # Logins are not labelling: the clock starts when every annotator is in.
     ready = threading.Barrier(len(names), action=lambda: clock.update(began=time.perf_counter()))
+    idle: set[str] = set()  # annotators whose last next item was "nothing left"
+    labelling = [len(names)]  # annotators still in the loop
 
     def acknowledge(request_id: str, annotation_id: int) -> None:
         with team.lock:
@@ -164,8 +167,14 @@ def label_with_team(
                     if pending is None:
                         item = client.run("next_item", dataset)
                         if item["item_id"] is None:
-                            return
+                            with team.lock:
+                                idle.add(name)
+                                if len(idle) >= labelling[0]:
+                                    return  # nobody has work in flight: nothing can reopen
+                            time.sleep(0.2)
+                            continue
                         with team.lock:
+                            idle.discard(name)
                             team.next_calls.append(time.perf_counter() - started)
                         with team.lock:
                             team.handed.setdefault(int(item["item_id"]), set()).add(name)
@@ -193,6 +202,9 @@ def label_with_team(
                         team.moved.append(name)
                         team.retried += pending is not None
         finally:
+            with team.lock:
+                labelling[0] -= 1
+                idle.discard(name)
             if client is not None:
                 client.close()
 
