@@ -36,8 +36,11 @@ def _client(request: fastapi.Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwargs: Any) -> fastapi.FastAPI:
-    """The ASGI app: our routes first, Gradio mounted at "/", the guard in front of both."""
+def build_server(
+    ctx: AppContext, blocks: gr.Blocks, message: str, streams: Streams | None = None, **gradio_kwargs: Any
+) -> fastapi.FastAPI:
+    """The ASGI app: our routes first, Gradio mounted at "/", the guard in front of both. `streams`: the
+    pages' streams, which the server's stop ends (serve() hands the same to its server)."""
     sessions = Sessions(ctx)
     logins = Logins(ctx)
     app = fastapi.FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -130,8 +133,7 @@ def build_server(ctx: AppContext, blocks: gr.Blocks, message: str, **gradio_kwar
         max_file_size=ctx.web.max_file_size,
         **gradio_kwargs,
     )
-    streams = Streams()
-    app.state.streams = streams  # serve() hands it to the server: its stop ends them
+    streams = streams if streams is not None else Streams()
     app.add_middleware(EndStreams, streams=streams)
     app.add_middleware(Guard, ctx=ctx, sessions=sessions, blocks=blocks)
     app.add_middleware(Observe, observer=observer)  # outermost: the guard's refusals are counted too
@@ -150,7 +152,8 @@ def serve(
     **gradio_kwargs: Any,
 ) -> None:
     """Serve until stopped (Ctrl-C, SIGTERM)."""
-    app = build_server(ctx, blocks, message, **gradio_kwargs)
+    streams = Streams()
+    app = build_server(ctx, blocks, message, streams, **gradio_kwargs)
     config = uvicorn.Config(
         app,
         host=host,
@@ -165,7 +168,7 @@ def serve(
         timeout_keep_alive=75,
     )
     FrozenSurvivors().start()
-    StopAfterEvents(config, app.state.streams).run()
+    StopAfterEvents(config, streams).run()
 
 
 THAW_SECONDS = 600.0  # how often a full collection looks at the frozen objects again
