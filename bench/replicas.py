@@ -119,9 +119,10 @@ def label_with_team(
 ) -> Team:
     """Annotator k logs in on replica k % len(urls); once all are in, each labels (next item, submit)
     until the dataset has nothing left for anyone or `seconds` pass: an annotator with nothing left asks
-    again while others still label, since their labels can raise an item's target (a disagreement). With `kill_after`, once that many
-    labels are acknowledged `kill(0)` kills replica 0: its annotators log in on another replica, send
-    again the submit they had in flight (the same request id: stored once either way) and go on."""
+    again while others still label, since their labels can raise an item's target (a disagreement).
+    With `kill_after`, once that many labels are acknowledged `kill(0)` kills replica 0: its annotators
+    log in on another replica, send again the submit they had in flight (the same request id: stored
+    once either way) and go on."""
     team, victim = Team(), 0
     killed = threading.Event()
     clock: dict[str, float] = {}
@@ -176,7 +177,6 @@ def label_with_team(
                         with team.lock:
                             idle.discard(name)
                             team.next_calls.append(time.perf_counter() - started)
-                        with team.lock:
                             team.handed.setdefault(int(item["item_id"]), set()).add(name)
                         pending = (item["item_id"], item["version_id"], choose(rng), uuid.uuid4().hex)
                     item_id, version_id, payload, request_id = pending
