@@ -2,6 +2,7 @@
 
     python bench/browser.py              # 40 saves per panel
     python bench/browser.py --saves 100
+    python bench/browser.py --reviewed   # QC dashboard, Scores, Browse and Jobs opened first
 
 Starts the real app on 127.0.0.1 over a fresh database (the demo's PRMBench, QwQ, CRYSTAL and step-pair
 files, and a perturbation check made from the CRYSTAL images), logs in in headless Chromium and, for each
@@ -154,6 +155,20 @@ def _keys(*keys: str):
     return lambda page: [page.keyboard.press(key) for key in keys]
 
 
+def open_reviewers_tabs(page) -> None:
+    """What a lead does between rounds of labelling: each tab opened once and left, in the same page. A
+    tab-open event's progress stays with the page and is applied again at every later event."""
+    for tab, shown in (
+        ("QC dashboard", "#qc-agreement"),
+        ("Scores", "#sc-status"),
+        ("Browse", "#br-results"),
+        ("Jobs", "#jobs-table"),
+    ):
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_selector(shown, state="visible", timeout=60_000)
+        page.wait_for_timeout(1500)  # its figures and tables arrive
+
+
 def step_review(page, saves: int) -> list[float]:
     page.get_by_role("tab", name="Step review").click()
     page.wait_for_selector("#step-review-info p", timeout=30_000)
@@ -247,6 +262,11 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--saves", type=int, default=40, help="saves timed per panel (default 40)")
+    parser.add_argument(
+        "--reviewed",
+        action="store_true",
+        help="open QC dashboard, Scores, Browse and Jobs in the page before the saves",
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -260,6 +280,8 @@ def main() -> int:
                 floor = trivial_gradio(browser, args.saves // 2)
                 page = browser.new_page(viewport={"width": 1366, "height": 768})
                 _login(page, server.url)
+                if args.reviewed:
+                    open_reviewers_tabs(page)
                 results["Step review: Save -> next sample rendered"] = step_review(page, args.saves)
                 results["Earliest error: Save -> next item rendered"] = earliest_error(page, args.saves)
                 results["Quality gate: Accept -> next item rendered"] = quality_gate(page, args.saves)

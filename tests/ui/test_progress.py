@@ -64,3 +64,26 @@ def test_what_a_page_load_sets_off_shows_its_progress_nowhere(blocks: gr.Blocks)
     assert following, "the Data panel's dataset picker is set by its load"
     for fn in following:
         assert _targets(fn) == [], (fn.name, _named(_targets(fn)))
+
+
+def test_no_event_shows_its_progress_on_a_layout_block(blocks: gr.Blocks) -> None:
+    """A row or column as a target makes every later event of the page copy each component inside it."""
+    for fn in blocks.fns.values():
+        layouts = [t for t in _targets(fn) if _layout(t)]
+        assert not layouts, (fn.name, _named(layouts))
+
+
+def test_opening_a_tab_shows_progress_on_one_status_line(blocks: gr.Blocks) -> None:
+    """QC dashboard, Scores, Browse and Jobs fill most of their panel when opened: with the progress on
+    all of it, opening one once made every later save in the page slower (bench/browser.py --reviewed)."""
+    tab_opens = [
+        fn
+        for fn in blocks.fns.values()
+        if any(
+            event == "select" and isinstance(blocks.blocks[target], gr.Tab) for target, event in fn.targets
+        )
+    ]
+    assert len(tab_opens) >= 4, [fn.name for fn in tab_opens]
+    for fn in tab_opens:
+        targets = _targets(fn)
+        assert len(targets) <= 1, (fn.name, _named(targets))

@@ -26,6 +26,7 @@ from tasks import spec_for
 from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.messages import refusal, said
+from ui.kit.progress import on_status
 from ui.render import escape_text
 
 __all__ = ["AnnotationKit", "Current", "Refused", "Render", "progress_line", "quick_events"]
@@ -133,12 +134,7 @@ def quick_events(status: Any, show_progress: str = "minimal") -> dict[str, Any]:
     start and end of every event it applies all of them again, each a search of the component tree and
     a copy of the component's props (bench/browser.py: with it on every output of every panel, most
     of a save's time in the browser went there)."""
-    return {
-        "api_visibility": "private",
-        "queue": False,
-        "show_progress": show_progress,
-        "show_progress_on": [status],
-    }
+    return {"api_visibility": "private", "queue": False, **on_status(status, show_progress)}
 
 
 # render(ctx, user, dataset, shown, message, counts): every output an item fills, by name; shown is None

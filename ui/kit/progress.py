@@ -6,17 +6,23 @@ event it applies all of them again: each a search of the whole component tree (t
 hundred components) and a copy of the component's props, and for a layout block of every component
 inside it. A status nobody looks at is paid on every click of the day (bench/browser.py: the Data and
 dashboard panels' load events made most of a save's time in the browser). So an event that runs while
-its panel is not in view shows its progress nowhere, and an annotation panel's quick events show theirs
-on the status line only (ui.kit.annotation.quick_events).
+its panel is not in view shows its progress nowhere, and an event that fills a whole panel (a tab's
+opening, a refresh, an annotation panel's quick events) shows it on that panel's status line only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["background"]
+__all__ = ["background", "on_status"]
 
 
 def background() -> dict[str, Any]:
     """A background event (a panel's load, a change its load sets off): its progress shown nowhere."""
     return {"show_progress_on": []}
+
+
+def on_status(status: Any, show_progress: str = "minimal") -> dict[str, Any]:
+    """An event that fills many outputs: its progress on the panel's one status line (a tab's opening
+    with its progress on all its outputs made every later click in the page copy each of them twice)."""
+    return {"show_progress": show_progress, "show_progress_on": [status]}

@@ -27,6 +27,7 @@ from ui.context import AppContext
 from ui.kit.downloads import export_folder, offer_export
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
+from ui.kit.progress import on_status
 from ui.kit.table import Table
 from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown, step_body, word_diff
 
@@ -494,18 +495,31 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         export_row=export_row,
         **{**shown.components, **item.components},
     )
-    private = {"api_visibility": "private", "show_progress": "minimal"}
+    private = {"api_visibility": "private"}
     tab.select(
-        opened.bind(on_tab_open, ctx), [query], list(opened), js="(q) => window.location.search", **private
+        opened.bind(on_tab_open, ctx),
+        [query],
+        list(opened),
+        js="(q) => window.location.search",
+        **private,
+        **on_status(note),
     )
     for event in (search.click, text.submit, annotator.submit):
-        event(shown.bind(on_filter, ctx), filters, list(shown), **private)
+        event(shown.bind(on_filter, ctx), filters, list(shown), **private, **on_status(page_line))
     for button, step in ((previous, -1), (following, 1)):  # the step is the server's, never the client's
-        button.click(shown.bind(on_page, ctx), [gr.State(step), page, *filters], list(shown), **private)
+        button.click(
+            shown.bind(on_page, ctx),
+            [gr.State(step), page, *filters],
+            list(shown),
+            **private,
+            **on_status(page_line),
+        )
     for event in (go.click, open_id.submit):
-        event(item.bind(on_open, ctx), [open_id, *filters], list(item), **private)
+        event(item.bind(on_open, ctx), [open_id, *filters], list(item), **private, **on_status(status))
     picked = Outputs(open_id=open_id, **item.components)
-    results.select(picked.bind(on_select, ctx), [results, *filters], list(picked), **private)
+    results.select(
+        picked.bind(on_select, ctx), [results, *filters], list(picked), **private, **on_status(status)
+    )
     exported = Outputs(export_status=export_status, export_file=export_file)
     export_run.click(
         exported.bind(on_export, ctx),

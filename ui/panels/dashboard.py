@@ -22,7 +22,7 @@ from ui.auth import require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.outputs import Outputs
-from ui.kit.progress import background
+from ui.kit.progress import background, on_status
 from ui.kit.qc_views import agreement_view, offer_report, qc_frame
 from ui.panels import gold as gold_section
 from ui.panels import planner
@@ -294,6 +294,6 @@ def build(ctx: AppContext) -> None:
         shown.bind(on_show, ctx),
         [dataset, n_boot],
         list(shown),
-        show_progress="minimal",
+        **on_status(status),
         **private,
     )

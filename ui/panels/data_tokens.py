@@ -20,6 +20,7 @@ from ui.auth import require_admin
 from ui.context import AppContext
 from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
+from ui.kit.progress import on_status
 from ui.kit.table import Table
 
 __all__ = ["COLUMNS", "build", "on_create", "on_open", "on_revoke"]
@@ -147,7 +148,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         token_secret=secret,
         token_name=name,
     )
-    private = {"api_visibility": "private"}
+    private = {"api_visibility": "private", **on_status(status, "full")}
     tab.select(view.bind(on_open, ctx), None, list(view), **private)
     create.click(view.bind(on_create, ctx), [owner, name], list(view), **private)
     revoke.click(view.bind(on_revoke, ctx), [pick], list(view), **private)

@@ -20,6 +20,7 @@ from ui.auth import require_admin
 from ui.context import AppContext
 from ui.kit.messages import refusal, said
 from ui.kit.outputs import Outputs
+from ui.kit.progress import on_status
 from ui.kit.table import Table
 from ui.render import escape_text
 
@@ -235,7 +236,8 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         source=source,
         status_line=status_line,
     )
-    private = {"api_visibility": "private"}
+    # Every event of the panel fills most of it: its progress on the panel's status line only.
+    private = {"api_visibility": "private", **on_status(status_line, "full")}
     tab.select(view.bind(on_refresh, ctx), [status], list(view), **private)
     refresh.click(view.bind(on_refresh, ctx), [status], list(view), **private)
     status.input(view.bind(on_refresh, ctx), [status], list(view), **private)

@@ -28,7 +28,7 @@ from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
 from ui.kit.outputs import Outputs
-from ui.kit.progress import background
+from ui.kit.progress import background, on_status
 from ui.kit.table import Table
 from ui.render import escape_text
 
@@ -515,7 +515,13 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
     triggers = [refresh.click, dataset.input, convention.input]
     if tab is not None:
         triggers.insert(0, tab.select)
-    gr.on(triggers, shown.bind(on_show, ctx), [dataset, model, convention], list(shown), **private)
+    gr.on(
+        triggers,
+        shown.bind(on_show, ctx),
+        [dataset, model, convention],
+        list(shown),
+        **{**private, **on_status(status)},
+    )
     model.input(bind(on_failures, ctx), [dataset, model], [failures], **private)
     make.click(
         bind(on_preset, ctx),
@@ -525,5 +531,8 @@ def build(ctx: AppContext, tab: gr.Tab | None = None) -> None:
     )
     imported = Outputs(**shown.components, import_status=import_status)
     do_import.click(
-        imported.bind(on_import, ctx), [upload, upload_model, dataset, convention], list(imported), **private
+        imported.bind(on_import, ctx),
+        [upload, upload_model, dataset, convention],
+        list(imported),
+        **{**private, **on_status(import_status)},
     )

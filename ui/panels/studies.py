@@ -26,7 +26,7 @@ from ui.auth import require_admin, require_reviewer, require_user
 from ui.binding import bind
 from ui.context import AppContext
 from ui.kit.downloads import download_link_html, offer_download, private_dir
-from ui.kit.progress import background
+from ui.kit.progress import background, on_status
 from ui.kit.qc_views import agreement_view, offer_report, qc_frame
 from ui.render import escape_text
 
@@ -297,10 +297,12 @@ def build(ctx: AppContext, dataset: gr.Dropdown, n_boot: gr.Radio) -> None:
         [dataset, name, n_items, by, k, seed, raters, kept, sequential, target, batch],
         [status, table, pick, summary, agreement, downloads],
         **private,
+        **on_status(status, "full"),
     )
     show.click(
         bind(on_study_report, ctx),
         [pick, n_boot],
         [summary, agreement, table, downloads, md, csv, json_link, labels],
         **private,
+        **on_status(summary, "full"),
     )
