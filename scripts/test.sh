@@ -21,6 +21,10 @@ fi
 python3 -m pip install -q -e '.[test]'
 
 export HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
+# Bytecode kept between processes: a machine that sets PYTHONDONTWRITEBYTECODE (as container images often
+# do) makes each pytest worker rewrite every test module's asserts again (~10 s a worker) and each app the
+# tests start compile the project again.
+unset PYTHONDONTWRITEBYTECODE
 python3 -m ruff check .
 python3 -m ruff format --check .
 python3 -m mypy qc services tasks

@@ -131,12 +131,14 @@ def _check_layout(page, title: str, size: str) -> None:
                 assert not _boxes_overlap(boxes[a], boxes[b]), f"{title} at {size}: {a} overlaps {b}"
 
 
-@pytest.mark.parametrize("size", list(SIZES))
 def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_see(
-    server: Server, browser, size
+    server: Server, browser
 ) -> None:
+    """Each role signs in once and walks every tab at each size in turn (the window resized, as a
+    person moving to a larger screen would)."""
     for name, role in (("ann", "annotator"), ("judy", "adjudicator"), ("lead", "admin")):
-        context = browser.new_context(viewport=dict(zip(("width", "height"), SIZES[size], strict=True)))
+        first, *others = SIZES
+        context = browser.new_context(viewport=_viewport(first))
         page = context.new_page()
         page.set_default_timeout(30_000)
         login(page, server.url, name, PASSWORD)
@@ -157,24 +159,33 @@ def test_every_tab_for_every_role_fits_the_screen_and_shows_what_the_role_may_se
                 "Step-match study",
                 "Browse",
             ]
-        for title, module in shown:
-            page.get_by_role("tab", name=title).click()
-            page.locator(f"#tab-{module.__name__.rsplit('.', 1)[-1]}").wait_for()
-            if title == "QC dashboard":
-                text = page.locator("#tab-dashboard").inner_text()
-                if role == "annotator":
-                    assert "adjudicators and admins" in text
-                else:
-                    page.get_by_text("24 labels by 2 annotators").first.wait_for()
-            if title == "Data":
-                text = page.locator("#tab-data").inner_text()
-                assert ("Only admins" in text) == (role != "admin")
-            if role == "annotator" and title in ANNOTATION_CONTROLS:
-                page.locator(ANNOTATION_CONTROLS[title][0]).first.wait_for()
-                page.evaluate("window.scrollTo(0, 0)")
-                _check_layout(page, title, size)
-            else:
-                _check_layout(page, title, size)
-            # the screen, as the layout checks it: a full page costs ~4x, for 60 shots
-            screenshot(page, f"role-{role}-{size}-{title.lower().replace(' ', '-')}", full_page=False)
+        for size in (first, *others):
+            page.set_viewport_size(_viewport(size))
+            _walk(page, role, size, shown)
         context.close()
+
+
+def _viewport(size: str) -> dict[str, int]:
+    return dict(zip(("width", "height"), SIZES[size], strict=True))
+
+
+def _walk(page, role: str, size: str, shown: list) -> None:
+    """Every tab the role sees, at the page's present size: its layout checked, its screen kept."""
+    for title, module in shown:
+        page.get_by_role("tab", name=title).click()
+        page.locator(f"#tab-{module.__name__.rsplit('.', 1)[-1]}").wait_for()
+        if title == "QC dashboard":
+            text = page.locator("#tab-dashboard").inner_text()
+            if role == "annotator":
+                assert "adjudicators and admins" in text
+            else:
+                page.get_by_text("24 labels by 2 annotators").first.wait_for()
+        if title == "Data":
+            text = page.locator("#tab-data").inner_text()
+            assert ("Only admins" in text) == (role != "admin")
+        if role == "annotator" and title in ANNOTATION_CONTROLS:
+            page.locator(ANNOTATION_CONTROLS[title][0]).first.wait_for()
+            page.evaluate("window.scrollTo(0, 0)")
+        _check_layout(page, title, size)
+        # the screen, as the layout checks it: a full page costs ~4x, for 60 shots
+        screenshot(page, f"role-{role}-{size}-{title.lower().replace(' ', '-')}", full_page=False)
