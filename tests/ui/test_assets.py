@@ -1,0 +1,101 @@
+"""Gradio's front-end files compressed once per server (ui/web/assets.py), on the real app and on
+Gradio's own file route and Brotli middleware."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import brotli
+import gradio
+import httpx
+import pytest
+from gradio.brotli_middleware import BrotliMiddleware
+from starlette.applications import Starlette
+from starlette.responses import FileResponse, Response
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from tests.browser_support import start_server
+from ui.web.assets import CachedBundle
+
+BUNDLE = Path(gradio.__file__).parent / "templates" / "frontend" / "assets"
+
+
+def _largest_script() -> Path:
+    return max(BUNDLE.glob("*.js"), key=lambda p: p.stat().st_size)
+
+
+class _Counted:
+    """Gradio's file route behind its Brotli middleware, counting the requests that reach it."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+        async def bundle(request):
+            self.calls.append(request.url.path)
+            path = BUNDLE / request.path_params["name"]
+            return FileResponse(path) if path.is_file() else Response("not found", status_code=404)
+
+        async def page(request):
+            self.calls.append(request.url.path)
+            return Response("x" * 1000, media_type="text/html")
+
+        inner = Starlette(routes=[Route("/assets/{name}", bundle), Route("/page.html", page)])
+        self.app = CachedBundle(BrotliMiddleware(inner))
+
+
+@pytest.fixture
+def counted() -> _Counted:
+    return _Counted()
+
+
+def test_a_bundle_file_is_compressed_once_per_encoding_and_served_whole(counted: _Counted) -> None:
+    script = _largest_script()
+    client = TestClient(counted.app)
+    path = f"/assets/{script.name}"
+    replies = [client.get(path, headers={"accept-encoding": "br"}) for _ in range(3)]
+    plain = client.get(path, headers={"accept-encoding": "identity"})
+    assert counted.calls == [path, path]  # one per compression, the rest replayed
+    for reply in replies:  # httpx undoes the Brotli: what a browser gets
+        assert reply.status_code == 200 and reply.headers["content-encoding"] == "br"
+        assert reply.content == script.read_bytes()
+    assert plain.content == script.read_bytes() and "content-encoding" not in plain.headers
+
+
+def test_a_missing_file_a_range_and_every_other_path_pass_through_each_time(counted: _Counted) -> None:
+    client = TestClient(counted.app)
+    for _ in range(2):
+        assert client.get("/assets/no-such-file.js").status_code == 404
+        assert client.get("/page.html").status_code == 200
+        script = _largest_script()
+        ranged = client.get(f"/assets/{script.name}", headers={"range": "bytes=0-9"})
+        assert ranged.status_code in (200, 206)
+    assert counted.calls.count("/assets/no-such-file.js") == 2
+    assert counted.calls.count("/page.html") == 2
+    assert counted.calls.count(f"/assets/{_largest_script().name}") == 2
+
+
+def test_the_served_app_replays_a_bundle_file_brotli_compressed_as_gradio_sent_it(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "assets.duckdb")
+    try:
+        script = _largest_script()
+        url = f"{server.url}/assets/{script.name}"
+        with httpx.Client(timeout=30) as client:
+            assert client.get(url).status_code == 401  # the guard still decides who reaches the bundle
+            signed = client.post(
+                f"{server.url}/login",
+                data={"username": "ada", "password": "ada-password"},
+                headers={"origin": server.url},
+            )
+            assert signed.status_code in (200, 303), signed.text
+            raw = []
+            for _ in range(2):
+                with client.stream("GET", url, headers={"accept-encoding": "br"}) as reply:
+                    assert reply.status_code == 200 and reply.headers["content-encoding"] == "br"
+                    raw.append(b"".join(reply.iter_raw()))
+                    length = reply.headers.get("content-length")
+        assert int(length) == len(raw[1])  # the replay is one body, its length known
+        assert raw[0] == raw[1]
+        assert brotli.decompress(raw[1]) == script.read_bytes()
+    finally:
+        server.stop()
