@@ -12,6 +12,7 @@ from pathlib import Path
 
 import fastapi
 import gradio as gr
+import httpx
 import pytest
 import uvicorn
 from gradio_client import Client
@@ -79,6 +80,29 @@ def test_an_event_under_way_at_the_stop_still_answers_its_caller(caplog: pytest.
         thread.join(15)
         assert not thread.is_alive()
     assert GRACE_EXCEEDED not in caplog.text
+
+
+def test_a_queued_event_whose_page_has_no_stream_open_still_finishes_before_the_process_ends() -> None:
+    """An event on Gradio's queue runs outside any request: with its page's stream closed (between two
+    reconnections), no open connection holds the stop, and uvicorn alone ended the process under it."""
+    RELEASE.clear()
+    with _served() as (url, server, thread):
+        joined = httpx.post(
+            f"{url}/gradio_api/queue/join",
+            json={"data": ["queued label"], "fn_index": 0, "session_hash": "no-stream", "event_data": None},
+            timeout=30,
+        )
+        assert joined.status_code == 200, joined.text
+        deadline = time.monotonic() + 30
+        while server.streams.events_running == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.streams.events_running == 1
+        server.should_exit = True
+        time.sleep(0.5)
+        assert thread.is_alive()  # the stop waits for the event, though no connection is open
+        RELEASE.set()
+        thread.join(15)
+        assert not thread.is_alive() and server.streams.events_running == 0
 
 
 @pytest.mark.browser

@@ -101,8 +101,12 @@ class StopAfterEvents(uvicorn.Server):
         self.streams = streams
 
     async def shutdown(self, sockets: list | None = None) -> None:
-        ending = asyncio.create_task(self.streams.end_when_events_done())
-        try:
-            await super().shutdown(sockets=sockets)
-        finally:
-            ending.cancel()
+        """The events under way first (for at most the graceful timeout), then uvicorn's own stop. An
+        event on Gradio's queue runs outside any request: waiting only for open connections, as uvicorn
+        does, let the process end under it whenever its page's stream happened to be closed."""
+        with suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(
+                self.streams.end_when_events_done(), timeout=self.config.timeout_graceful_shutdown
+            )
+        self.streams.ended.set()
+        await super().shutdown(sockets=sockets)
