@@ -62,18 +62,23 @@ def _served() -> Iterator[tuple[str, StopAfterEvents, threading.Thread]]:
         thread.join(15)
 
 
+def _stop_while_the_event_runs(server: StopAfterEvents) -> None:
+    """Once the slow event has started: the stop asked for, and half a second for it to act."""
+    deadline = time.monotonic() + 30
+    while server.streams.events_running == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.streams.events_running == 1
+    server.should_exit = True
+    time.sleep(0.5)
+
+
 def test_an_event_under_way_at_the_stop_still_answers_its_caller(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="uvicorn.error")
     RELEASE.clear()
     with _served() as (url, server, thread):
         client = Client(url, verbose=False)
         job = client.submit("saved label", api_name="/slow_echo")
-        deadline = time.monotonic() + 30
-        while server.streams.events_running == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert server.streams.events_running == 1
-        server.should_exit = True
-        time.sleep(0.5)
+        _stop_while_the_event_runs(server)
         assert thread.is_alive() and not server.streams.ended.is_set()  # the stop waits for the event
         RELEASE.set()
         assert job.result(timeout=30) == "done: saved label"
@@ -93,12 +98,7 @@ def test_a_queued_event_whose_page_has_no_stream_open_still_finishes_before_the_
             timeout=30,
         )
         assert joined.status_code == 200, joined.text
-        deadline = time.monotonic() + 30
-        while server.streams.events_running == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert server.streams.events_running == 1
-        server.should_exit = True
-        time.sleep(0.5)
+        _stop_while_the_event_runs(server)
         assert thread.is_alive()  # the stop waits for the event, though no connection is open
         RELEASE.set()
         thread.join(15)
