@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from playwright.sync_api import expect
+
 from bench.browser import CHROMIUM, CHROMIUM_ARGS
 from bench.server import ROOT, Server, free_port, start_server
 from tests.app_forks import installed
@@ -26,6 +28,7 @@ __all__ = [
     "running",
     "screenshot",
     "start_server",
+    "upload",
 ]
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -79,6 +82,15 @@ def logout(page) -> None:
     """The header's "log out" button (a POST from the page), then wait for the login form."""
     page.locator("#logout-link").click()
     page.wait_for_selector("#login-form", timeout=30_000)
+
+
+def upload(page, elem_id: str, path: Path | str) -> None:
+    """Put a file in a File component and wait until Gradio has it: a button pressed while the upload
+    is under way sends no file. The finished row is `.file-preview` (it writes the name's stem and its
+    extension in two spans, so the stem is what to look for); the row shown during the upload names the
+    whole file and is not it."""
+    page.locator(f"#{elem_id} input[type=file]").set_input_files(str(path))
+    expect(page.locator(f"#{elem_id} .file-preview")).to_contain_text(Path(path).stem, timeout=30_000)
 
 
 def screenshot(page, name: str, *, full_page: bool = True) -> Path:

@@ -14,7 +14,7 @@ from services.demo import populate_demo
 from services.leasing import leases_of
 from store import Store, datasets, users
 from store.work import next_item
-from tests.browser_support import cli, login, logout, running, screenshot
+from tests.browser_support import cli, login, logout, running, screenshot, upload
 from tests.conftest import PRMBENCH_FILE
 
 pytestmark = pytest.mark.browser
@@ -81,9 +81,7 @@ def test_admin_imports_sets_the_quorum_adds_an_annotator_and_downloads_the_log(t
 
         # A file with a bad line is refused, its line named, its HTML shown as text.
         page.get_by_role("tab", name="Import", exact=True).click()
-        upload = page.locator("#data-import-file input[type=file]")
-        upload.set_input_files(file_with_a_bad_line(tmp_path))
-        expect(page.locator("#data-import-file")).to_contain_text("has-a-bad-line")
+        upload(page, "data-import-file", file_with_a_bad_line(tmp_path))
         page.locator("#data-import-run").click()
         status = page.locator("#data-import-status")
         expect(status).to_contain_text("Nothing was stored")
@@ -92,8 +90,7 @@ def test_admin_imports_sets_the_quorum_adds_an_annotator_and_downloads_the_log(t
         screenshot(page, "data-import-refused")
 
         page.locator("#data-import-file button[aria-label='Clear']").click()
-        upload.set_input_files(small_prmbench_file(tmp_path))
-        expect(page.locator("#data-import-file")).to_contain_text("small-prm")
+        upload(page, "data-import-file", small_prmbench_file(tmp_path))
         page.locator("#data-import-run").click()
         expect(status).to_contain_text(
             "small-prm.jsonl (prmbench) -> dataset 'small-prm' [step_review]: 5 new item(s)"

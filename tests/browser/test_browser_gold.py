@@ -11,7 +11,7 @@ from services.access import OPERATOR
 from services.demo import populate_demo
 from store import Store
 from store.datasets import update_settings
-from tests.browser_support import cli, login, running, screenshot
+from tests.browser_support import cli, login, running, screenshot, upload
 from tests.gold_support import DATASET, GOOD, WRONG, label
 
 pytestmark = pytest.mark.browser
@@ -59,7 +59,7 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         page.locator("#gold-mark").click()
         page.locator("#gold-mark-status").get_by_text("marked 4 item(s) gold").wait_for(timeout=30_000)
         # and two more from a file's gold column
-        page.locator("#gold-file input[type=file]").set_input_files(column)
+        upload(page, "gold-file", column)
         page.locator("#gold-id-column textarea, #gold-id-column input").first.fill("item")
         page.locator("#gold-label-column textarea, #gold-label-column input").first.fill("gold")
         page.locator("#gold-mark-file").click()

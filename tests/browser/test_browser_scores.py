@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from services import scores
 from services.demo import populate_demo
 from store import Store, users
-from tests.browser_support import cli, login, running, screenshot
+from tests.browser_support import cli, login, running, screenshot, upload
 from tests.services.test_predictions import DATASET, settle, write_jsonl
 
 pytestmark = pytest.mark.browser
@@ -53,8 +53,7 @@ def test_load_predictions_see_the_scores_and_open_a_failure_case(tmp_path: Path,
         expect(page.locator("#sc-plot img")).to_be_visible()
 
         # An admin uploads a second model; the table shows both side by side.
-        page.locator("#sc-upload input[type=file]").set_input_files(alarm)
-        expect(page.locator("#sc-upload")).to_contain_text("alarm-model")
+        upload(page, "sc-upload", alarm)
         page.locator("#sc-upload-model textarea, #sc-upload-model input").first.fill("alarm")
         page.locator("#sc-import").click()
         expect(page.locator("#sc-import-status")).to_contain_text(

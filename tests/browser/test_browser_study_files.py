@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser_support import ROOT, cli, login, running, screenshot
+from tests.browser_support import ROOT, cli, login, running, screenshot, upload
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=60_000)  # the first sampling loads the encoder
@@ -33,11 +33,11 @@ def test_an_admin_uploads_examples_samples_a_study_and_downloads_its_report(
         page.get_by_role("tab", name="Study from examples", exact=True).click()
         page.locator("#data-study-name input, #data-study-name textarea").first.fill("uploaded")
         page.locator("#data-study-counts input, #data-study-counts textarea").first.fill("2,2,2")
-        page.locator("#data-study-file input[type=file]").set_input_files(str(bad))
+        upload(page, "data-study-file", bad)
         page.locator("#data-study-run").click()
         expect(page.locator("#data-study-status")).to_contain_text("bad-examples.jsonl:2: not JSON")
         page.locator("#data-study-file button[aria-label='Clear']").first.click()
-        page.locator("#data-study-file input[type=file]").set_input_files(str(EXAMPLES))
+        upload(page, "data-study-file", EXAMPLES)
         page.locator("#data-study-run").click()
         # the first sampling loads the encoder: over a minute on a slow CI machine
         expect(page.locator("#data-study-status")).to_contain_text(

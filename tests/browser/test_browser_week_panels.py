@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 from importers.records import ItemRecord
 from store import Store, users
 from store.bulk import write_records
-from tests.browser_support import Server, login, running, screenshot
+from tests.browser_support import Server, login, running, screenshot, upload
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)
@@ -235,14 +235,12 @@ def test_scores_shows_no_empty_tables(browser: Browser, app: Server) -> None:
 def test_an_imports_skipped_lines_download_as_a_file(browser: Browser, app: Server, tmp_path: Path) -> None:
     good = {"id": "ok-1", "problem": "1 + 1?", "steps": ["2"], "label": -1, "final_answer_correct": True}
     lines = [json.dumps(good), "{not json", json.dumps({**good, "id": "ok-2", "label": "seven"})]
-    upload = tmp_path / "with-bad-lines.jsonl"
-    upload.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lines_file = tmp_path / "with-bad-lines.jsonl"
+    lines_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     page = _page(browser, app, LEAD, LEAD_PASSWORD)
     page.get_by_role("tab", name="Data").click()
     page.get_by_role("tab", name="Import").click()
-    page.locator("#data-import-file input[type=file]").set_input_files(upload)
-    # the uploaded file's row (Gradio writes its name and extension in two spans, a space between)
-    expect(page.locator("#data-import-file .file-preview")).to_contain_text("with-bad-lines")
+    upload(page, "data-import-file", lines_file)
     page.locator("#data-import-skip-bad input").check()
     page.locator("#data-import-run").click()
     status = page.locator("#data-import-status")
