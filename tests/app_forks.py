@@ -45,8 +45,17 @@ _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 # AWS credentials tests/s3_support.py sets for a module (boto reads them when a client is made); and
 # what libraries set in the test process itself as they load (torch: KMP_INIT_AT_FORK,
 # TORCHINDUCTOR_CACHE_DIR; KMP_DUPLICATE_LIB_OK; Gradio's HF_HUB_DISABLE_TELEMETRY when a test builds
-# Blocks with analytics off), which the app's own imports and Blocks set alike.
-_VARYING = ("PYTEST_CURRENT_TEST", "STEPGATE_", "AWS_", "KMP_", "TORCHINDUCTOR_", "HF_HUB_DISABLE_TELEMETRY")
+# Blocks with analytics off), which the app's own imports and Blocks set alike; and the mode a test
+# gives tests/fake_generator.py, read by that command when the app runs it.
+_VARYING = (
+    "PYTEST_CURRENT_TEST",
+    "STEPGATE_",
+    "AWS_",
+    "KMP_",
+    "TORCHINDUCTOR_",
+    "HF_HUB_DISABLE_TELEMETRY",
+    "FAKE_GENERATOR_",
+)
 
 
 def installed() -> AppForks | None:

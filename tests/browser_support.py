@@ -21,6 +21,7 @@ __all__ = [
     "CHROMIUM_ARGS",
     "ROOT",
     "Server",
+    "app_py",
     "cli",
     "free_port",
     "login",
@@ -33,23 +34,24 @@ __all__ = [
 ARTIFACTS = ROOT / "test-artifacts"
 
 
-def cli(*args: str, db: Path, input_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run `python app.py ...` as a user would (forked where tests/app_forks.py may); fails the test on
-    a non-zero exit."""
+def app_py(
+    *args: str, input_env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """`python app.py ARGS` as a user runs it, to its end whatever its exit code, as
+    `subprocess.run(..., capture_output=True, text=True)` gives it; forked where tests/app_forks.py may
+    (a command's own start is checked by tests/perf/test_lean_start.py and test_cli's pandas test)."""
     env = {**os.environ, **(input_env or {})}
     forks = installed()
     if forks is not None and forks.accepts(env):
-        result = forks.run([*args, "--db", str(db)], env, timeout=300)
-        assert result.returncode == 0, result.stderr
-        return result
-    result = subprocess.run(
-        [sys.executable, "app.py", *args, "--db", str(db)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        return forks.run(list(args), env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "app.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def cli(*args: str, db: Path, input_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`python app.py ARGS --db DB` (app_py); fails the test on a non-zero exit."""
+    result = app_py(*args, "--db", str(db), input_env=input_env)
     assert result.returncode == 0, result.stderr
     return result
 

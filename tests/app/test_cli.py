@@ -10,27 +10,21 @@ from pathlib import Path
 import pandas as pd
 
 from services.leasing import leases_of
-from tests.browser_support import ROOT, cli
+from tests.browser_support import ROOT, app_py, cli
 from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "app.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-
-
 def test_help_documents_every_verb_and_option() -> None:
-    top = _run("--help").stdout
+    top = app_py("--help").stdout
     for verb in ("serve", "import", "export", "users", "datasets"):
         assert verb in top
-    serve = _run("serve", "--help").stdout
+    serve = app_py("serve", "--help").stdout
     for option in ("--db", "--host", "--port", "--team", "--no-demo", "--secure-cookies"):
         assert option in serve
-    imp = _run("import", "--help").stdout
+    imp = app_py("import", "--help").stdout
     for option in ("--format", "--dataset", "--task", "--mapping", "--skip-bad", "--report", "--db"):
         assert option in imp
-    assert "--out" in _run("export", "--help").stdout
+    assert "--out" in app_py("export", "--help").stdout
 
 
 def test_import_users_settings_and_export_round_trip(tmp_path: Path) -> None:
@@ -80,7 +74,7 @@ def test_user_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
         (("serve", "--team", "--db", str(db), "--port", "1"), "team mode needs at least one annotator"),
     ]
     for args, message in checks:
-        result = _run(*args)
+        result = app_py(*args)
         assert result.returncode != 0, args
         assert message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr, args
@@ -117,15 +111,15 @@ def test_an_annotator_export_holds_their_own_rows_only(demo_store, tmp_path: Pat
 
 
 def test_the_encoder_option_and_the_study_verb_say_what_is_wrong(tmp_path: Path) -> None:
-    assert "--encoder" in _run("serve", "--help").stdout
-    study = _run("study", "--help").stdout
+    assert "--encoder" in app_py("serve", "--help").stdout
+    study = app_py("study", "--help").stdout
     for option in ("--dataset", "--edges", "--counts", "--seed", "--threshold", "--decision", "--annotators"):
         assert option in study
-    bad = _run("serve", "--encoder", str(tmp_path), "--db", str(tmp_path / "x.duckdb"), "--no-demo")
+    bad = app_py("serve", "--encoder", str(tmp_path), "--db", str(tmp_path / "x.duckdb"), "--no-demo")
     assert bad.returncode != 0 and "not a sentence-transformers model folder" in bad.stderr
     examples = tmp_path / "examples.jsonl"
     examples.write_text(json.dumps({"example": "e1", "predicted": "not a list", "reference": []}) + "\n")
-    wrong = _run("study", str(examples), "--dataset", "s", "--db", str(tmp_path / "y.duckdb"))
+    wrong = app_py("study", str(examples), "--dataset", "s", "--db", str(tmp_path / "y.duckdb"))
     assert wrong.returncode == 1 and "must be lists of steps" in wrong.stderr
 
 

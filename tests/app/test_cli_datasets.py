@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.browser_support import ROOT, cli
+from tests.browser_support import app_py, cli
 from tests.conftest import PRMBENCH_FILE, QWQ_FILE
 
 
@@ -19,10 +17,7 @@ def test_operator_archives_restores_and_removes_a_wrong_import(tmp_path: Path) -
     assert any(line.startswith("wrong\t") and "\tarchived\t" in line for line in listed)
     assert not any(line.startswith("prm\t") and "archived" in line for line in listed)
     assert "restored wrong" in cli("datasets", "restore", "wrong", db=db).stdout
-    refused = subprocess.run(
-        [sys.executable, "app.py", "datasets", "remove", "wrong", "--db", str(db)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    refused = app_py("datasets", "remove", "wrong", "--db", str(db))
     assert refused.returncode == 1
     assert "Removing 'wrong' deletes for good: 174 items, 174 versions" in refused.stdout
     assert "nothing removed: give --export PATH" in refused.stdout

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from services.demo import populate_demo
 from store import Store, users
 from store.datasets import update_settings
-from tests.browser_support import ROOT, cli
+from tests.browser_support import app_py, cli
 from tests.gold_support import DATASET, GOOD, WRONG, label
 
 
@@ -65,13 +63,7 @@ def test_a_bad_gold_file_marks_nothing_and_says_where(tmp_path: Path) -> None:
         + "\n"
         + '{"id": "nope", "label": {"x": 1}}\n'
     )
-    done = subprocess.run(
-        [sys.executable, "app.py", "gold", "import", str(rows), "--dataset", DATASET, "--db", str(db)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = app_py("gold", "import", str(rows), "--dataset", DATASET, "--db", str(db))
     assert done.returncode == 1 and "'nope'" in done.stderr and "nothing was marked" in done.stderr
     assert "item" in cli("gold", "list", DATASET, db=db).stdout
     assert settled[0] not in cli("gold", "list", DATASET, db=db).stdout

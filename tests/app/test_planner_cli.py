@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import gradio as gr
 import pytest
 
 from store import Store, users
-from tests.browser_support import ROOT, cli
+from tests.browser_support import app_py, cli
 from ui.context import TEAM, AppContext
 from ui.panels import planner
-
-
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "app.py", "plan", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
 
 
 def test_plan_prints_the_prmbench_v_interval_and_writes_the_plot(tmp_path: Path) -> None:
@@ -32,7 +24,8 @@ def test_plan_prints_the_prmbench_v_interval_and_writes_the_plot(tmp_path: Path)
 
 
 def test_plan_for_a_coefficient_states_the_simulation_error() -> None:
-    done = _run(
+    done = app_py(
+        "plan",
         "--statistic",
         "fleiss_kappa",
         "--expected",
@@ -61,7 +54,7 @@ def test_plan_for_a_coefficient_states_the_simulation_error() -> None:
     ],
 )
 def test_bad_plans_say_what_is_wrong(args: tuple[str, ...], message: str) -> None:
-    done = _run(*args)
+    done = app_py("plan", *args)
     assert done.returncode == 1 and message in done.stderr and done.stdout == ""
 
 
@@ -124,22 +117,7 @@ def test_the_section_checks_a_study_under_a_stopping_rule(store: Store) -> None:
 
 
 def test_sequential_verb_names_a_missing_study(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "app.py",
-            "sequential",
-            "nope",
-            "--target",
-            "0.05",
-            "--db",
-            str(tmp_path / "s.duckdb"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = app_py("sequential", "nope", "--target", "0.05", "--db", str(tmp_path / "s.duckdb"))
     assert done.returncode == 1 and "There is no study named 'nope'" in done.stderr
 
 

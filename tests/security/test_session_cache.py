@@ -20,6 +20,26 @@ from ui.context import AppContext, WebSettings
 from ui.web.sessions import Sessions
 
 
+class Clock:
+    """Both of Sessions' clocks, moved by the test: hours of use in a fraction of a second."""
+
+    def __init__(self) -> None:
+        self.now, self.mono = time.time(), 1_000.0
+
+    def wall(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.mono
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        self.mono += seconds
+
+    def sessions(self, store: Store, web: WebSettings) -> Sessions:
+        return Sessions(AppContext(store=store, web=web), wall=self.wall, monotonic=self.monotonic)
+
+
 def _row_last_seen(store: Store, token: str) -> float:
     found = rows.find(store, rows.token_hash(token))
     assert found is not None
@@ -30,22 +50,21 @@ def test_a_session_is_written_at_most_once_per_touch_interval_under_many_request
     with Store(tmp_path / "touch.duckdb") as store:
         users.add_user(store, "ann", "annotator", "ann-password")
         # idle limit 20 s: the last use is written every 2 s at most (a tenth of it, never over a minute)
-        sessions = Sessions(AppContext(store=store, web=WebSettings(session_idle_seconds=20)))
+        clock = Clock()
+        sessions = clock.sessions(store, WebSettings(session_idle_seconds=20))
         token = sessions.open("ann")
         written = [_row_last_seen(store, token)]
-        requests = 0
-        started = time.monotonic()
-        while time.monotonic() - started < 5.0:
+        for _ in range(1_000):  # 5 s of requests, one every 5 ms
+            clock.advance(0.005)
             assert sessions.user(token) is not None
-            requests += 1
             sessions._writer.submit(lambda: None).result()  # a write handed to the writer thread is done
             seen = _row_last_seen(store, token)
             if seen != written[-1]:
                 written.append(seen)
-        assert requests > 500, requests
-        # 5 s at one write per 2 s at most: the login's row and at most 3 touches (not one per request)
-        assert 2 <= len(written) <= 4, (requests, written)
+        # the login's row and a touch past 2 s and past 4 s: 3 writes for 1,000 requests
+        assert len(written) == 3, written
         assert all(b - a >= 2.0 for a, b in itertools.pairwise(written)), written
+        assert written[-1] > written[0] + 4.0  # the last use written is the clock's, not the login's
 
 
 def test_the_touch_interval_is_a_tenth_of_the_idle_limit_and_never_over_a_minute(tmp_path: Path) -> None:
@@ -84,16 +103,18 @@ def test_a_logout_role_password_change_and_removal_end_a_session_on_its_next_req
 def test_a_session_past_its_idle_or_absolute_limit_is_refused_though_just_checked(tmp_path: Path) -> None:
     with Store(tmp_path / "limits.duckdb") as store:
         users.add_user(store, "ann", "annotator", "ann-password")
-        idle = Sessions(AppContext(store=store, web=WebSettings(session_idle_seconds=1)))
+        clock = Clock()
+        idle = clock.sessions(store, WebSettings(session_idle_seconds=1))
         token = idle.open("ann")
         assert idle.user(token) is not None
-        time.sleep(1.3)
+        clock.advance(0.9)
+        assert idle.user(token) is not None  # used again within the second: a new second starts
+        clock.advance(1.3)
         assert idle.user(token) is None
-        absolute = Sessions(AppContext(store=store, web=WebSettings(session_max_seconds=3)))
-        issued = time.time()
+        absolute = clock.sessions(store, WebSettings(session_max_seconds=3))
         token = absolute.open("ann")
-        while time.time() - issued < 2.0:  # in use all the while: never idle
+        for _ in range(40):  # in use for 2 s, every 50 ms: never idle
+            clock.advance(0.05)
             assert absolute.user(token) is not None
-            time.sleep(0.05)
-        time.sleep(max(0.0, issued + 3.3 - time.time()))
+        clock.advance(1.3)  # 3.3 s after the login
         assert absolute.user(token) is None

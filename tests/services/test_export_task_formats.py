@@ -8,8 +8,6 @@ Before, `--format processbench` of a step-review dataset wrote rows with empty s
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import gradio as gr
@@ -22,7 +20,7 @@ from store import Store
 from store.datasets import get_dataset
 from store.users import add_user
 from tasks import EARLIEST_ERROR, QUALITY_GATE, STEP_REVIEW, task_of_format
-from tests.browser_support import ROOT, cli
+from tests.browser_support import app_py, cli
 from tests.security.support import call_event, config, event_of, login, team_server
 from ui.context import TEAM, AppContext
 from ui.kit.downloads import private_dir
@@ -102,15 +100,8 @@ def test_the_command_line_refuses_and_says_what_it_left_out(tmp_path: Path) -> N
     db = tmp_path / "cli.duckdb"
     cli("import", "demo_data/prmbench_demo.jsonl", "--dataset", "prm", db=db)
     cli("import", "demo_data/qwq_solutions_demo.jsonl", "--format", "qwq", "--dataset", "qwq", db=db)
-    args = [sys.executable, "app.py", "export", "--format", "processbench", "--dataset", "prm"]
-    args += ["--out", str(tmp_path / "x"), "--db", str(db)]
-    refused = subprocess.run(
-        args,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    args = ["export", "--format", "processbench", "--dataset", "prm", "--out", str(tmp_path / "x")]
+    refused = app_py(*args, "--db", str(db))
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "'prm' holds Step review items" in refused.stderr and "prmbench" in refused.stderr
     assert not (tmp_path / "x").exists()

@@ -330,10 +330,8 @@ def test_dashboard_handlers_give_annotators_nothing_and_reviewers_everything(dem
 
 
 def test_the_command_line_draws_lists_and_reports_a_sequential_study(tmp_path: Path) -> None:
-    import subprocess
-    import sys
 
-    from tests.browser_support import ROOT, cli
+    from tests.browser_support import app_py, cli
 
     db = tmp_path / "cli.duckdb"
     with Store(db) as store:
@@ -368,13 +366,7 @@ def test_the_command_line_draws_lists_and_reports_a_sequential_study(tmp_path: P
     assert "batch 1: 0/3" in status and "running" in status
     written = cli("studies", "labels", "seq", "--out", str(tmp_path / "seq.jsonl"), db=db).stdout
     assert "wrote 0 study label(s) of seq" in written and (tmp_path / "seq.jsonl").read_text() == ""
-    wrong = subprocess.run(
-        [sys.executable, "app.py", "studies", "draw", DATASET, "x", "--items", "50", "--db", str(db)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    wrong = app_py("studies", "draw", DATASET, "x", "--items", "50", "--db", str(db))
     # the 3 items bea and cid rate already have only ann left who has not seen them
     assert wrong.returncode == 1 and "9 kept items left to draw, not 50 (3 more have fewer" in wrong.stderr
     with Store(db) as store:

@@ -9,8 +9,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +21,8 @@ from store.datasets import get_dataset
 from store.images import image_path
 from store.items import get_item, item_ids, items_frame, items_frames
 from store.objects import ImageStorageError
-from tests.conftest import MATHVISTA_DIR, ROOT
+from tests.browser_support import app_py
+from tests.conftest import MATHVISTA_DIR
 from tests.s3_support import S3Server, s3_server
 
 BUCKET = "stepgate-images"
@@ -170,21 +169,8 @@ def test_the_command_line_says_which_bucket_is_missing_and_stores_nothing(
 ) -> None:
     source, _ = gate_file(tmp_path / "src")
     db = tmp_path / "cli.duckdb"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "app.py",
-            "import",
-            str(source),
-            "--db",
-            str(db),
-            "--image-store",
-            "s3://missing-bucket/p",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = app_py(
+        "import", str(source), "--db", str(db), "--image-store", "s3://missing-bucket/p", timeout=120
     )
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert (

@@ -21,6 +21,7 @@ from store.annotations import count_annotations
 from store.bulk import write_records
 from store.items import get_item
 from store.migrations import MIGRATIONS, migrate, schema_version
+from tests.browser_support import app_py
 
 pytestmark = pytest.mark.engines  # tests on the `store` fixture run on DuckDB and PostgreSQL
 
@@ -116,12 +117,7 @@ def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
 def test_second_app_process_refuses_with_a_message(tmp_path: Path) -> None:
     path = tmp_path / "served.duckdb"
     with Store(path):
-        result = subprocess.run(
-            [sys.executable, "app.py", "users", "list", "--db", str(path)],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parents[2],
-        )
+        result = app_py("users", "list", "--db", str(path))  # another process, as a second app would be
     assert result.returncode != 0
     assert "already open in another stepgate process" in result.stderr
     assert "Traceback" not in result.stderr

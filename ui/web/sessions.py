@@ -23,6 +23,7 @@ import asyncio
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -48,8 +49,17 @@ class _Known:
 
 
 class Sessions:
-    def __init__(self, ctx: AppContext) -> None:
+    def __init__(
+        self,
+        ctx: AppContext,
+        *,
+        wall: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`wall` stamps what the database keeps (logins, last uses); `monotonic` times this replica's
+        own memory of a row. Both are the system's clocks; a test may pass clocks it moves itself."""
         self._ctx = ctx
+        self._wall, self._monotonic = wall, monotonic
         self._known: dict[str, _Known] = {}  # token hash -> what this replica read
         self._owners: dict[str, str] = {}  # session_hash -> user name (an owner never changes)
         self._lock = threading.Lock()
@@ -61,11 +71,11 @@ class Sessions:
 
     def open(self, name: str) -> str:
         token = secrets.token_urlsafe(32)
-        now = time.time()
+        now = self._wall()
         hashed = rows.token_hash(token)
         rows.open_session(self._ctx.store, hashed, name, now)
         with self._lock:
-            self._known[hashed] = _Known(name, now, now, now, time.monotonic())
+            self._known[hashed] = _Known(name, now, now, now, self._monotonic())
             self._forget_some()
         if now - self._pruned > 600:  # expired rows go now and then
             self._pruned = now
@@ -89,7 +99,7 @@ class Sessions:
 
     def _read(self, hashed: str) -> _Known | None:
         """The session as this replica knows it, read again from the database once it is too old."""
-        mono = time.monotonic()
+        mono = self._monotonic()
         with self._lock:
             known = self._known.get(hashed)
         if known is not None and (self._recheck is None or mono - known.read_at <= self._recheck):
@@ -114,7 +124,7 @@ class Sessions:
         if session is None:
             return None
         web = self._ctx.web
-        now = time.time()
+        now = self._wall()
         user = users.find(self._ctx.store, session.name)
         ended = (
             user is None
@@ -138,7 +148,7 @@ class Sessions:
         with self._lock:
             owner = self._owners.get(session_hash)
         if owner is None:
-            owner = rows.claim_session_hash(self._ctx.store, session_hash, name, time.time())
+            owner = rows.claim_session_hash(self._ctx.store, session_hash, name, self._wall())
             with self._lock:
                 if len(self._owners) >= _MAX_KNOWN:
                     self._owners.clear()  # the database still knows them
@@ -156,7 +166,7 @@ class Sessions:
 
     def active(self) -> int:
         """Sessions open now (neither idle too long nor past their age), for the metrics."""
-        now, web = time.time(), self._ctx.web
+        now, web = self._wall(), self._ctx.web
         return rows.count(
             self._ctx.store,
             seen_after=now - web.session_idle_seconds,
