@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 from collections.abc import Iterator
@@ -172,9 +173,17 @@ def _servers_forked() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
-    """The real sentence encoder, one per worker: its ONNX export (and the check of it against
-    sentence-transformers) made once, its model loaded once. Tests of loading and exporting make their own."""
-    return Encoder(EncoderSettings(export_dir=tmp_path_factory.mktemp("encoders")))
+    """The real sentence encoder: its ONNX export (and the check of it against sentence-transformers)
+    made once for the whole run, in the folder pytest-xdist's workers share (the first worker makes it,
+    holding a lock, and the other loads what it made); its model loaded once per worker. Tests of
+    loading and exporting make their own."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(shared / "encoders.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        encoder = Encoder(EncoderSettings(export_dir=shared / "encoders"))
+        encoder.encode(["made and checked under the lock"])
+    return encoder
 
 
 @pytest.fixture(scope="session")
