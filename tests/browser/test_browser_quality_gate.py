@@ -4,6 +4,7 @@ rejects with a reason, and on a dual-annotated dataset an adjudicator settles th
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -122,7 +123,14 @@ def test_a_new_annotator_edits_a_step_and_accepts_on_one_screen(server: Server, 
         on_screen(page, selector)
     assert page.evaluate("document.documentElement.scrollWidth") <= 1367
     edit_first_step(page, 1, EDITED)
-    check_criteria(page, "12")
+
+    def both_criteria_kept(response) -> bool:
+        return "/gradio_api/" in response.url and bool(
+            re.search(r'\["c1",\s*"c2"\]', response.request.post_data or "")
+        )
+
+    with page.expect_response(both_criteria_kept):  # the draft with both reached the server
+        check_criteria(page, "12")
     page.reload()  # unsaved work is kept on the server and comes back
     page.wait_for_selector("#logout-link", timeout=30_000)
     page.get_by_role("tab", name="Quality gate").click()

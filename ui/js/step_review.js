@@ -130,6 +130,10 @@
     new MutationObserver(() => {
       if (!queued) { queued = true; requestAnimationFrame(settle); }
     }).observe(steps, { childList: true, subtree: true, characterData: true });
+    // Gradio mounts a tab's components only when it is shown, and this looks for them every 500 ms: a
+    // sample rendered in between made no mutation this observer saw. Settle what is there now.
+    queued = true;
+    requestAnimationFrame(settle);
     const bar = document.getElementById("step-review-assess");
     if (bar && window.ResizeObserver) new ResizeObserver(fit).observe(bar);
     // The tab shown (the pane gets a size) while a sample is pending: scroll it now.
