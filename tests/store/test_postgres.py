@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -25,7 +24,7 @@ from store.annotations import count_annotations
 from store.bulk import write_records
 from store.items import get_item
 from store.migrations import MIGRATIONS
-from tests.browser_support import ROOT
+from tests.browser_support import ROOT, app_py
 from tests.conftest import PRMBENCH_FILE
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)
@@ -74,14 +73,7 @@ def test_an_unreachable_server_is_a_clear_error_without_the_password(tmp_path: P
 
 
 def _app(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    result = subprocess.run(
-        [sys.executable, "app.py", *args],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = app_py(*args, input_env=env)
     assert result.returncode == 0, result.stderr
     return result
 
