@@ -21,11 +21,13 @@ __all__ = [
     "CHROMIUM_ARGS",
     "ROOT",
     "Server",
+    "answered",
     "app_py",
     "cli",
     "free_port",
     "login",
     "logout",
+    "pick",
     "running",
     "screenshot",
     "start_server",
@@ -93,6 +95,28 @@ def upload(page, elem_id: str, path: Path | str) -> None:
     whole file and is not it."""
     page.locator(f"#{elem_id} input[type=file]").set_input_files(str(path))
     expect(page.locator(f"#{elem_id} .file-preview")).to_contain_text(Path(path).stem, timeout=30_000)
+
+
+def answered(response) -> bool:
+    """A panel event's answer: the whole reply of an unqueued event, the stream's of a queued one."""
+    return "/gradio_api/run/" in response.url or "/gradio_api/queue/data" in response.url
+
+
+def pick(page, elem_id: str, option: str, *, answered_on: str | None = None) -> None:
+    """Choose `option` in the dropdown `#elem_id`, as a person does: open it, click the option.
+
+    `answered_on`: the element that shows the choice's event in progress (a panel's status line). The
+    dropdown shows the option at once, long before the panel answers; a click made in between lands on
+    what the answer then replaces (a new item opens blank). So wait for the reply, then for that element's
+    progress to go."""
+    page.locator(f"#{elem_id} input").click()
+    if answered_on is None:
+        page.get_by_role("option", name=option, exact=True).click()
+        return
+    with page.expect_response(answered):
+        page.get_by_role("option", name=option, exact=True).click()
+    expect(page.locator(f"#{answered_on} [data-testid=status-tracker]:not(.hide)")).to_have_count(0)
+    expect(page.locator(f"#{elem_id} input")).to_have_value(option)
 
 
 def screenshot(page, name: str, *, full_page: bool = True) -> Path:

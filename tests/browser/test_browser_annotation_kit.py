@@ -16,7 +16,7 @@ from services.demo import DEMO_DIR, populate_demo
 from services.imports import import_file
 from store import Store
 from store.annotations import annotations_frame
-from tests.browser_support import Server, login, running, screenshot
+from tests.browser_support import Server, answered, login, running, screenshot
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)
@@ -91,7 +91,7 @@ def test_choosing_the_dataset_already_chosen_keeps_the_item_in_every_panel(
         chosen = page.locator(f"{picker} input").input_value()
         assert chosen, f"{title}: no dataset chosen"
         page.locator(f"{picker} input").click()
-        with page.expect_response(_answered) as answer:
+        with page.expect_response(answered) as answer:
             page.get_by_role("option", name=chosen, exact=True).click()
         # The status, not the body: a queued event's answer comes on an event stream whose body
         # Chromium may already have dropped; an error inside it shows as the toast checked below.
@@ -104,11 +104,6 @@ def test_choosing_the_dataset_already_chosen_keeps_the_item_in_every_panel(
         assert _settled(shown) == before, f"{title}: the item changed"
         screenshot(page, f"kit-reselect-{title.lower().replace(' ', '-')}")
     assert not failed, failed
-
-
-def _answered(response: Response) -> bool:
-    """A panel event's answer: the whole reply of an unqueued event, the stream's of a queued one."""
-    return "/gradio_api/run/" in response.url or "/gradio_api/queue/data" in response.url
 
 
 def _label_sample(page: Page) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser_support import Server, cli, login, running, screenshot
+from tests.browser_support import Server, cli, login, pick, running, screenshot
 from tests.conftest import PRMBENCH_FILE
 
 pytestmark = pytest.mark.browser
@@ -28,25 +28,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield app
 
 
-def _pick(page, dropdown: str, option: str) -> None:
-    page.locator(f"#{dropdown} input").click()
-    page.get_by_role("option", name=option, exact=True).click()
-    page.keyboard.press("Escape")
-
-
 def test_an_adjudicator_downloads_an_export_of_a_filter(server: Server, browser: Browser) -> None:
     page = browser.new_context(viewport={"width": 1366, "height": 900}).new_page()
     page.set_default_timeout(20_000)
     login(page, server.url, JUDGE, PASSWORD)
     page.get_by_role("tab", name="Browse").click()
     expect(page.locator("#br-page-line")).to_contain_text("394")
-    _pick(page, "br-error-type", "circular")
+    pick(page, "br-error-type", "circular")
+    page.keyboard.press("Escape")
     page.locator("#br-search").click()
     expect(page.locator("#br-page-line")).not_to_contain_text("394")
     matched = int(page.locator("#br-page-line strong").inner_text())
     for plot in ("br-plot-chains", "br-plot-annotators", "br-plot-time"):
         expect(page.locator(f"#{plot} img")).to_be_visible()
-    _pick(page, "br-export-format", "items-jsonl")
+    pick(page, "br-export-format", "items-jsonl")
+    page.keyboard.press("Escape")
     page.locator("#br-export").click()
     expect(page.locator("#br-export-status")).to_contain_text(f"Wrote {matched} row(s)")
     links = page.locator("#br-export-file a[download]")

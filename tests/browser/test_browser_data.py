@@ -14,7 +14,7 @@ from services.demo import populate_demo
 from services.leasing import leases_of
 from store import Store, datasets, users
 from store.work import next_item
-from tests.browser_support import cli, login, logout, running, screenshot, upload
+from tests.browser_support import cli, login, logout, pick, running, screenshot, upload
 from tests.conftest import PRMBENCH_FILE
 
 pytestmark = pytest.mark.browser
@@ -57,11 +57,6 @@ def database_with_one_label(db: Path) -> None:
         )
     finally:
         store.close()
-
-
-def pick(page, dropdown: str, option: str) -> None:
-    page.locator(f"#{dropdown} input").click()
-    page.get_by_role("option", name=option, exact=True).click()
 
 
 def dataset_row(page, name: str) -> list[str]:

@@ -16,7 +16,7 @@ from store import Store
 from store.datasets import get_dataset
 from store.items import item_ids
 from store.state import get_item_state
-from tests.browser_support import ARTIFACTS, Server, cli, login, running, screenshot
+from tests.browser_support import ARTIFACTS, Server, cli, login, pick, running, screenshot
 from tests.conftest import QWQ_FILE
 
 pytestmark = pytest.mark.browser
@@ -80,8 +80,7 @@ def open_panel(page: Page, url: str, name: str, dataset: str | None = None, item
     page.get_by_role("tab", name="Earliest error").click()
     expect(page.locator("#ee-header")).to_contain_text("Item")
     if dataset is not None and page.locator("#ee-dataset input").input_value() != dataset:
-        page.locator("#ee-dataset input").click()
-        page.get_by_role("option", name=dataset, exact=True).click()
+        pick(page, "ee-dataset", dataset, answered_on="ee-status")
         page.keyboard.press("Escape")
     if item is not None:
         expect(page.locator("#ee-header")).to_contain_text(f"Item {item}")

@@ -6,15 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import cli, login, running, screenshot
+from tests.browser_support import cli, login, pick, running, screenshot
 
 pytestmark = pytest.mark.browser
 PASSWORD = "plan-password-1"
-
-
-def _pick(page, dropdown: str, option: str) -> None:
-    page.locator(f"{dropdown} input").click()
-    page.get_by_role("option", name=option, exact=True).click()
 
 
 def test_admin_opens_a_preset_plans_a_study_and_draws_it(tmp_path: Path, page) -> None:
@@ -26,7 +21,7 @@ def test_admin_opens_a_preset_plans_a_study_and_draws_it(tmp_path: Path, page) -
         login(page, server.url, "lead", PASSWORD)
         page.get_by_role("tab", name="QC dashboard").click()
         page.locator("#qc-planner").get_by_text("Plan a study").first.click()
-        _pick(page, "#plan-preset", "PRMBench-V: 100 items, 2 raters, OA 0.94")
+        pick(page, "plan-preset", "PRMBench-V: 100 items, 2 raters, OA 0.94")
         answer = page.locator("#plan-answer")
         answer.get_by_text("0.875 to 0.972", exact=False).wait_for(timeout=60_000)
         assert page.locator("#plan-items input").input_value() == "100"
