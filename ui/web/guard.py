@@ -12,6 +12,7 @@
 - Deep links are off: Gradio's deep_link route copied any session's component values to a file that
   `/?deep_link=<id>` served to whoever asked (a token an admin had just created reached an
   annotator). The route answers 404 and the page's `deep_link` parameter is dropped.
+- Each user gets their role's page (ui/web/pages.py): a request for another's is sent to their own.
 - Request bodies are bounded: 413 over WebSettings.max_body_bytes (max_file_size for uploads).
 - Uploads (and their progress) are for admins only (services.access.require_uploader): others get 403.
 - A file named in an event's data must be one this login session uploaded, and never one under the
@@ -30,6 +31,7 @@ from services.access import require_uploader
 from services.errors import NotAllowed
 from services.records import Annotator
 from ui.context import AppContext
+from ui.web.pages import PAGES, page_for
 from ui.web.sessions import COOKIE, Sessions
 from ui.web.uploads import Uploads
 
@@ -84,6 +86,20 @@ def _drop_deep_link(scope: Scope) -> None:
     if any(key == "deep_link" for key, _ in pairs):
         kept = [(k, v) for k, v in pairs if k != "deep_link"]
         scope["query_string"] = urlencode(kept).encode("latin-1")
+
+
+_PAGE_PATHS = {f"/{page}" for page in PAGES}
+
+
+def _elsewhere(scope: Scope, user: Annotator) -> bytes | None:
+    """Where to send a user who asked for another role's page (with the same query), else None."""
+    if scope["method"] not in ("GET", "HEAD") or scope["path"] not in _PAGE_PATHS:
+        return None
+    own = f"/{page_for(user)}"
+    if scope["path"] == own:
+        return None
+    query = scope.get("query_string", b"")
+    return own.encode("latin-1") + (b"?" + query if query else b"")
 
 
 def same_origin(headers: dict[str, str]) -> bool | None:
@@ -142,6 +158,9 @@ class Guard:
                 return
             if scope.get(_UPLOADING):
                 send = self._recording(send, scope[_UPLOADING])
+        elif (elsewhere := _elsewhere(scope, user)) is not None:
+            await _reply(send, 303, None, [(b"location", elsewhere)])
+            return
         elif scope.get("query_string"):
             _drop_deep_link(scope)
         await self.app(scope, receive, send)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+import warnings
 from collections.abc import Callable
 from contextlib import suppress
 from functools import partial
@@ -25,6 +26,7 @@ from ui.web.guard import USER_KEY, Guard, same_origin
 from ui.web.login import LoginOutcome, Logins, login_page
 from ui.web.observe import Observe, Observer
 from ui.web.ops import HEALTH, METRICS, PREDICTIONS, add_ops_routes
+from ui.web.pages import declare_role_pages, fill_role_pages
 from ui.web.sessions import COOKIE, Sessions
 from ui.web.stopping import EndStreams, StopAfterEvents, Streams
 
@@ -123,17 +125,22 @@ def build_server(
         user = request.scope.get(USER_KEY) or sessions.user(request.cookies.get(COOKIE))
         return user.name if user is not None else None
 
-    app = gr.mount_gradio_app(
-        app,
-        blocks,
-        path="/",
-        auth_dependency=auth_dependency,
-        auth_message=message,
-        footer_links=[],
-        run_history=False,
-        max_file_size=ctx.web.max_file_size,
-        **gradio_kwargs,
-    )
+    declare_role_pages(blocks)
+    with warnings.catch_warnings():  # Gradio says SSR is off for a multi-page app: it is off anyway
+        warnings.filterwarnings("ignore", message="SSR mode is not supported with multi-page apps")
+        app = gr.mount_gradio_app(
+            app,
+            blocks,
+            path="/",
+            auth_dependency=auth_dependency,
+            auth_message=message,
+            footer_links=[],
+            run_history=False,
+            max_file_size=ctx.web.max_file_size,
+            ssr_mode=False,
+            **gradio_kwargs,
+        )
+    fill_role_pages(blocks)
     streams = streams if streams is not None else Streams()
     app.add_middleware(EndStreams, streams=streams)
     app.add_middleware(CachedBundle)  # inside the guard: it decides who reaches the bundle, as before
