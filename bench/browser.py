@@ -5,9 +5,9 @@
     python bench/browser.py --reviewed   # QC dashboard, Scores, Browse and Jobs opened first
 
 Starts the real app on 127.0.0.1 over a fresh database (the demo's PRMBench, QwQ, CRYSTAL and step-pair
-files, and a perturbation check made from the CRYSTAL images), logs in in headless Chromium and, for each
-of the five annotation panels in turn, per save, times from the click on Save (with "next sample after saving") to
-the moment the next item's text is in the page, measured in the page itself (performance.now and a
+files, and a perturbation check made from the CRYSTAL images), logs in in headless Chromium as an
+annotator (with --reviewed: as an admin, in the whole app) and, for each of the five annotation panels
+in turn, per save, times from the click on Save (with "next sample after saving") to the moment the next item's text is in the page, measured in the page itself (performance.now and a
 MutationObserver), so Playwright's own round trips are not counted. Beside it, the same measure on a
 trivial Gradio app (one button, one Markdown) in the same run: the floor any Gradio panel pays.
 Prints a Markdown table; the ratio to the floor is what compares across machines.
@@ -118,7 +118,8 @@ def _prepare(folder: Path, saves: int) -> Path:
     compose()
     store = Store(db)
     try:
-        add_user(store, "bench", "admin", PASSWORD)
+        add_user(store, "bench", "annotator", PASSWORD)  # who labels: an annotator's page (ui/web/pages.py)
+        add_user(store, "lead", "admin", PASSWORD)  # --reviewed: a lead who also labels, in the whole app
         import_file(store, ROOT / "demo_data" / "prmbench_demo.jsonl", format="prmbench", dataset="review")
         import_file(store, ROOT / "demo_data" / "qwq_solutions_demo.jsonl", format="qwq", dataset="errors")
         import_file(store, _copies(folder, "crystal_demo.jsonl"), format="crystal", dataset="gate")
@@ -133,9 +134,9 @@ def _prepare(folder: Path, saves: int) -> Path:
     return db
 
 
-def _login(page, url: str) -> None:
+def _login(page, url: str, name: str) -> None:
     page.goto(url)
-    page.get_by_label("username").fill("bench")
+    page.get_by_label("username").fill(name)
     page.get_by_label("password").fill(PASSWORD)
     page.get_by_role("button", name="Login").click()
     page.wait_for_selector("#logout-link", timeout=60_000)
@@ -279,7 +280,7 @@ def main() -> int:
                 # The floor before and after the panels: a shared machine's load moves while they run.
                 floor = trivial_gradio(browser, args.saves // 2)
                 page = browser.new_page(viewport={"width": 1366, "height": 768})
-                _login(page, server.url)
+                _login(page, server.url, "lead" if args.reviewed else "bench")
                 if args.reviewed:
                     open_reviewers_tabs(page)
                 results["Step review: Save -> next sample rendered"] = step_review(page, args.saves)

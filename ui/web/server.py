@@ -26,7 +26,7 @@ from ui.web.guard import USER_KEY, Guard, same_origin
 from ui.web.login import LoginOutcome, Logins, login_page
 from ui.web.observe import Observe, Observer
 from ui.web.ops import HEALTH, METRICS, PREDICTIONS, add_ops_routes
-from ui.web.pages import declare_role_pages, fill_role_pages
+from ui.web.pages import declare_role_pages, fill_role_pages, page_for
 from ui.web.sessions import COOKIE, Sessions
 from ui.web.stopping import EndStreams, StopAfterEvents, Streams
 
@@ -63,7 +63,10 @@ def build_server(
         # a fresh token at each login (no fixation); the sessions are rows of the database
         await asyncio.to_thread(sessions.close, request.cookies.get(COOKIE))
         token = await asyncio.to_thread(sessions.open, name.strip())
-        response = RedirectResponse("/", status_code=303)
+        user = await asyncio.to_thread(sessions.user, token)
+        response = RedirectResponse(
+            f"/{page_for(user) if user else ''}", status_code=303
+        )  # their role's page
         response.set_cookie(
             COOKIE,
             token,
