@@ -69,8 +69,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         tabs: list[tuple[gr.Tab, str]] = []
         with gr.Tabs(elem_id="panels"):
             for title, module, audience in panels.PANELS:
-                key = module.__name__.rsplit(".", 1)[-1]
-                with gr.Tab(title, id=key, elem_id=f"tab-{key}") as tab:
+                with gr.Tab(title, id=panels.tab_key(module), elem_id=panels.tab_elem_id(module)) as tab:
                     tabs.append((tab, audience))
                     # A panel that takes `tab` wires tab.select (open work when the tab is opened).
                     if "tab" in inspect.signature(module.build).parameters:

@@ -17,7 +17,7 @@ from services.leasing import leases_of
 from store import Store, users, work
 from store.datasets import update_settings
 from tests.browser_support import Server, login, running, screenshot
-from ui.panels import PANELS
+from ui.panels import PANELS, tab_elem_id
 
 pytestmark = pytest.mark.browser
 
@@ -173,7 +173,7 @@ def _walk(page, role: str, size: str, shown: list) -> None:
     """Every tab the role sees, at the page's present size: its layout checked, its screen kept."""
     for title, module in shown:
         page.get_by_role("tab", name=title).click()
-        page.locator(f"#tab-{module.__name__.rsplit('.', 1)[-1]}").wait_for()
+        page.locator(f"#{tab_elem_id(module)}").wait_for()
         if title == "QC dashboard":
             text = page.locator("#tab-dashboard").inner_text()
             if role == "annotator":

@@ -64,9 +64,7 @@ def _tabs(config: dict) -> dict[str, dict]:
 
     index(config["layout"])
     elem = {c["props"].get("elem_id"): c["id"] for c in config["components"]}
-    return {
-        title: by_id[elem[f"tab-{module.__name__.rsplit('.', 1)[-1]}"]] for title, module, _ in panels.PANELS
-    }
+    return {title: by_id[elem[panels.tab_elem_id(module)]] for title, module, _ in panels.PANELS}
 
 
 @pytest.mark.parametrize("role", ["annotator", "adjudicator", "admin"])

@@ -6,6 +6,8 @@ checks the role again, since Gradio exposes each event over HTTP.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from ui.panels import (
     browse,
     dashboard,
@@ -20,7 +22,7 @@ from ui.panels import (
     step_review,
 )
 
-__all__ = ["PANELS"]
+__all__ = ["PANELS", "tab_elem_id", "tab_key"]
 
 # (title, module, audience): "everyone", "reviewers" (adjudicators and admins) or "admins".
 PANELS = [
@@ -36,3 +38,13 @@ PANELS = [
     ("Data", data, "admins"),
     ("Jobs", jobs, "admins"),
 ]
+
+
+def tab_key(module: ModuleType) -> str:
+    """A panel's tab id (a link's `?tab=`): its module's name."""
+    return module.__name__.rsplit(".", 1)[-1]
+
+
+def tab_elem_id(module: ModuleType) -> str:
+    """The HTML id of a panel's tab, which its script and the roles' pages find it by."""
+    return f"tab-{tab_key(module)}"

@@ -43,12 +43,10 @@ def page_for(user: Annotator) -> str:
 
 
 def _tab_ids(config: dict[str, Any]) -> dict[str, int]:
-    """Each panel's tab component id, by the elem_id ui.app gives it (tab-<module>); a page built
+    """Each panel's tab component id, by its elem_id (ui.panels.tab_elem_id); a page built
     without a panel (a test's small app) has nothing of it to leave out."""
     by_elem = {c["props"].get("elem_id"): c["id"] for c in config["components"] if c.get("type") == "tabitem"}
-    tabs = {
-        title: by_elem.get(f"tab-{module.__name__.rsplit('.', 1)[-1]}") for title, module, _ in panels.PANELS
-    }
+    tabs = {title: by_elem.get(panels.tab_elem_id(module)) for title, module, _ in panels.PANELS}
     return {title: tab for title, tab in tabs.items() if tab is not None}
 
 
