@@ -34,11 +34,38 @@ def test_team_mode_login_shows_every_tab_and_the_user(tmp_path: Path, page) -> N
     assert "demo:" in server.log.read_text()
 
 
+# Counts, per caller, the animation frames the page asks for (installed before Gradio's own scripts).
+COUNT_FRAMES = """(() => {
+  const ask = window.requestAnimationFrame.bind(window);
+  window.framesAsked = {};
+  window.requestAnimationFrame = (callback) => {
+    const caller = (new Error().stack || "").split(String.fromCharCode(10)).slice(2, 7).join(" < ") || "?";
+    window.framesAsked[caller.trim()] = (window.framesAsked[caller.trim()] || 0) + 1;
+    return ask(callback);
+  };
+})()"""
+
+
 def test_local_mode_creates_the_annotator_on_first_login(tmp_path: Path, page) -> None:
     db = tmp_path / "local.duckdb"
+    page.add_init_script(COUNT_FRAMES)
     with running(db, "--no-demo") as server:
         login(page, server.url, "first-person", "my-password")
         page.get_by_text("Signed in as").wait_for()
         assert "role: admin" in page.locator("#whoami").inner_text()
+        # An open page left alone comes to rest (a notice's fade takes a few seconds): Gradio's loading
+        # screen left its timer asking for a frame 60 times a second for as long as the page stayed open
+        # (ui/web/assets.py mends it).
+        asked: dict[str, int] = {}
+        for _ in range(15):
+            before = page.evaluate("() => ({...window.framesAsked})")
+            page.wait_for_timeout(1000)
+            after = page.evaluate("() => ({...window.framesAsked})")
+            asked = {
+                caller: n - before.get(caller, 0) for caller, n in after.items() if n > before.get(caller, 0)
+            }
+            if not asked:
+                break
+        assert asked == {}, f"still drawing 15 s after login: {asked}"
     result = cli("users", "list", db=db)
     assert "first-person\tadmin\tpassword set" in result.stdout

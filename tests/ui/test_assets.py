@@ -16,7 +16,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from tests.browser_support import start_server
-from ui.web.assets import CachedBundle
+from ui.web.assets import GRADIO_ASSETS, CachedBundle, mend_status_tracker, mended_chunks
 
 BUNDLE = Path(gradio.__file__).parent / "templates" / "frontend" / "assets"
 
@@ -28,7 +28,7 @@ def _largest_script() -> Path:
 class _Counted:
     """Gradio's file route behind its Brotli middleware, counting the requests that reach it."""
 
-    def __init__(self) -> None:
+    def __init__(self, mended: dict[str, bytes] | None = None) -> None:
         self.calls: list[str] = []
 
         async def bundle(request):
@@ -41,7 +41,7 @@ class _Counted:
             return Response("x" * 1000, media_type="text/html")
 
         inner = Starlette(routes=[Route("/assets/{name}", bundle), Route("/page.html", page)])
-        self.app = CachedBundle(BrotliMiddleware(inner))
+        self.app = CachedBundle(BrotliMiddleware(inner), mended=mended)
 
 
 @pytest.fixture
@@ -74,6 +74,43 @@ def test_a_missing_file_a_range_and_every_other_path_pass_through_each_time(coun
     assert counted.calls.count(script) == 2
 
 
+def _tracker() -> tuple[str, bytes]:
+    """The installed Gradio's status tracker chunk, mended: its path and body."""
+    [(path, body)] = mended_chunks().items()
+    return path, body
+
+
+def test_the_status_trackers_timer_stops_once_its_element_is_gone() -> None:
+    path, body = _tracker()
+    shipped = (GRADIO_ASSETS / path.rsplit("/", 1)[1]).read_text(encoding="utf-8")
+    mended = body.decode("utf-8")
+    # one loop, changed in one place: it asks for the next frame only while its element is there
+    [loop] = [line for line in mended.split("function ") if "performance.now()-" in line and "/1e3)," in line]
+    assert ".isConnected)&&" in loop and "!==null&&" in loop
+    assert len(mended) - len(shipped) == len("U!==null&&(!U||U.isConnected)&&")
+    assert mended.replace("U!==null&&(!U||U.isConnected)&&", "") == shipped
+    # another file, or the chunk already mended, is left as it is
+    assert mend_status_tracker(mended) is None
+    assert mend_status_tracker(_largest_script().read_text(encoding="utf-8")) is None
+
+
+def test_the_mended_file_is_answered_whole_in_every_encoding_and_never_gradios(counted: _Counted) -> None:
+    path, body = _tracker()
+    client = TestClient(_Counted(mended={path: body}).app)
+    for headers in (
+        {"accept-encoding": "br"},
+        {"accept-encoding": "gzip"},
+        {"accept-encoding": "identity"},
+        {"accept-encoding": "br", "if-none-match": '"gradios-own"'},  # a browser holding Gradio's copy
+        {"accept-encoding": "identity", "range": "bytes=0-9"},
+    ):
+        reply = client.get(path, headers=headers)
+        assert reply.status_code == 200 and reply.content == body, headers
+        assert reply.headers["content-type"] == "text/javascript; charset=utf-8"
+        assert "etag" not in reply.headers and "last-modified" not in reply.headers
+        assert reply.headers.get("content-encoding", "identity") == headers["accept-encoding"]
+
+
 def test_the_served_app_replays_a_bundle_file_brotli_compressed_as_gradio_sent_it(tmp_path: Path) -> None:
     server = start_server(tmp_path / "assets.duckdb")
     try:
@@ -93,6 +130,8 @@ def test_the_served_app_replays_a_bundle_file_brotli_compressed_as_gradio_sent_i
                     assert reply.status_code == 200 and reply.headers["content-encoding"] == "br"
                     raw.append(b"".join(reply.iter_raw()))
                     length = reply.headers.get("content-length")
+            tracker, mended = _tracker()
+            assert client.get(f"{server.url}{tracker}").content == mended  # the mended status tracker
         assert int(length) == len(raw[1])  # the replay is one body, its length known
         assert raw[0] == raw[1]
         assert brotli.decompress(raw[1]) == script.read_bytes()

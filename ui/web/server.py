@@ -20,7 +20,7 @@ from services import users as user_service
 from services.access import may_fetch_file
 from ui.context import AppContext
 from ui.kit.downloads import ROUTE, find_download
-from ui.web.assets import CachedBundle
+from ui.web.assets import CachedBundle, mended_chunks
 from ui.web.control import add_control_route
 from ui.web.guard import USER_KEY, Guard, same_origin
 from ui.web.login import LoginOutcome, Logins, login_page
@@ -146,7 +146,8 @@ def build_server(
     fill_role_pages(blocks)
     streams = streams if streams is not None else Streams()
     app.add_middleware(EndStreams, streams=streams)
-    app.add_middleware(CachedBundle)  # inside the guard: it decides who reaches the bundle, as before
+    # inside the guard: it decides who reaches the bundle, as before
+    app.add_middleware(CachedBundle, mended=mended_chunks())
     app.add_middleware(Guard, ctx=ctx, sessions=sessions, blocks=blocks)
     app.add_middleware(Observe, observer=observer)  # outermost: the guard's refusals are counted too
     observer.instrument(blocks)
