@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from services import gold as gold_service
 from services.access import OPERATOR
@@ -53,7 +54,8 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         )
         alert.wait_for(timeout=30_000)  # the alert reaches the admin where the app opens
         page.get_by_role("tab", name="QC dashboard").click()
-        page.locator("#qc-dataset input").wait_for()
+        # the tab's opening event chooses the dataset: a mark sent before it has none
+        expect(page.locator("#qc-dataset input")).to_have_value(DATASET)
         page.locator("#qc-gold").get_by_text("Gold items and calibration").first.click()
         page.locator("#gold-items textarea, #gold-items input").first.fill(", ".join(more))
         page.locator("#gold-mark").click()
