@@ -150,6 +150,11 @@ def test_passwords_are_scrypt_hashes_and_check(store: Store) -> None:
     assert users.authenticate(store, "ann", "correct horse") is not None
     assert users.authenticate(store, "ann", "wrong horse") is None
     assert users.authenticate(store, "nobody", "correct horse") is None
+    # salted: a second user with the same password stores another hash, and each checks only its own
+    users.add_user(store, "bea", "annotator", "correct horse")
+    other = store.scalar("SELECT password_hash FROM annotators WHERE name = 'bea'")
+    assert other != stored and other.split("$")[4] != stored.split("$")[4]
+    assert users.authenticate(store, "bea", "correct horse") is not None
 
 
 @pytest.mark.parametrize(
