@@ -53,12 +53,12 @@ def mend_status_tracker(source: str) -> str | None:
     Chromium, for an annotator's whole day). Mended: the loop also stops once the tracker's element is
     gone (Svelte sets it to null; detached counts too). None: not this chunk, or a Gradio whose code
     differs (the file is then served as Gradio ships it)."""
-    loops, elements = _TIMER_LOOP.findall(source), _TRACKER_ELEMENT.findall(source)
-    if len(loops) != 1 or len(set(elements)) != 1:
+    loops = list(_TIMER_LOOP.finditer(source))
+    elements = {found["element"] for found in _TRACKER_ELEMENT.finditer(source)}
+    if len(loops) != 1 or len(elements) != 1:
         return None
-    found = _TIMER_LOOP.search(source)
-    assert found is not None
-    loop, pending, element = found["loop"], found["pending"], elements[0]
+    [found], [element] = loops, elements
+    loop, pending = found["loop"], found["pending"]
     alive = f"{element}!==null&&(!{element}||{element}.isConnected)"
     mended = found[0].replace(f"{pending}&&{loop}()}})}}", f"{pending}&&{alive}&&{loop}()}})}}")
     return source[: found.start()] + mended + source[found.end() :]
