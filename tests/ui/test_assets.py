@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import brotli
-import gradio
 import httpx
 import pytest
 from gradio.brotli_middleware import BrotliMiddleware
@@ -18,11 +17,9 @@ from starlette.testclient import TestClient
 from tests.browser_support import start_server
 from ui.web.assets import GRADIO_ASSETS, CachedBundle, mend_status_tracker, mended_chunks
 
-BUNDLE = Path(gradio.__file__).parent / "templates" / "frontend" / "assets"
-
 
 def _largest_script() -> Path:
-    return max(BUNDLE.glob("*.js"), key=lambda p: p.stat().st_size)
+    return max(GRADIO_ASSETS.glob("*.js"), key=lambda p: p.stat().st_size)
 
 
 class _Counted:
@@ -33,7 +30,7 @@ class _Counted:
 
         async def bundle(request):
             self.calls.append(request.url.path)
-            path = BUNDLE / request.path_params["name"]
+            path = GRADIO_ASSETS / request.path_params["name"]
             return FileResponse(path) if path.is_file() else Response("not found", status_code=404)
 
         async def page(request):
