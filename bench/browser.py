@@ -8,8 +8,9 @@ Starts the real app on 127.0.0.1 over a fresh database (the demo's PRMBench, QwQ
 files, and a perturbation check made from the CRYSTAL images), logs in in headless Chromium as an
 annotator (with --reviewed: as an admin, in the whole app) and, for each of the five annotation panels
 in turn, per save, times from the click on Save (with "next sample after saving") to the moment the
-next item's text is in the page, measured in the page itself (performance.now and a MutationObserver), so Playwright's own round trips are not counted. Beside it, the same measure on a
-trivial Gradio app (one button, one Markdown) in the same run: the floor any Gradio panel pays.
+next item's text is in the page, measured in the page itself (performance.now and a MutationObserver),
+so Playwright's own round trips are not counted. Beside it, the same measure on a trivial Gradio app
+(one button, one Markdown) in the same run: the floor any Gradio panel pays.
 Prints a Markdown table; the ratio to the floor is what compares across machines.
 """
 
