@@ -240,7 +240,7 @@ def _export(folder: Path, target: Path) -> None:
     transformer: Any = model[0].auto_model
     transformer.eval()
 
-    class _Hidden(torch.nn.Module):
+    class _Hidden(torch.nn.Module):  # type: ignore[misc]  # torch is Any to mypy (pyproject.toml)
         def __init__(self, inner: Any) -> None:
             super().__init__()
             self.inner = inner
