@@ -30,7 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.server import ROOT, free_port, start_server
 
-CHROMIUM = os.environ.get("STEPGATE_CHROMIUM", "/usr/bin/chromium")
+# Debian's headless shell (package chromium-headless-shell) when it is there: the same Blink without the
+# whole browser around it, as Playwright itself runs headless Chromium. The 103 browser tests, two workers,
+# one after the other: 507 s and 937 s of CPU against 594 s and 1,112 s in /usr/bin/chromium.
+CHROMIUM = os.environ.get("STEPGATE_CHROMIUM") or next(
+    (path for path in ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium") if os.path.exists(path)),
+    "/usr/bin/chromium",
+)
 # What Playwright (1.65) passes Chromium as --disable-features itself, read off the browser's command line.
 _PLAYWRIGHT_DISABLED = [
     "AvoidUnnecessaryBeforeUnloadCheckSync",
