@@ -72,6 +72,8 @@ class Annotator:
 
 
 def hash_password(password: str) -> str:
+    """Called before a write begins, never inside one: its ~60 ms there would hold every other write (each
+    label of a DuckDB process, of every replica over PostgreSQL) while one password is set."""
     salt = secrets.token_bytes(16)
     digest = hashlib.scrypt(password.encode(), salt=salt, n=_N, r=_R, p=_P, dklen=32)
     enc = base64.b64encode
@@ -143,6 +145,7 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
     _check_role(role)
     if password is not None and len(password) < MIN_PASSWORD:
         raise UserError(f"a password needs at least {MIN_PASSWORD} characters")
+    hashed = hash_password(password) if password else None
     with db.writing() as tx:
         if get_user(tx, name) is not None:
             raise UserError(f"annotator {name!r} already exists")
@@ -150,7 +153,7 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
             raise UserError(f"annotator {name!r} was removed; the log still names them, so pick another name")
         tx.execute(
             "INSERT INTO annotators (name, role, password_hash) VALUES (?, ?, ?)",
-            [name, role, hash_password(password) if password else None],
+            [name, role, hashed],
         )
         _changed(tx)
         user = written(get_user(tx, name), f"annotator {name!r}")
@@ -160,12 +163,13 @@ def add_user(db: Store | Tx, name: str, role: str = "annotator", password: str |
 def set_password(db: Store | Tx, name: str, password: str) -> None:
     if len(password) < MIN_PASSWORD:
         raise UserError(f"a password needs at least {MIN_PASSWORD} characters")
+    hashed = hash_password(password)
     with db.writing() as tx:
         if get_user(tx, name) is None:
             raise UnknownUserError(f"no annotator named {name!r}")
         tx.execute(
             "UPDATE annotators SET password_hash = ?, sessions_valid_after = ? WHERE name = ?",
-            [hash_password(password), time.time(), name],
+            [hashed, time.time(), name],
         )
         _changed(tx)
 

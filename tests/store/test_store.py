@@ -157,6 +157,38 @@ def test_passwords_are_scrypt_hashes_and_check(store: Store) -> None:
     assert users.authenticate(store, "bea", "correct horse") is not None
 
 
+@pytest.mark.parametrize("setting", ["add_user", "set_password"])
+def test_a_password_is_hashed_before_its_write_so_other_writes_never_wait_for_scrypt(
+    store: Store, monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    users.add_user(store, "ann")
+    hashing, release = threading.Event(), threading.Event()
+    scrypt = users.hash_password
+
+    def held(password: str) -> str:
+        hashing.set()
+        release.wait(20)
+        return scrypt(password)
+
+    monkeypatch.setattr(users, "hash_password", held)
+    if setting == "add_user":
+        setter = threading.Thread(target=users.add_user, args=(store, "bea", "annotator", "correct horse"))
+    else:
+        setter = threading.Thread(target=users.set_password, args=(store, "ann", "correct horse"))
+    setter.start()
+    assert hashing.wait(20)
+    beside = threading.Thread(target=users.add_user, args=(store, "cat"))  # another write, while scrypt runs
+    beside.start()
+    beside.join(10)
+    written_beside = not beside.is_alive()
+    release.set()
+    setter.join(20)
+    beside.join(20)
+    assert written_beside, f"{setting} held the write lock while it hashed the password"
+    assert users.get_user(store, "cat") is not None
+    assert users.authenticate(store, "bea" if setting == "add_user" else "ann", "correct horse") is not None
+
+
 @pytest.mark.parametrize(
     ("name", "role", "message"),
     [
