@@ -74,6 +74,9 @@ def open_gate(browser: Browser, url: str, name: str, password: str = "", dataset
         page.get_by_role("option", name=dataset, exact=True).click()
         page.keyboard.press("Escape")
     expect(page.locator("#qg-header")).to_contain_text(f" of {dataset}")
+    # The tab's opening event and the dataset's can answer in either order: the panel is the dataset's
+    # once neither is under way (an edit made before a late answer is replaced by it).
+    expect(page.locator("#qg-status [data-testid=status-tracker]:not(.hide)")).to_have_count(0)
     return page
 
 
