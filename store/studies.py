@@ -375,15 +375,19 @@ def insert_study_label(
     )
 
 
-def _done_counts() -> str:
-    """Per (study, item): how many distinct raters' labels it has (the study's own, or the log's)."""
+def _done_counts(one_study: bool = False) -> str:
+    """Per (study, item): how many distinct raters' labels it has (the study's own, or the log's).
+    ``one_study``: of the study given twice as parameters, rather than of all (what a label's check of
+    its study's batch reads: the whole log of every study would be counted per label)."""
+    labels_of, items_of = ("WHERE l.study_id = ? ", "WHERE si.study_id = ? ") if one_study else ("", "")
     return (
         "SELECT l.study_id, l.item_id, count(DISTINCT l.annotator_id) AS done FROM study_labels l "
-        "GROUP BY l.study_id, l.item_id "
+        f"{labels_of}GROUP BY l.study_id, l.item_id "
         "UNION ALL SELECT si.study_id, si.item_id, count(DISTINCT a.annotator_id) FROM study_items si "
         "JOIN studies st ON st.id = si.study_id AND NOT coalesce(st.own_labels, false) "
         "JOIN items i ON i.id = si.item_id JOIN annotations a ON a.item_id = si.item_id "
-        f"AND a.version_id = i.current_version_id AND a.task <> '{RULING}' GROUP BY si.study_id, si.item_id"
+        f"AND a.version_id = i.current_version_id AND a.task <> '{RULING}' {items_of}"
+        "GROUP BY si.study_id, si.item_id"
     )
 
 
@@ -423,9 +427,9 @@ def batch_progress(db: Store | Tx, study: Study) -> pd.DataFrame:
     """Per batch: its items and how many have all K raters' labels."""
     frame = db.df(
         "SELECT si.batch, count(*) AS n_items, count(*) FILTER (WHERE coalesce(c.done, 0) >= ?) AS items_done "
-        f"FROM study_items si LEFT JOIN ({_done_counts()}) c ON c.study_id = si.study_id "
+        f"FROM study_items si LEFT JOIN ({_done_counts(one_study=True)}) c ON c.study_id = si.study_id "
         "AND c.item_id = si.item_id WHERE si.study_id = ? GROUP BY si.batch ORDER BY si.batch",
-        [study.raters, study.id],
+        [study.raters, study.id, study.id, study.id],
     )
     for column in ("batch", "n_items", "items_done"):
         frame[column] = frame[column].astype(int)

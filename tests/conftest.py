@@ -171,17 +171,21 @@ def _servers_forked() -> Iterator[None]:
     forks.close()
 
 
+# The ONNX export the encoder fixture uses, kept between runs as the app keeps its own once per machine
+# (services/encoder.py: a folder per model fingerprint). A fresh checkout, as in CI, makes it once.
+ENCODER_EXPORTS = ROOT / "build" / "test-encoders"
+
+
 @pytest.fixture(scope="session")
-def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
+def encoder() -> Encoder:
     """The real sentence encoder: its ONNX export (and the check of it against sentence-transformers)
-    made once for the whole run, in the folder pytest-xdist's workers share (the first worker makes it,
-    holding a lock, and the other loads what it made); its model loaded once per worker. Tests of
-    loading and exporting make their own."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    with open(shared / "encoders.lock", "w") as lock:
+    made by the first run of a checkout (the first pytest-xdist worker makes it, holding a lock, and the
+    other loads what it made), then loaded; its model loaded once per worker. Tests of loading and
+    exporting make their own (tests/services/test_encoder.py)."""
+    ENCODER_EXPORTS.mkdir(parents=True, exist_ok=True)
+    with open(ENCODER_EXPORTS / "made.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        encoder = Encoder(EncoderSettings(export_dir=shared / "encoders"))
+        encoder = Encoder(EncoderSettings(export_dir=ENCODER_EXPORTS))
         encoder.encode(["made and checked under the lock"])
     return encoder
 

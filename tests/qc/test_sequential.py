@@ -121,21 +121,18 @@ def _rate_all_pending(store, names, payload_for) -> int:
         before = given
         for name in names:
             who = users.get_user(store, name)
-            while True:
-                mine = {
-                    i
-                    for s in studies.list_studies(store)["study"]
-                    for i, raters in studies.assigned_raters(store, studies.get_study(store, s).id).items()
-                    if name in raters
-                }
-                labelled = {
-                    r[0]
-                    for r in store.fetchall(
-                        "SELECT item_id FROM study_labels WHERE annotator_id = ?", [who.id]
-                    )
-                }
-                if not mine - labelled:
-                    break
+            # what is theirs as drawn now; a batch their labels let be drawn is met by the next round
+            mine = {
+                i
+                for s in studies.list_studies(store)["study"]
+                for i, raters in studies.assigned_raters(store, studies.get_study(store, s).id).items()
+                if name in raters
+            }
+            labelled = {
+                r[0]
+                for r in store.fetchall("SELECT item_id FROM study_labels WHERE annotator_id = ?", [who.id])
+            }
+            while mine - labelled:
                 got = work.next_item(store, leases_of(store), who, dataset, annotate.now_utc())
                 assert got is not None and got.item.item_id in mine - labelled  # study items come first
                 annotate.submit(
@@ -147,6 +144,7 @@ def _rate_all_pending(store, names, payload_for) -> int:
                     request_id=uuid.uuid4().hex,
                     seconds_spent=4.0,
                 )
+                labelled.add(got.item.item_id)
                 given += 1
         if given == before:
             return given
