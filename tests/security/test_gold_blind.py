@@ -51,9 +51,10 @@ def test_an_annotator_cannot_tell_gold_items_from_others_over_http(tmp_path: Pat
         http = login(server.url, "bob")
         seen: dict[bool, list[tuple[object, object, float, float]]] = {True: [], False: []}
         totals = set()
+        page = uuid.uuid4().hex  # one open page, as a script that keeps its session
         for _ in range(24):
             started = time.perf_counter()
-            reply = run_api(http, server.url, "next_item", DATASET)
+            reply = run_api(http, server.url, "next_item", DATASET, session_hash=page)
             took_next = time.perf_counter() - started
             assert reply.status_code == 200, reply.text[:300]
             item = reply.json()["data"][0]
@@ -69,6 +70,7 @@ def test_an_annotator_cannot_tell_gold_items_from_others_over_http(tmp_path: Pat
                 {"original": "incorrect", "modification": "unreasonable"},
                 uuid.uuid4().hex,
                 5.0,
+                session_hash=page,
             )
             took_submit = time.perf_counter() - started
             assert saved.status_code == 200, saved.text[:300]

@@ -38,10 +38,10 @@ def _world(db: Path, gold_percent: int) -> None:
         update_settings(store, DATASET, {"gold_percent": gold_percent, "gold_feedback": 1})
 
 
-def _home(http: requests.Session, url: str, conf: dict) -> list:
+def _home(http: requests.Session, url: str, conf: dict, page: str) -> list:
     hello = {c["id"] for c in conf["components"] if c.get("props", {}).get("elem_id") == "home-hello"}
     fn = next(d["id"] for d in conf["dependencies"] if hello & set(d.get("outputs", [])))
-    status, text = call_event(http, url, fn, [])
+    status, text = call_event(http, url, fn, [], page)
     assert status == 200
     return outputs(text)
 
@@ -52,9 +52,10 @@ def _bobs_replies(db: Path) -> tuple[list, list[int]]:
     with team_server(db) as server:
         bob = login(server.url, "bob")
         conf = config(bob, server.url)
+        page = uuid.uuid4().hex  # one open page: what its session keeps could differ between the worlds too
         handed = []
         for _ in range(LABELS):
-            item = run_api(bob, server.url, "next_item", DATASET).json()["data"][0]
+            item = run_api(bob, server.url, "next_item", DATASET, session_hash=page).json()["data"][0]
             saved = run_api(
                 bob,
                 server.url,
@@ -64,10 +65,13 @@ def _bobs_replies(db: Path) -> tuple[list, list[int]]:
                 GOOD,
                 uuid.uuid4().hex,
                 5.0,
+                session_hash=page,
             )
             receipt = saved.json()["data"][0]
             handed.append(item["item_id"])
-            replies.append(({k: receipt[k] for k in ("saved", "duplicate")}, _home(bob, server.url, conf)))
+            replies.append(
+                ({k: receipt[k] for k in ("saved", "duplicate")}, _home(bob, server.url, conf, page))
+            )
     with Store(db) as store:
         gold = gold_store.gold_ids(store, get_dataset(store, DATASET).id)
     return replies, [n for n, item in enumerate(handed) if item in gold]
