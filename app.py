@@ -507,7 +507,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     ctx.run_command = partial(run_captured, store, build_parser())
     ctx.logout_hooks.append(partial(drafts.clear_at_logout, store))
     app = build_app(ctx)
-    app.queue(default_concurrency_limit=8)
+    from ui.web.one_app import app_made_at_mount
+
+    with app_made_at_mount():  # the web app is made once, when ui.web.server mounts the Blocks
+        app.queue(default_concurrency_limit=8)
     from services.jobs import Worker
     from ui.web.deferred import stop_deferring
 

@@ -18,6 +18,7 @@ from ui.context import LOCAL, AppContext
 from ui.kit.keymap import help_html
 from ui.panels import home
 from ui.render import escape_text
+from ui.web.one_app import app_made_at_mount
 
 __all__ = ["build_app", "launch_kwargs"]
 
@@ -62,7 +63,8 @@ def tab_visibility(ctx: AppContext, request: gr.Request) -> list[Any]:
 
 
 def build_app(ctx: AppContext) -> gr.Blocks:
-    with gr.Blocks(title="stepgate") as app:
+    """The Blocks; its web app is made when ui.web.server mounts it (ui/web/one_app.py)."""
+    with app_made_at_mount(), gr.Blocks(title="stepgate") as app:
         with gr.Row(elem_id="stepgate-header"):
             gr.Markdown("## stepgate", elem_id="stepgate-title")
             user_line = gr.HTML("", elem_id="whoami")

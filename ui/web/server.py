@@ -25,6 +25,7 @@ from ui.web.control import add_control_route
 from ui.web.guard import USER_KEY, Guard, same_origin
 from ui.web.login import LoginOutcome, Logins, login_page
 from ui.web.observe import Observe, Observer
+from ui.web.one_app import serve_with
 from ui.web.ops import HEALTH, METRICS, PREDICTIONS, add_ops_routes
 from ui.web.pages import declare_role_pages, fill_role_pages, page_for
 from ui.web.sessions import COOKIE, Sessions
@@ -143,6 +144,7 @@ def build_server(
             ssr_mode=False,
             **gradio_kwargs,
         )
+    serve_with(blocks, app)
     fill_role_pages(blocks)
     streams = streams if streams is not None else Streams()
     app.add_middleware(EndStreams, streams=streams)
