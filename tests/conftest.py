@@ -50,9 +50,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark what a test needs, from its fixtures, so that `-m "not browser and not postgres"` (what
     `scripts/test.sh --fast` runs) leaves out every test that drives Chromium or PostgreSQL.
 
-    In a parallel run (pytest-xdist hands out whole modules in collection order: scripts/test.sh turns off its reordering by size), the modules that
-    drive Chromium go first, then those on PostgreSQL: the long ones start early, and the short ones
-    fill the workers at the end instead of one long module running alone."""
+    In a parallel run (pytest-xdist hands out whole modules in collection order: scripts/test.sh turns
+    off its reordering by size), the modules that drive Chromium go first, then those on PostgreSQL,
+    then those holding a test marked `slow`: the long ones start early, and the short ones fill the
+    workers at the end instead of one long module running alone."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if names & {"browser", "page"}:
@@ -64,9 +65,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if hasattr(config, "workerinput"):
         rank: dict[str, int] = {}
         for item in items:
-            needs = [item.get_closest_marker(m) is not None for m in ("browser", "postgres")]
+            needs = [item.get_closest_marker(m) is not None for m in ("browser", "postgres", "slow")]
             module = item.nodeid.split("::")[0]
-            rank[module] = min(rank.get(module, 2), needs.index(True) if any(needs) else 2)
+            rank[module] = min(rank.get(module, 3), needs.index(True) if any(needs) else 3)
         items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: modules stay whole
 
 

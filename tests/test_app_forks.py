@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
 import requests
 
 from bench.server import server_env, start_server
@@ -37,6 +38,7 @@ def test_a_server_ends_by_sigterm_as_python_app_py_does(tmp_path: Path) -> None:
     assert not control.exists()  # cmd_serve's cleanup ran on SIGTERM
 
 
+@pytest.mark.slow
 def test_another_environment_or_a_cold_start_gets_a_process_of_its_own(tmp_path: Path) -> None:
     env = server_env()
     forks = AppForks(env)

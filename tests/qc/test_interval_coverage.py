@@ -14,6 +14,7 @@ from qc.coverage import STATED, coverage_note, simulate
 from qc.report import bootstrap_ci
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", STATED, ids=lambda c: c.name)
 def test_the_stated_coverage_is_what_a_seeded_simulation_measures(case) -> None:
     measured = simulate(case, studies=500, n_boot=1000, seed=0)

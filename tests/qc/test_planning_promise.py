@@ -19,6 +19,7 @@ KAPPAS = (0.4, 0.6, 0.8)
 TARGETS = (0.05, 0.10, 0.15)
 
 
+@pytest.mark.slow
 def test_plans_on_a_grid_meet_their_target_when_re_simulated_independently() -> None:
     gaps = []
     for shares, kappa, target in itertools.product(SHARES, KAPPAS, TARGETS):

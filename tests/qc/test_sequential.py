@@ -163,6 +163,7 @@ def _simulated_team(item_id: int, name: str, agreement: float) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_a_sequential_study_draws_batches_and_stops_at_the_target_width(demo_store) -> None:
     from services import studies as study_service
     from services.reports import build_study_report

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from qc.matching import ALPHA, TAU, macro_scores, match_f1
 from services import matching
@@ -58,6 +59,7 @@ def test_paraphrases_score_above_unrelated_steps(encoder: Encoder, tmp_path: Pat
         assert scored.f1 == 1.0 and encoder.name == "all-MiniLM-L6-v2"
 
 
+@pytest.mark.slow
 def test_the_onnx_path_agrees_with_sentence_transformers(encoder: Encoder, tmp_path: Path) -> None:
     texts = [t for pair in PARAPHRASES for t in pair] + UNRELATED
     fast = encoder.encode(texts)

@@ -334,6 +334,7 @@ def test_label_on_an_outdated_version_is_refused(store: Store) -> None:
     assert count_annotations(store) == 0
 
 
+@pytest.mark.slow
 def test_eight_threads_of_500_submits_with_retries_leave_exactly_4000(store: Store) -> None:
     _dataset(store, 500, annotators_per_item=8)
     people = [users.add_user(store, f"annotator-{k}") for k in range(8)]
