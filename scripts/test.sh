@@ -42,8 +42,8 @@ python3 -m ruff format --check .
 python3 -m mypy qc services tasks
 
 # Two passes. First everything but the load tests, one pytest worker per core (pytest-xdist; a module stays
-# on one worker, so the app a browser module serves once is shared by its tests; the browser and PostgreSQL
-# modules are handed out first, tests/conftest.py). Then the load tests (marked `serial`: a throughput
+# on one worker, so the app a browser module serves once is shared by its tests; the browser, PostgreSQL and
+# `slow` modules are handed out first, tests/conftest.py). Then the load tests (marked `serial`: a throughput
 # bound, kill -9 under 50 annotators, four replicas) alone, in one process, on a machine they have to
 # themselves. STEPGATE_TEST_WORKERS sets the first pass's workers (0: one process).
 workers="${STEPGATE_TEST_WORKERS:-auto}"

@@ -172,8 +172,8 @@ def _servers_forked() -> Iterator[None]:
     forks.close()
 
 
-# The ONNX export the encoder fixture uses, kept between runs as the app keeps its own once per machine
-# (services/encoder.py: a folder per model fingerprint). A fresh checkout, as in CI, makes it once.
+# The ONNX export the encoder fixture uses, kept between runs as the app keeps its own beside its database
+# (commands.make_encoder; a folder per model fingerprint). A fresh checkout, as in CI, makes it once.
 ENCODER_EXPORTS = ROOT / "build" / "test-encoders"
 
 
