@@ -63,11 +63,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if on_postgres or names & {"postgres_server", "postgres_url"}:
             item.add_marker(pytest.mark.postgres)
     if hasattr(config, "workerinput"):
+        first = ("browser", "postgres", "slow")  # a module holding no such test comes after them all
         rank: dict[str, int] = {}
         for item in items:
-            needs = [item.get_closest_marker(m) is not None for m in ("browser", "postgres", "slow")]
+            needs = [item.get_closest_marker(m) is not None for m in first]
             module = item.nodeid.split("::")[0]
-            rank[module] = min(rank.get(module, 3), needs.index(True) if any(needs) else 3)
+            rank[module] = min(rank.get(module, len(first)), needs.index(True) if any(needs) else len(first))
         items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: modules stay whole
 
 
