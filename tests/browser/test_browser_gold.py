@@ -64,8 +64,11 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         upload(page, "gold-file", column)
         page.locator("#gold-id-column textarea, #gold-id-column input").first.fill("item")
         page.locator("#gold-label-column textarea, #gold-label-column input").first.fill("gold")
-        page.locator("#gold-mark-file").click()
-        page.locator("#gold-mark-status").get_by_text("marked 2 item(s) gold").wait_for(timeout=30_000)
+        # the event is accepted (a file it names is this login's own upload), then its answer shows
+        with page.expect_response(lambda r: "/gradio_api/queue/join" in r.url) as joined:
+            page.locator("#gold-mark-file").click()
+        assert joined.value.ok, joined.value.text()
+        expect(page.locator("#gold-mark-status")).to_contain_text("marked 2 item(s) gold", timeout=30_000)
 
         page.locator("#gold-show").click()
         status = page.locator("#gold-status")
