@@ -35,6 +35,7 @@ from store.browse import (
     step_count_rows,
 )
 from store.datasets import list_datasets
+from store.db import on_all_cores
 from store.items import ItemView, get_item
 from store.state import ItemState, get_item_state
 from store.users import Annotator
@@ -140,6 +141,7 @@ def choices(store: Store, user: Annotator) -> dict[str, list[str]]:
     return found
 
 
+@on_all_cores
 def search(store: Store, user: Annotator, f: BrowseFilter, page: int = 0) -> Page:
     """One page of 25 matching items; a page past the end shows the last one. An annotator's pages hold
     their own finished work, without the decided state and difficulty."""
@@ -158,6 +160,7 @@ def search(store: Store, user: Annotator, f: BrowseFilter, page: int = 0) -> Pag
     return Page(rows, total, max(int(page), 0), pages)
 
 
+@on_all_cores
 def distribution(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
     """Error-step positions by error type for the filter, and PRMBench-V's Figure 7 drawn from them."""
     counts = error_position_counts(store, _scoped(user, f))
@@ -166,6 +169,7 @@ def distribution(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.Dat
     return counts, error_position_figure(counts)
 
 
+@on_all_cores
 def step_counts(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.DataFrame, Figure]:
     """Steps per chain by error type for the filter (original vs modified), and PRMBench-V's Figure 8."""
     rows = step_count_rows(store, _scoped(user, f))
@@ -174,6 +178,7 @@ def step_counts(store: Store, user: Annotator, f: BrowseFilter) -> tuple[pd.Data
     return rows, step_counts_figure(rows)
 
 
+@on_all_cores
 def figures(store: Store, user: Annotator, f: BrowseFilter) -> dict[str, Figure]:
     """Every plot of the panel for the filter (FIGURES' names): PRMBench-V's Figures 7 and 8, steps
     per chain, labels by annotator and time per item (three queries, however many plots). An

@@ -231,7 +231,7 @@ def export(
         raise InvalidInput(
             f"{fmt} reports on a whole dataset: export it from the Data panel, not for a filter"
         )
-    with no_cyclic_gc():  # millions of rows as Python objects: see store.bulk
+    with no_cyclic_gc(), store.all_cores():  # millions of rows as Python objects: see store.bulk
         step(0.05, f"reading {spec.reads} from the database")
         ids = items.item_ids if items is not None else None
         data = _data(store, spec.reads, dataset_id, dataset, annotator, images, with_log, ids, spec.streams)

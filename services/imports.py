@@ -134,9 +134,9 @@ def import_file(
     """All good lines or nothing, unless skip_bad: then the good lines and a report of the rest."""
     path = Path(path)
     if format == BUNDLE or (format is None and not mapping and detect_format(path) == BUNDLE):
-        with no_cyclic_gc():
+        with no_cyclic_gc(), store.all_cores():
             return _import_bundle(store, path, dataset, progress)
-    with no_cyclic_gc():
+    with no_cyclic_gc(), store.all_cores():
         return _import_rows(store, path, format, dataset, task, mapping, skip_bad, report_path, progress)
 
 

@@ -24,6 +24,7 @@ from services.errors import NotFound, ServiceError
 from store import jobs_read, studies
 from store.annotations import annotations_frame
 from store.datasets import Dataset, get_dataset, list_datasets
+from store.db import on_all_cores
 from store.items import step_counts
 from store.state import states_frame
 
@@ -104,6 +105,7 @@ def dataset_names(store: Store) -> list[str]:
     return [d.name for d in list_datasets(store, archived=False)]
 
 
+@on_all_cores
 def build_dataset_report(
     store: Store, dataset_name: str, *, n_boot: int = 1000, seed: int = 0
 ) -> DashboardReport:
@@ -130,6 +132,7 @@ def build_dataset_report(
     )
 
 
+@on_all_cores
 def build_study_report(
     store: Store, study_name: str, *, n_boot: int = 1000, seed: int = 0
 ) -> tuple[DashboardReport, dict[str, Any]]:

@@ -26,6 +26,7 @@ from services.access import Action, Actor, require, require_reviewer
 from services.errors import InvalidInput, NotFound
 from store import predictions as store_predictions
 from store.datasets import get_dataset
+from store.db import on_all_cores
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -196,6 +197,7 @@ def _prediction(raw: Any, steps: int, candidates: int | None = None) -> dict[str
     return out
 
 
+@on_all_cores
 def import_predictions(
     store: Store,
     user: Actor,
@@ -253,6 +255,7 @@ def import_predictions(
     return PredictionsImported(model=model, dataset=target.name, items=stored, replaced=replaced)
 
 
+@on_all_cores
 def score_report(
     store: Store, user: Annotator, dataset: str, prmscore_undefined: str = "zero"
 ) -> ScoreReport:

@@ -15,7 +15,7 @@ from qc import label_stats
 from store import annotations as annotation_log
 from store import state
 from store.datasets import Dataset, list_datasets
-from store.db import Store
+from store.db import Store, on_all_cores
 from store.users import Annotator
 
 __all__ = ["PanelStatistics", "dataset_names", "panel_statistics"]
@@ -38,6 +38,7 @@ def dataset_names(store: Store, task: str) -> list[str]:
     return [d.name for d in list_datasets(store, task=task, archived=False)]
 
 
+@on_all_cores
 def panel_statistics(
     store: Store,
     user: Annotator,

@@ -1,6 +1,6 @@
 """stepgate's store: DuckDB, and the only package that holds SQL."""
 
-from store.db import Store, Tx
+from store.db import Store, Tx, on_all_cores
 from store.errors import (
     StoreClosedError,
     StoreError,
@@ -19,4 +19,5 @@ __all__ = [
     "StoreRequestError",
     "StoreUnavailableError",
     "Tx",
+    "on_all_cores",
 ]

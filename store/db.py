@@ -7,12 +7,13 @@ so an acknowledged annotation is on disk. What differs between the engines is in
 
 from __future__ import annotations
 
+import functools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ __all__ = [
     "StoreOpenError",
     "StoreUnavailableError",
     "Tx",
+    "on_all_cores",
 ]
 
 
@@ -319,6 +321,13 @@ class Store(_Reader):
         """After a bulk write, outside its transaction: the planner's statistics (PostgreSQL)."""
         self._engine.analyze(self._cursor(), tables)
 
+    @contextmanager
+    def all_cores(self) -> Iterator[None]:
+        """Work over a whole dataset inside (an import, an export, a report): the database may use every
+        core for it, where a label's few rows run on the calling thread (store/engines.py DuckDBEngine)."""
+        with self._engine.all_cores():
+            yield
+
     def checkpoint(self) -> None:
         with self._write_lock:
             self._engine.checkpoint(self._cursor())
@@ -340,3 +349,19 @@ class Store(_Reader):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def on_all_cores(use_case: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """A use case over a whole dataset (a reviewer's search, report or figures; its first argument the
+    store) runs with the database's every core, as Store.all_cores() says."""
+
+    @functools.wraps(use_case)
+    def on_every_core(store: Store, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with store.all_cores():
+            return use_case(store, *args, **kwargs)
+
+    return on_every_core

@@ -9,11 +9,13 @@ is here: connecting, placeholders, frames to pandas and back, errors, and how wr
 from __future__ import annotations
 
 import functools
+import os
 import re
+import threading
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +98,11 @@ class Engine(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @contextmanager
+    def all_cores(self) -> Iterator[None]:
+        """Work over a whole dataset (an import's write, an export, a report) may use every core."""
+        yield
+
     @abstractmethod
     def prepare(self, con: Any) -> None:
         """Run inside the first write transaction, before the migrations."""
@@ -152,7 +159,15 @@ def _struct(fields: dict[str, str]) -> str:
 
 
 class DuckDBEngine(Engine):
-    """A DuckDB file: one process holds it (the file lock), so its write lock is the whole truth."""
+    """A DuckDB file: one process holds it (the file lock), so its write lock is the whole truth.
+
+    Its statements run on the calling thread alone (DuckDB's `threads` setting at 1), except inside
+    all_cores(). A label's five statements touch a few rows each: handing their pipelines to DuckDB's
+    worker threads and waiting for them back cost a fifth of a submit's SQL time (bench/run.py
+    --parts, docs/PERFORMANCE.md), while an import's write or an export is faster on every core.
+    The setting belongs to the whole database, so all_cores() counts who is inside it: the cores
+    stay on until the last one leaves, and a label that runs meanwhile runs as it did before.
+    """
 
     name = "duckdb"
     exclusive = True
@@ -164,7 +179,7 @@ class DuckDBEngine(Engine):
         if not path.parent.exists():
             raise StoreOpenError(f"the folder {path.parent} does not exist: cannot open {path}")
         try:
-            self._con = duckdb.connect(str(path))
+            self._con = duckdb.connect(str(path), config={"threads": 1})
         except duckdb.IOException as exc:
             text = str(exc)
             if "lock" in text.lower():
@@ -173,6 +188,25 @@ class DuckDBEngine(Engine):
                     f"client). Stop that process first, or point --db at another file. ({text})"
                 ) from exc
             raise StoreOpenError(f"cannot open {path}: {text}") from exc
+        self._settings = self._con.cursor()  # SET threads runs here, never on a connection in use
+        self._cores = os.cpu_count() or 1
+        self._inside_all_cores = 0
+        self._cores_lock = threading.Lock()
+
+    @contextmanager
+    def all_cores(self) -> Iterator[None]:
+        with self._cores_lock:
+            self._inside_all_cores += 1
+            if self._inside_all_cores == 1 and self._cores > 1:
+                self._settings.execute(f"SET threads = {self._cores}")
+        try:
+            yield
+        finally:
+            with self._cores_lock:
+                self._inside_all_cores -= 1
+                if self._inside_all_cores == 0 and self._cores > 1:
+                    with suppress(duckdb.Error):  # a closed database has no threads to set
+                        self._settings.execute("SET threads = 1")
 
     def connection(self) -> duckdb.DuckDBPyConnection:
         return self._con.cursor()
