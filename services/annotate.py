@@ -74,10 +74,7 @@ def saved_attempt(store: Store, user: Annotator, request_id: str) -> bool:
     """This user's attempt is stored already: a choice event that arrives after its save is stale."""
     if not request_id:
         return False
-    found = annotation_log.annotation_by_request(store, request_id) or studies.label_by_request(
-        store, request_id
-    )
-    return found is not None and found.annotator_id == user.id
+    return user.id in annotation_log.request_annotators(store, request_id)
 
 
 def why_nothing_left(store: Store, user: Annotator, dataset: Dataset, now: datetime | None = None) -> str:

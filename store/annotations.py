@@ -34,6 +34,7 @@ __all__ = [
     "my_history_times",
     "my_label",
     "my_last_version",
+    "request_annotators",
 ]
 
 
@@ -65,6 +66,18 @@ def _row(r: tuple, duplicate: bool = False) -> StoredAnnotation:
 def annotation_by_request(db: Store | Tx, request_id: str) -> StoredAnnotation | None:
     row = db.fetchone(f"SELECT {_COLUMNS} FROM annotations WHERE request_id = ?", [request_id])
     return None if row is None else _row(row, duplicate=True)
+
+
+def request_annotators(db: Store | Tx, request_id: str) -> set[int]:
+    """Who stored a label by this request id, in the gate's log or a study's (one statement for both)."""
+    return {
+        annotator_id
+        for (annotator_id,) in db.fetchall(
+            "SELECT annotator_id FROM annotations WHERE request_id = ? "
+            "UNION ALL SELECT annotator_id FROM study_labels WHERE request_id = ?",
+            [request_id, request_id],
+        )
+    }
 
 
 def insert_annotation(

@@ -11,6 +11,7 @@ from importers.records import ItemRecord
 from services import annotate, drafts
 from services.errors import InvalidInput
 from store import Store, users
+from store import drafts as store_drafts
 from store.bulk import write_records
 
 pytestmark = pytest.mark.engines
@@ -38,6 +39,21 @@ def test_ending_one_users_opening_leaves_other_drafts_alone(store: Store) -> Non
     drafts.end(store, ann, "step_review", "ds|1|1", "first")
     assert drafts.get(store, bob, "step_review", "ds|1|1") == {"note": "bob's"}
     assert drafts.get(store, ann, "step_review", "ds|2|1") == {"note": "other item"}
+
+
+def test_a_new_key_past_the_limit_drops_the_oldest_and_a_key_written_again_keeps_its_place(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_drafts, "_KEEP", 3)
+    ann, bob = users.add_user(store, "ann"), users.add_user(store, "bob")
+    drafts.put(store, bob, "earliest_error", "ds|0|1", 9)
+    for n in range(3):
+        drafts.put(store, ann, "earliest_error", f"ds|{n}|1", n)
+    drafts.put(store, ann, "earliest_error", "ds|0|1", 5)  # written again: now the newest, nothing dropped
+    assert [drafts.get(store, ann, "earliest_error", f"ds|{n}|1") for n in range(3)] == [5, 1, 2]
+    drafts.put(store, ann, "earliest_error", "ds|3|1", 3)  # a fourth key: the oldest (ds|1) goes
+    assert [drafts.get(store, ann, "earliest_error", f"ds|{n}|1") for n in range(4)] == [5, None, 2, 3]
+    assert drafts.get(store, bob, "earliest_error", "ds|0|1") == 9  # another annotator's stay
 
 
 KEEP = {"original": "correct", "modification": "reasonable", "difficulty": "easy"}

@@ -201,6 +201,29 @@ def test_a_done_item_shows_its_own_label_and_a_new_save_is_a_correction(ctx: App
     assert annotations.count_annotations(ctx.store) == 2  # append-only: the first label stays in the log
 
 
+def test_a_first_label_goes_on_to_new_work_and_a_correction_to_the_next_of_ones_own_labels(
+    ctx: AppContext,
+) -> None:
+    """A save of a new item moves on without reading the annotator's history (the item is its newest);
+    a correction further back, and a retried first save, still walk the history."""
+    _, shown = open_tab(ctx, "ann")
+    first = panel.on_save(ctx, 1, shown[CURRENT], as_user("ann"))
+    second = panel.on_save(ctx, 2, first[CURRENT], as_user("ann"))
+    held = second[CURRENT]["item_id"]
+    labelled = [shown[CURRENT]["item_id"], first[CURRENT]["item_id"]]
+    assert held not in labelled
+    retried = panel.on_save(ctx, 1, shown[CURRENT], as_user("ann"))  # the first save sent again
+    assert "Already saved" in retried[STATUS] and retried[CURRENT]["item_id"] == labelled[1]
+    back = panel.on_previous(
+        ctx, panel.on_previous(ctx, second[CURRENT], as_user("ann"))[CURRENT], as_user("ann")
+    )
+    assert back[CURRENT]["item_id"] == labelled[0]
+    corrected = panel.on_save(ctx, 3, back[CURRENT], as_user("ann"))
+    assert "correction" in corrected[STATUS] and corrected[CURRENT]["item_id"] == labelled[1]
+    last = panel.on_save(ctx, 2, corrected[CURRENT], as_user("ann"))  # unchanged: on to the held item
+    assert last[CURRENT]["item_id"] == held
+
+
 def test_skip_gives_the_item_to_the_next_annotator(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     skipped = shown[CURRENT]["item_id"]

@@ -347,10 +347,20 @@ class AnnotationKit:
         return receipt
 
     def following(
-        self, ctx: AppContext, user: Annotator, current: Current, dataset: Dataset
+        self,
+        ctx: AppContext,
+        user: Annotator,
+        current: Current,
+        dataset: Dataset,
+        receipt: Receipt | None = None,
     ) -> WorkItem | None:
-        """The item after a save: the next of the user's own labels (then new work), or new work."""
-        if self.save_moves_by_history and current.item_id is not None:
+        """The item after a save: the next of the user's own labels (then new work), or new work.
+
+        `receipt`: the save's. A first label just stored (the item shown as not labelled yet, and not
+        a retry) makes its item the newest of the user's history, so new work follows it: the history
+        is not read (two of a save's statements)."""
+        newest = receipt is not None and not receipt.duplicate and current.fresh
+        if self.save_moves_by_history and current.item_id is not None and not newest:
             return annotate.next_in_history(ctx.store, user, dataset, current.item_id)
         return annotate.next_item(ctx.store, user, dataset)
 

@@ -182,6 +182,7 @@ def on_save(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> di
             "'All steps are correct' (a), then save."
         )
         return KIT.status(message, warn=True)
+    receipt = None
     try:
         dataset = KIT.dataset(ctx, current.dataset)
         if current.state == "done" and label == current.get("my_label"):
@@ -202,7 +203,7 @@ def on_save(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> di
         return KIT.show(ctx, user, dataset, stored, refusal(f"Not saved: {exc}"))
     except ServiceError as exc:
         return KIT.status(f"Not saved: {exc} (n opens your next item)", warn=True)
-    shown = KIT.following(ctx, user, current, dataset)
+    shown = KIT.following(ctx, user, current, dataset, receipt)
     following = f"item {escape_text(shown.item.external_id)}" if shown else "nothing left for you here"
     message = f"✓ {saved}: **{step_list.label_title(label)}**. Next item: {following}."
     return KIT.show(ctx, user, dataset, shown, message)

@@ -221,7 +221,7 @@ def on_decide(
         receipt = KIT.submit(ctx, user, current, payload)
     except ServiceError as exc:
         return KIT.status(f"Not saved: {exc}", warn=True)
-    shown = KIT.following(ctx, user, current, dataset)
+    shown = KIT.following(ctx, user, current, dataset, receipt)
     result = KIT.show(
         ctx, user, dataset, shown, KIT.saved_line(receipt, escape_text(view.verdict_words(payload)), shown)
     )

@@ -16,6 +16,7 @@ from typing import Any
 import gradio as gr
 
 from services import annotate
+from services.annotate import Receipt
 from services.errors import ServiceError
 from services.records import Annotator, Dataset
 from ui.context import AppContext
@@ -247,7 +248,10 @@ def on_save(
         " (already stored; counted once)" if result.duplicate else ""
     )
     if move_on:
-        return {**next_after_save(ctx, user, fresh, result.annotation_id), "saved": result.annotation_id}
+        return {
+            **next_after_save(ctx, user, work, result.annotation_id, result),
+            "saved": result.annotation_id,
+        }
     return {
         "status": message,
         "sample": view.sample_progress(3, "saved"),
@@ -257,15 +261,16 @@ def on_save(
 
 
 def next_after_save(
-    ctx: AppContext, user: Annotator, work: dict[str, Any], saved: int | str
+    ctx: AppContext, user: Annotator, work: dict[str, Any], saved: int | str, receipt: Receipt | None = None
 ) -> dict[str, Any]:
-    """The view after a save with "Next sample after saving" on: the next sample, or why there is none."""
+    """The view after a save with "Next sample after saving" on: the next sample, or why there is none.
+    `work`: the sample as it was shown before the save; `receipt`: the save's (KIT.following)."""
     current = Current.of(work)
     try:
         dataset = KIT.dataset(ctx, current.dataset)
     except ServiceError as exc:
         return _status_only(f"Saved, but cannot go on: {exc}.")
-    found = annotate.next_in_history(ctx.store, user, dataset, current.item_id)
+    found = KIT.following(ctx, user, current, dataset, receipt)
     said = f"{where(current).capitalize()} unchanged." if saved == UNCHANGED else f"Saved {where(current)}."
     return KIT.show(ctx, user, dataset, found, escape_text(said))
 
