@@ -162,9 +162,10 @@ class DuckDBEngine(Engine):
     """A DuckDB file: one process holds it (the file lock), so its write lock is the whole truth.
 
     Its statements run on the calling thread alone (DuckDB's `threads` setting at 1), except inside
-    all_cores(). A label's five statements touch a few rows each: handing their pipelines to DuckDB's
-    worker threads and waiting for them back cost a fifth of a submit's SQL time (bench/run.py
-    --parts, docs/PERFORMANCE.md), while an import's write or an export is faster on every core.
+    all_cores(). A label's five statements touch a few rows each, and handing their pipelines to
+    DuckDB's worker threads and waiting for them back costs more than it gains (bench/run.py --parts,
+    three pairs of runs: a submit's SQL 6.4-7.0 ms at p50 on one thread, 7.4-8.1 ms on two; see
+    docs/PERFORMANCE.md), while an import's write or an export is faster on every core.
     The setting belongs to the whole database, so all_cores() counts who is inside it: the cores
     stay on until the last one leaves, and a label that runs meanwhile runs as it did before.
     """
