@@ -4,6 +4,7 @@ value whatever it was before (an item's text is never left from the one before).
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import gradio as gr
@@ -59,6 +60,12 @@ def test_an_unchanged_output_is_skipped_and_the_oldest_pages_are_forgotten() -> 
     assert _props(sent.trim("page-1", shown, gr.update(visible=False))) == {"visible": False}
 
 
+def _run(coroutine: Any) -> Any:
+    """Gradio's coroutine on an event loop of its own thread: another test's loop may be running here."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_a_value_alone_is_sent_plain_so_gradio_builds_no_component_for_it() -> None:
     """For any update, even an empty one, Gradio's server builds the component anew (a Gallery: ~6 ms
     of CPU); a plain value keeps the page's component and is only postprocessed."""
@@ -73,9 +80,9 @@ def test_a_value_alone_is_sent_plain_so_gradio_builds_no_component_for_it() -> N
     assert plain is None  # the value, not an update
     state = SessionState(demo)
     state[shown._id] = shown
-    asyncio.run(demo.postprocess_data(demo.fns[0], [plain, "item 2"], state))
+    _run(demo.postprocess_data(demo.fns[0], [plain, "item 2"], state))
     assert state[shown._id] is shown
-    asyncio.run(demo.postprocess_data(demo.fns[0], [gr.update(value=None), "item 2"], state))
+    _run(demo.postprocess_data(demo.fns[0], [gr.update(value=None), "item 2"], state))
     assert state[shown._id] is not shown  # what an update would have cost
 
 
