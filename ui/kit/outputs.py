@@ -11,8 +11,8 @@ an update as a search of its whole component tree, and a `visible` prop on a hid
 more (bench/browser.py: most of a save's time in the browser). Values are always sent, so an item's
 text is never left from the one before. A value whose other props the page has is sent as a plain
 value: for any update, even an empty one, Gradio's server builds the component anew (a Gallery: 6 ms
-of CPU), where a plain value is only postprocessed. Only in one process (DuckDB): replicas over PostgreSQL may
-each answer events of one page, so there every reply is sent whole (Outputs.bind).
+of CPU), where a plain value is only postprocessed. Only in one process (DuckDB): replicas over
+PostgreSQL may each answer events of one page, so there every reply is sent whole (Outputs.bind).
 """
 
 from __future__ import annotations
