@@ -62,8 +62,10 @@ def test_admin_marks_gold_and_sees_an_annotators_calibration_plot(tmp_path: Path
         page.locator("#gold-mark-status").get_by_text("marked 4 item(s) gold").wait_for(timeout=30_000)
         # and two more from a file's gold column
         upload(page, "gold-file", column)
-        page.locator("#gold-id-column textarea, #gold-id-column input").first.fill("item")
-        page.locator("#gold-label-column textarea, #gold-label-column input").first.fill("gold")
+        for elem_id, column in (("gold-id-column", "item"), ("gold-label-column", "gold")):
+            box = page.locator(f"#{elem_id} textarea, #{elem_id} input").first
+            box.fill(column)
+            expect(box).to_have_value(column)  # on the page before the click
         # the event is accepted (a file it names is this login's own upload), then its answer shows
         with page.expect_response(lambda r: "/gradio_api/queue/join" in r.url) as joined:
             page.locator("#gold-mark-file").click()

@@ -38,6 +38,11 @@ def test_an_admin_uploads_examples_samples_a_study_and_downloads_its_report(
         expect(page.locator("#data-study-status")).to_contain_text("bad-examples.jsonl:2: not JSON")
         page.locator("#data-study-file button[aria-label='Clear']").first.click()
         upload(page, "data-study-file", EXAMPLES)
+        # the counts once more where they are used, and seen on the page before the click: on CI a run
+        # once sampled the default 100 pairs, the "2,2,2" typed before the uploads gone
+        counts = page.locator("#data-study-counts input, #data-study-counts textarea").first
+        counts.fill("2,2,2")
+        expect(counts).to_have_value("2,2,2")
         page.locator("#data-study-run").click()
         # the first sampling loads the encoder: over a minute on a slow CI machine
         expect(page.locator("#data-study-status")).to_contain_text(
