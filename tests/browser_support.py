@@ -30,6 +30,7 @@ __all__ = [
     "pick",
     "running",
     "screenshot",
+    "settled",
     "start_server",
     "upload",
 ]
@@ -105,18 +106,28 @@ def answered(response) -> bool:
 def pick(page, elem_id: str, option: str, *, answered_on: str | None = None) -> None:
     """Choose `option` in the dropdown `#elem_id`, as a person does: open it, click the option.
 
-    `answered_on`: the element that shows the choice's event in progress (a panel's status line). The
+    `answered_on`: the element that shows a queued event in progress (a panel's status line). The
     dropdown shows the option at once, long before the panel answers; a click made in between lands on
-    what the answer then replaces (a new item opens blank). So wait for the reply, then for that element's
-    progress to go."""
+    what the answer then replaces (a new item opens blank). So wait for the reply to be applied: a quick
+    event's (ui/kit/annotation.quick_events) once the page's busy mark counts it settled (ui/js/busy.js),
+    a queued one's once that element's progress is gone."""
     page.locator(f"#{elem_id} input").click()
     if answered_on is None:
         page.get_by_role("option", name=option, exact=True).click()
         return
-    with page.expect_response(answered):
+    settled = page.evaluate("window.stepgateBusy.settled")
+    with page.expect_response(answered) as reply:
         page.get_by_role("option", name=option, exact=True).click()
+    if "/gradio_api/run/" in reply.value.url:
+        page.wait_for_function("n => window.stepgateBusy.settled > n", arg=settled)
     expect(page.locator(f"#{answered_on} [data-testid=status-tracker]:not(.hide)")).to_have_count(0)
     expect(page.locator(f"#{elem_id} input")).to_have_value(option)
+
+
+def settled(page) -> None:
+    """Wait until no quick event of the page is under way (ui/js/busy.js counts them): what they answer
+    is on the page, and a click now lands on it rather than on what a late answer would replace."""
+    page.wait_for_function("window.stepgateBusy && window.stepgateBusy.running === 0")
 
 
 def screenshot(page, name: str, *, full_page: bool = True) -> Path:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, Response, expect
+from playwright.sync_api import Browser, Locator, Page, Response, Route, expect
 
 from services import jobs, perturbation
 from services.access import OPERATOR
@@ -104,6 +104,42 @@ def test_choosing_the_dataset_already_chosen_keeps_the_item_in_every_panel(
         assert _settled(shown) == before, f"{title}: the item changed"
         screenshot(page, f"kit-reselect-{title.lower().replace(' ', '-')}")
     assert not failed, failed
+
+
+def test_a_save_held_up_shows_the_pages_busy_mark_until_the_next_item_is_in(
+    browser: Browser, app: Server
+) -> None:
+    """Quick events show no Gradio progress (ui/kit/annotation.quick_events): a save the server is slow
+    to answer must still be seen to be under way (ui/js/busy.js), and the mark must go with the answer."""
+    page = _page(browser)
+    login(page, app.url, "patient")
+    page.get_by_role("tab", name="Earliest error").click()
+    header = page.locator("#ee-header")
+    expect(header).not_to_be_empty()
+    expect(header).not_to_contain_text("Nothing left")
+    before = _settled(header)
+    _label_earliest_error(page)
+    page.wait_for_timeout(300)  # the choice's own event settles, as between a person's clicks
+    busy = page.locator("#stepgate-busy")
+    expect(busy).to_be_hidden()
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:  # the server "slow": each request waits until let through
+        held.append(route)
+
+    page.route("**/gradio_api/run/**", hold)
+    page.locator("#ee-save").click()
+    expect(busy).to_be_visible()
+    expect(busy).to_have_text("Working...")
+    expect(header).to_have_text(before)
+    screenshot(page, "kit-busy-mark", full_page=False)
+    assert held, "the save never left the page"
+    for route in held:
+        route.continue_()
+    page.unroute("**/gradio_api/run/**", hold)
+    expect(header).not_to_have_text(before)
+    expect(busy).to_be_hidden()
+    expect(page.locator(".toast-body.error")).to_have_count(0)
 
 
 def _label_sample(page: Page) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser_support import ROOT, Server, cli, login, running, screenshot
+from tests.browser_support import ROOT, Server, cli, login, running, screenshot, settled
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=20_000)
@@ -76,7 +76,7 @@ def open_gate(browser: Browser, url: str, name: str, password: str = "", dataset
     expect(page.locator("#qg-header")).to_contain_text(f" of {dataset}")
     # The tab's opening event and the dataset's can answer in either order: the panel is the dataset's
     # once neither is under way (an edit made before a late answer is replaced by it).
-    expect(page.locator("#qg-status [data-testid=status-tracker]:not(.hide)")).to_have_count(0)
+    settled(page)
     return page
 
 

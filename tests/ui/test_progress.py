@@ -87,3 +87,21 @@ def test_opening_a_tab_shows_progress_on_one_status_line(blocks: gr.Blocks) -> N
     for fn in tab_opens:
         targets = _targets(fn)
         assert len(targets) <= 1, (fn.name, _named(targets))
+
+
+def test_an_unqueued_event_leaves_its_progress_to_the_pages_busy_mark(blocks: gr.Blocks) -> None:
+    """An annotation panel's quick events (ui/kit/annotation.quick_events): even a status line's tracker
+    was a third of a save's time in the browser; ui/js/busy.js shows one that is slow."""
+    quick = [fn for fn in blocks.fns.values() if not fn.queue and fn.api_visibility == "private"]
+    assert len(quick) > 20, [fn.name for fn in quick]
+    for fn in quick:
+        assert _targets(fn) == [], (fn.name, _named(_targets(fn)))
+
+
+def test_the_busy_mark_is_in_every_page(tmp_path: Path) -> None:
+    """The page's head carries ui/js/busy.js, which watches the unqueued requests the quick events make."""
+    from ui.app import launch_kwargs
+
+    with Store(tmp_path / "head.duckdb") as store:
+        head = launch_kwargs(AppContext(store=store))["head"]
+    assert "window.stepgateBusy" in head and "/gradio_api/run/" in head

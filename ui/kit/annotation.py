@@ -26,7 +26,7 @@ from tasks import spec_for
 from ui.auth import require_user
 from ui.context import AppContext
 from ui.kit.messages import refusal, said
-from ui.kit.progress import on_status
+from ui.kit.progress import background
 from ui.render import escape_text
 
 __all__ = ["AnnotationKit", "Current", "Refused", "Render", "progress_line", "quick_events"]
@@ -125,16 +125,17 @@ class Refused(Exception):
         self.warn = warn
 
 
-def quick_events(status: Any, show_progress: str = "minimal") -> dict[str, Any]:
+def quick_events() -> dict[str, Any]:
     """How a panel wires its quick events (opening, moving, saving, choices): private, off Gradio's
-    queue, their progress shown on the status line only.
+    queue, and no Gradio progress anywhere; the page's own busy mark (ui/js/busy.js) shows one that is
+    slow to answer.
 
-    Off the queue: a queued event pays two more status round trips. The progress on one component:
-    Gradio's page keeps a loading status for every component any event showed progress on, and at the
-    start and end of every event it applies all of them again, each a search of the component tree and
-    a copy of the component's props (bench/browser.py: with it on every output of every panel, most
-    of a save's time in the browser went there)."""
-    return {"api_visibility": "private", "queue": False, **on_status(status, show_progress)}
+    Off the queue: a queued event pays two more status round trips. No progress: Gradio's page keeps a
+    loading status for every component any event showed progress on, and at the start and end of every
+    event it applies all of them again, each a search of the component tree and a copy of the
+    component's props (bench/browser.py: even on the status line alone, a third of a save's time in the
+    browser)."""
+    return {"api_visibility": "private", "queue": False, **background()}
 
 
 # render(ctx, user, dataset, shown, message, counts): every output an item fills, by name; shown is None

@@ -7,7 +7,8 @@ hundred components) and a copy of the component's props, and for a layout block 
 inside it. A status nobody looks at is paid on every click of the day (bench/browser.py: the Data and
 dashboard panels' load events made most of a save's time in the browser). So an event that runs while
 its panel is not in view shows its progress nowhere, and an event that fills a whole panel (a tab's
-opening, a refresh, an annotation panel's quick events) shows it on that panel's status line only.
+opening, a refresh) shows it on that panel's status line only. An annotation panel's quick events show
+none: the page's own busy mark (ui/js/busy.js) says when one is slow (ui/kit/annotation.quick_events).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ __all__ = ["background", "on_status"]
 
 
 def background() -> dict[str, Any]:
-    """A background event (a panel's load, a change its load sets off): its progress shown nowhere."""
+    """An event whose progress Gradio shows nowhere: a background one (a panel's load, a change its load
+    sets off), or a quick one, which the page's busy mark covers."""
     return {"show_progress_on": []}
 
 

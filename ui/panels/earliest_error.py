@@ -295,12 +295,14 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     shown = Outputs(dataset=dataset, jump=jump, **item.components)
     # Annotation events skip Gradio's queue: they are short, the store serialises writes, and the
     # unqueued path halves the latency an annotator feels (bench/run.py: queued vs unqueued).
-    private, quiet = quick_events(status), quick_events(status, "hidden")
+    private = quick_events()
     heavy = {"api_visibility": "private", "show_progress": "minimal"}
     opened(shown.bind(on_tab_open, ctx), [dataset, current], [dataset, *item], **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
-    choice.input(item.bind(on_choose, ctx), [choice, current], [chosen], trigger_mode="always_last", **quiet)
-    all_correct.click(item.bind(on_all_correct, ctx), [current], [choice, chosen], **quiet)
+    choice.input(
+        item.bind(on_choose, ctx), [choice, current], [chosen], trigger_mode="always_last", **private
+    )
+    all_correct.click(item.bind(on_all_correct, ctx), [current], [choice, chosen], **private)
     save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
     skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
     previous.click(item.bind(on_previous, ctx), [current], list(item), **private)

@@ -273,7 +273,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         current=current,
     )
     opened = Outputs(dataset=dataset, admin_box=admin_box, **item.components)
-    private = quick_events(status)
+    private = quick_events()
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
     save.click(item.bind(on_save, ctx), [checklist, current], list(item), **private)

@@ -324,7 +324,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     )  # fmt: skip
     shown = Outputs(dataset=dataset, jump=jump, disputes_box=disputes_box, **item.components)
     editing = Outputs(table=table, selected=selected, step_note=step_note, steps_text=steps_text)
-    private = quick_events(status)
+    private = quick_events()
     opened = Outputs(dataset=dataset, disputes_box=disputes_box, **item.components)
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
@@ -340,11 +340,10 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         event(shown.bind(on_jump, ctx), [source, current], [*item, jump], **private)
     table.select(editing.bind(on_select_step, ctx), [table], list(editing), **private)
     # Unsaved work is kept on the server: typed cells, marks, criteria, the reason, and each step tool.
-    keep = quick_events(status, "hidden")
     keeping = Outputs()
     draft_inputs = [table, criteria, reason, current]
     for event in (table.input, criteria.input, reason.blur):
-        event(keeping.bind(on_draft, ctx), draft_inputs, [], trigger_mode="always_last", **keep)
+        event(keeping.bind(on_draft, ctx), draft_inputs, [], trigger_mode="always_last", **private)
     tools = [
         (button, on_move_step, [table, selected, gr.State(way)])
         for button, way in ((up, "up"), (down, "down"))
@@ -353,5 +352,5 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     tools += [(use_text, on_steps_from_text, [steps_text, table])]
     for button, handler, inputs in tools:
         edited = button.click(editing.bind(handler, ctx), inputs, list(editing), **private)
-        edited.then(keeping.bind(on_draft, ctx), draft_inputs, [], **keep)
+        edited.then(keeping.bind(on_draft, ctx), draft_inputs, [], **private)
     text_box.expand(editing.bind(on_text_open, ctx), [table], list(editing), **private)

@@ -284,11 +284,10 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         calibration=calibration,
         disagreements=disagreements,
     )
-    private = quick_events(status)
+    private = quick_events()
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
     dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
-    quiet = quick_events(status, "hidden")
-    choice.input(Outputs().bind(on_choose, ctx), [choice, current], [], trigger_mode="always_last", **quiet)
+    choice.input(Outputs().bind(on_choose, ctx), [choice, current], [], trigger_mode="always_last", **private)
     save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
     skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
     refresh.click(report.bind(on_report, ctx), [dataset], list(report), api_visibility="private")

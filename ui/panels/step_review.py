@@ -283,7 +283,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     opening = Outputs(dataset=dataset, exports=c["exports"], disputes=c["disputes"], **sample.components)
     jumping = Outputs(jump_box=jump_box, **sample.components)
     saving = Outputs(saved=c["saved"], **sample.components)
-    private = quick_events(c["status"], "full")
+    private = quick_events()
     tab.select(opening.bind(on_tab_open, ctx), [dataset, work], list(opening), **private)
     dataset.select(sample.bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
     shown = [c[name] for name in ("original", "modification", "difficulty", "note", *FEATURES)]
@@ -298,6 +298,6 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
         [*shown, work],
         [c["sample"]],
         trigger_mode="always_last",
-        **quick_events(c["status"], "hidden"),
+        **private,
     )
     c["save"].click(saving.bind(on_save, ctx), [work, *shown, c["move_on"]], list(saving), **private)
