@@ -47,13 +47,6 @@ python3 -m mypy qc services tasks
 # bound, kill -9 under 50 annotators, four replicas) alone, in one process, on a machine they have to
 # themselves. STEPGATE_TEST_WORKERS sets the first pass's workers (0: one process).
 workers="${STEPGATE_TEST_WORKERS:-auto}"
-if [ "$fast" -eq 1 ] && [ -z "${STEPGATE_TEST_WORKERS:-}" ]; then
-  # One worker more than the cores: these tests wait on child processes, the disk and sockets part of the
-  # time, and a third worker on 2 cores fills those gaps (209 s against 241 s with two, 218 s with four).
-  # The whole run is held by Chromium and the served apps, which keep every core busy with one worker a
-  # core (889 s with three against 891 s with two, from a clean clone): it stays at one a core.
-  workers=$(( $(nproc) + 1 ))
-fi
 parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)  # keep tests/conftest.py's order: the long modules first
 if [ "$fast" -eq 1 ]; then
   exec python3 -m pytest "${parallel[@]}" -m "not browser and not postgres and not serial" "${args[@]}"
