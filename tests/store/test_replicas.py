@@ -11,12 +11,14 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from importers.records import ItemRecord
 from services import annotate
 from services import jobs as job_service
 from services.annotate import now_utc
+from services.leasing import leases_of
 from store import Store, users
 from store import jobs as queue
 from store.bulk import write_records
@@ -132,6 +134,34 @@ def test_a_lease_is_resumed_on_the_replica_the_annotator_comes_back_to(two: tupl
     assert a_store.scalar(
         "SELECT count(*) FROM assignments WHERE annotator_id = ? AND status = 'leased'", [ann.id]
     ) == (0 if a_store.engine.exclusive else 1)
+
+
+def test_a_claim_holds_the_row_it_takes_and_lets_go_of_those_it_passed_over(
+    two: tuple[Store, Store], request: pytest.FixtureRequest
+) -> None:
+    """A claim holding every item row it looked at until its commit made other replicas' claims wait on
+    them in turn (tests/perf/test_replicas_load.py at 3.4-3.7 labels a second in about one run of two)."""
+    a_store, b_store = two
+    if a_store.engine.exclusive:
+        pytest.skip("one process owns a DuckDB file: no other replica's claims to hold up")
+    with a_store.writing() as tx:
+        write_records(tx, "shared", "step_review", [_record(i) for i in range(2)], "test")
+    bob = users.add_user(a_store, "bob", "annotator")
+    ann = users.add_user(a_store, "ann", "annotator")
+    taken = annotate.next_item(b_store, bob, annotate.dataset_for(b_store, "shared"))
+    assert taken is not None  # replica B filled the first item's one place with bob's lease
+    filled = taken.item.item_id
+    dataset_a = annotate.dataset_for(a_store, "shared")
+    with a_store.writing() as tx:  # replica A's claim, its transaction still open
+        claim = leases_of(tx).claim_next(tx, ann.id, dataset_a.id, lease_seconds=600, now=now_utc())
+        assert claim is not None and claim.item_id != filled  # A looked at the full item, took the other
+        with psycopg.connect(request.getfixturevalue("postgres_url"), autocommit=False) as other:
+            free = other.execute(
+                "SELECT item_id FROM item_state WHERE item_id IN (%s, %s) FOR UPDATE SKIP LOCKED",
+                [filled, claim.item_id],
+            ).fetchall()
+            other.rollback()
+    assert free == [(filled,)]  # the row passed over is free to another replica; the one taken is held
 
 
 def test_a_live_workers_job_is_never_taken_and_a_stopped_ones_is(two: tuple[Store, Store]) -> None:
