@@ -7,10 +7,11 @@ truth. Replicas each have their own SharedScheduler: its memory still orders the
 first, gold turns, skips), but before an item is leased the database decides whether it has room.
 The item's state row is locked with `FOR UPDATE SKIP LOCKED` (a replica claiming the same item at
 that moment makes this one move on; an item with no place is let go at once, under a savepoint), the
-labels and live leases of others are counted in the same transaction, and the lease is a row of `assignments` (status 'leased') that every replica sees. So
-two replicas never hand an item to more annotators than its target, a label submitted to a
-replica other than the one that handed out the item finds its lease, and an annotator who comes
-back through another replica is handed the item they hold (held_item), as the same replica would.
+labels and live leases of others are counted in the same transaction, and the lease is a row of
+`assignments` (status 'leased') that every replica sees. So two replicas never hand an item to more
+annotators than its target, a label submitted to a replica other than the one that handed out the
+item finds its lease, and an annotator who comes back through another replica is handed the item they
+hold (held_item), as the same replica would.
 """
 
 from __future__ import annotations
