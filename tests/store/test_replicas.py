@@ -136,14 +136,13 @@ def test_a_lease_is_resumed_on_the_replica_the_annotator_comes_back_to(two: tupl
     ) == (0 if a_store.engine.exclusive else 1)
 
 
+@pytest.mark.engines("postgresql")  # one process owns a DuckDB file: no other replica's claims to hold up
 def test_a_claim_holds_the_row_it_takes_and_lets_go_of_those_it_passed_over(
     two: tuple[Store, Store], request: pytest.FixtureRequest
 ) -> None:
     """A claim holding every item row it looked at until its commit made other replicas' claims wait on
     them in turn (tests/perf/test_replicas_load.py at 3.4-3.7 labels a second in about one run of two)."""
     a_store, b_store = two
-    if a_store.engine.exclusive:
-        pytest.skip("one process owns a DuckDB file: no other replica's claims to hold up")
     with a_store.writing() as tx:
         write_records(tx, "shared", "step_review", [_record(i) for i in range(2)], "test")
     bob = users.add_user(a_store, "bob", "annotator")
