@@ -115,11 +115,11 @@ def pick(page, elem_id: str, option: str, *, answered_on: str | None = None) -> 
     if answered_on is None:
         page.get_by_role("option", name=option, exact=True).click()
         return
-    settled = page.evaluate("window.stepgateBusy.settled")
+    applied = page.evaluate("window.stepgateBusy.settled")
     with page.expect_response(answered) as reply:
         page.get_by_role("option", name=option, exact=True).click()
     if "/gradio_api/run/" in reply.value.url:
-        page.wait_for_function("n => window.stepgateBusy.settled > n", arg=settled)
+        page.wait_for_function("n => window.stepgateBusy.settled > n", arg=applied)
     expect(page.locator(f"#{answered_on} [data-testid=status-tracker]:not(.hide)")).to_have_count(0)
     expect(page.locator(f"#{elem_id} input")).to_have_value(option)
 

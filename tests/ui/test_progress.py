@@ -14,7 +14,7 @@ from gradio.blocks import BlockContext
 from gradio.components import Component
 
 from store import Store
-from ui.app import build_app
+from ui.app import build_app, launch_kwargs
 from ui.context import AppContext
 
 
@@ -100,8 +100,6 @@ def test_an_unqueued_event_leaves_its_progress_to_the_pages_busy_mark(blocks: gr
 
 def test_the_busy_mark_is_in_every_page(tmp_path: Path) -> None:
     """The page's head carries ui/js/busy.js, which watches the unqueued requests the quick events make."""
-    from ui.app import launch_kwargs
-
     with Store(tmp_path / "head.duckdb") as store:
         head = launch_kwargs(AppContext(store=store))["head"]
     assert "window.stepgateBusy" in head and "/gradio_api/run/" in head
