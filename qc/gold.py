@@ -126,7 +126,7 @@ def calibration_series(answers: pd.DataFrame, window: int) -> pd.DataFrame:
 
 def calibration_figure(series: pd.DataFrame, rule: AlertRule, annotator: str | None = None) -> Figure:
     """Rolling gold accuracy by answer, one line per annotator (or one), the alert threshold dashed."""
-    from matplotlib.figure import Figure  # loads when a plot is first drawn, not at start
+    from qc.canvas import Figure  # loads matplotlib when a plot is first drawn, not at start
 
     fig = Figure(figsize=(6.4, 3.4), dpi=100)
     fig.subplots_adjust(left=0.11, right=0.97, bottom=0.16, top=0.88)

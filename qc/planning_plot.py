@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
+from qc.canvas import Figure
 from qc.planning import Plan
 
 __all__ = ["plan_figure"]

@@ -8,13 +8,10 @@ pyplot's global registry between requests.
 from __future__ import annotations
 
 import matplotlib
-
-matplotlib.use("Agg")
-
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
+from qc.canvas import Figure
 from qc.quality import FAST_RATIO
 
 __all__ = [

@@ -5,14 +5,10 @@ Drawn on matplotlib's Agg canvas with Figure directly (no pyplot state), as qc.p
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
+from qc.canvas import Figure
 from qc.confidence import reliability_bins
 from qc.model_scores import step_confidences
 from qc.plots import empty_figure, plain_label  # one look for every empty plot and data label

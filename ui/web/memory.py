@@ -5,7 +5,9 @@ Three knobs, each measured (the first two with bench/run.py's memory rows at 1M 
 - ``MPLBACKEND=agg`` (matplotlib's own environment variable). Gradio wraps every API call in a
   backend switch that imports matplotlib and asks for the current backend; left to resolve it,
   matplotlib imports pyplot and a backend module on the first call (+17 MB resident). The server
-  draws with Agg anyway (qc.plots), so it is named up front. An operator's own MPLBACKEND wins.
+  draws with Agg anyway (qc/canvas.py), so it is named up front, spelt as matplotlib and Gradio spell it
+  (qc/canvas.py says why the spelling matters). An operator's own MPLBACKEND wins until the first
+  figure is drawn, which names "agg" again.
 - glibc's ``M_MMAP_THRESHOLD`` (mallopt(3), as ``MALLOC_MMAP_THRESHOLD_`` would set it): blocks of
   256 KiB and more get their own mapping, returned to the system when freed. By default glibc raises
   that threshold after each large free (up to 32 MiB), so the transient NumPy arrays of loading a
