@@ -5,7 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -190,6 +190,24 @@ def encoder() -> Encoder:
         encoder = Encoder(EncoderSettings(export_dir=ENCODER_EXPORTS))
         encoder.encode(["made and checked under the lock"])
     return encoder
+
+
+@pytest.fixture(scope="session")
+def give_encoder_export(encoder: Encoder) -> Callable[[Path], None]:
+    """Gives a database the ONNX export the `encoder` fixture made, where the app keeps its own
+    (commands.make_encoder: the database's folder, `encoders/`): a test that samples a study in the served
+    app or its command line then loads the model, as on any later day, instead of exporting and checking
+    it again (~12 s of CPU, PyTorch loaded). The export itself is made fresh and checked by
+    tests/services/test_encoder.py."""
+
+    def give(db: Path) -> None:
+        with Store(db) as store:
+            target = store.data_dir / "encoders"
+        for made in ENCODER_EXPORTS.iterdir():
+            if made.is_dir():
+                shutil.copytree(made, target / made.name, dirs_exist_ok=True)
+
+    return give
 
 
 @pytest.fixture(scope="session")

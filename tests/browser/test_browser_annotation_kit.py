@@ -3,7 +3,6 @@ meets it: each of the five panels in turn."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from services.demo import DEMO_DIR, populate_demo
 from services.imports import import_file
 from store import Store
 from store.annotations import annotations_frame
-from tests.browser_support import Server, answered, login, running, screenshot
+from tests.browser_support import Server, answered, login, running, screenshot, settled
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)
@@ -51,10 +50,12 @@ def _datasets(db: Path, variants: int) -> Path:
 
 
 def _settled(shown: Locator) -> str:
-    """The line's text once it has stopped changing (a loaded machine renders an opening in steps)."""
+    """The line's text once the page's quick events are answered (ui/js/busy.js) and it has stopped
+    changing (a loaded machine renders an opening in steps)."""
+    settled(shown.page)
     text = shown.inner_text()
     for _ in range(30):
-        time.sleep(0.5)
+        shown.page.wait_for_timeout(150)
         again = shown.inner_text()
         if again == text:
             return text

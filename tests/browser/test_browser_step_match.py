@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, Response, expect
@@ -24,10 +25,13 @@ EXAMPLES = ROOT / "demo_data" / "step_match_examples_demo.jsonl"
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, list[str]]]:
+def study(
+    tmp_path_factory: pytest.TempPathFactory, give_encoder_export: Callable[[Path], None]
+) -> Iterator[tuple[Server, list[str]]]:
     """A sampled study of 6 pairs (2 per band); yields the app and the hidden scores as text."""
     db = tmp_path_factory.mktemp("step-match") / "study.duckdb"
     cli("users", "add", LEAD, "--role", "admin", "--password", LEAD_PASSWORD, db=db)
+    give_encoder_export(db)
     made = cli("study", str(EXAMPLES), "--dataset", "pairs", "--counts", "2,2,2", "--seed", "5", db=db)
     assert "6 pairs" in made.stdout and "not CRYSTAL's all-distilroberta-v1" in made.stdout
     with Store(db) as store:

@@ -4,6 +4,7 @@ which names the encoder and says it is not CRYSTAL's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,11 @@ EXAMPLES = ROOT / "demo_data" / "step_match_examples_demo.jsonl"
 
 
 def test_an_admin_uploads_examples_samples_a_study_and_downloads_its_report(
-    tmp_path: Path, browser: Browser
+    tmp_path: Path, browser: Browser, give_encoder_export: Callable[[Path], None]
 ) -> None:
     db = tmp_path / "files.duckdb"
     cli("users", "add", LEAD, "--role", "admin", "--password", PASSWORD, db=db)
+    give_encoder_export(db)
     bad = tmp_path / "bad-examples.jsonl"
     bad.write_text(EXAMPLES.read_text(encoding="utf-8").splitlines()[0] + "\n{not json\n", encoding="utf-8")
     with running(db, "--no-demo") as server:
@@ -44,7 +46,7 @@ def test_an_admin_uploads_examples_samples_a_study_and_downloads_its_report(
         counts.fill("2,2,2")
         expect(counts).to_have_value("2,2,2")
         page.locator("#data-study-run").click()
-        # the first sampling loads the encoder: over a minute on a slow CI machine
+        # the first sampling loads the encoder (the export given above: not made again here)
         expect(page.locator("#data-study-status")).to_contain_text(
             "uploaded: 6 pairs sampled", timeout=240_000
         )
