@@ -6,8 +6,9 @@ Three knobs, each measured (the first two with bench/run.py's memory rows at 1M 
   backend switch that imports matplotlib and asks for the current backend; left to resolve it,
   matplotlib imports pyplot and a backend module on the first call (+17 MB resident). The server
   draws with Agg anyway (qc/canvas.py), so it is named up front, spelt as matplotlib and Gradio spell it
-  (qc/canvas.py says why the spelling matters). An operator's own MPLBACKEND wins until the first
-  figure is drawn, which names "agg" again.
+  (qc/canvas.py says why the spelling matters), whatever the environment held: the server draws no
+  figure through pyplot, and an inherited MPLBACKEND (a notebook's terminal sets its inline backend)
+  would make every event switch pyplot's backend there and back, racing another event's first plot.
 - glibc's ``M_MMAP_THRESHOLD`` (mallopt(3), as ``MALLOC_MMAP_THRESHOLD_`` would set it): blocks of
   256 KiB and more get their own mapping, returned to the system when freed. By default glibc raises
   that threshold after each large free (up to 32 MiB), so the transient NumPy arrays of loading a
@@ -33,7 +34,7 @@ _M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 def apply_memory_settings(environ: MutableMapping[str, str] = os.environ) -> bool:
     """Name matplotlib's backend, turn off Gradio's unused event summary and fix glibc's mmap threshold;
     False where glibc is not the allocator."""
-    environ.setdefault("MPLBACKEND", "agg")
+    environ["MPLBACKEND"] = "agg"  # not the operator's: see above
     environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(2**62))
     if "MALLOC_MMAP_THRESHOLD_" in environ:  # the operator chose: glibc read it at start
         return True
