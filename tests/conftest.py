@@ -33,6 +33,8 @@ MATHVISTA_DIR = _SHARED / "mathvista_context_images" if _SHARED.exists() else DE
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# as `serve` names it (ui/web/memory.py): Gradio's wrapper around each in-process event never touches pyplot
+os.environ["MPLBACKEND"] = "agg"
 
 
 ENGINES = ("duckdb", "postgresql")
