@@ -47,7 +47,7 @@ print(json.dumps({"errors": errors, "events": events[0], "switches": switches}))
 
 
 def test_an_event_ending_while_pyplot_first_loads_answers_and_events_never_switch_backends() -> None:
-    env = {**os.environ, "MPLBACKEND": "svg"}  # one the server was started with
+    env = {**os.environ, "MPLBACKEND": "svg"}  # another backend in the environment the server starts in
     apply_memory_settings(env)  # as `serve` does first (MPLBACKEND=agg), a gr.Plot's import of pyplot later
     run = subprocess.run(
         [sys.executable, "-c", _EVENTS_WHILE_PYPLOT_LOADS],
