@@ -171,6 +171,10 @@ class Pool:
             return False
         if not allow_skipped and item_id in self.skipped.get(annotator_id, {}):
             return False
+        return self.has_place(item_id, annotator_id, now)
+
+    def has_place(self, item_id: int, annotator_id: int, now: datetime) -> bool:
+        """A place left on the item for this annotator: fewer taken by others than its target."""
         return self.taken_by_others(item_id, annotator_id, now) < self.target[item_id]
 
     def lease(self, item_id: int, annotator_id: int, now: datetime, seconds: int) -> None:
@@ -339,7 +343,7 @@ class Scheduler:
                 return "leased"
             if annotator_id not in pool.lapsed.get(item_id, ()):
                 return "no"
-            if pool.taken_by_others(item_id, annotator_id, now) < pool.target[item_id]:
+            if pool.has_place(item_id, annotator_id, now):
                 return "leased"
             return "lapsed"
 

@@ -90,23 +90,22 @@ class SharedPool(Pool):
 
     store: Store
 
-    def taken_by_others(self, item_id: int, annotator_id: int, now: datetime) -> int:
-        """Places taken on the item, from the database: this replica's memory misses the labels and
-        leases that went through other replicas. The pool's rules (closed, gold, skipped) stay the
-        memory's; a place the database cannot give now counts as full.
-
-        Looked at under a savepoint: an item with no place for this annotator is let go at once (rolled
-        back to the savepoint, its row lock goes). A claim holding every row it passed over until its
-        commit made the other replicas' claims wait on them in turn, each its own replica's scheduler
-        held meanwhile (four replicas and a kill -9: 3.4-3.7 labels a second in about one run of two,
-        against 17-20, tests/perf/test_replicas_load.py)."""
+    def has_place(self, item_id: int, annotator_id: int, now: datetime) -> bool:
+        """The pool's rule, looked at under a savepoint: an item with no place for this annotator is let
+        go at once (rolled back to the savepoint, its row lock goes). A claim holding every row it passed
+        over until its commit made the other replicas' claims wait on them in turn, each its own
+        replica's scheduler held meanwhile (four replicas and a kill -9: 3.4-3.7 labels a second in about
+        one run of two, against 17-20, tests/perf/test_replicas_load.py)."""
         self.store.execute("SAVEPOINT look")
-        taken = self._taken_under_lock(item_id, annotator_id, now)
-        if taken >= self.target.get(item_id, 0):
+        placed = super().has_place(item_id, annotator_id, now)
+        if not placed:
             self.store.execute("ROLLBACK TO SAVEPOINT look")
-        return taken
+        return placed
 
-    def _taken_under_lock(self, item_id: int, annotator_id: int, now: datetime) -> int:
+    def taken_by_others(self, item_id: int, annotator_id: int, now: datetime) -> int:
+        """Places taken on the item, from the database, its state row locked: this replica's memory
+        misses the labels and leases that went through other replicas. The pool's rules (closed, gold,
+        skipped) stay the memory's; a place the database cannot give now counts as full."""
         locked = _lock_state(self.store, item_id)
         if locked is None:  # another replica is claiming or settling it right now
             return _FULL
