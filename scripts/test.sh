@@ -57,6 +57,11 @@ if [ "${#args[@]}" -gt 0 ]; then
   exec python3 -m pytest "${parallel[@]}" "${args[@]}"  # a developer's selection: one pass
 fi
 status=0
-python3 -m pytest "${parallel[@]}" -m "not serial" --durations=25 || status=$?
-python3 -m pytest -n 0 -m serial --durations=5 || status=$?
+serial_list="build/serial-modules"  # the first pass names the load tests' modules here (tests/conftest.py)
+rm -f "$serial_list"
+STEPGATE_SERIAL_MODULES="$serial_list" python3 -m pytest "${parallel[@]}" -m "not serial" --durations=25 \
+  || status=$?
+serial_modules=()  # none named (the first pass stopped before it collected): the second collects everything
+if [ -s "$serial_list" ]; then mapfile -t serial_modules < "$serial_list"; fi
+python3 -m pytest -n 0 -m serial --durations=5 "${serial_modules[@]}" || status=$?
 exit "$status"
