@@ -100,9 +100,9 @@ def launch_kwargs(ctx: AppContext) -> dict:
     Only the images are served from disk (named by their SHA-256); files made for a user go through
     ui.kit.downloads, never through a served folder.
     """
-    scripts = "".join(
-        f"<script>{p.read_text(encoding='utf-8')}</script>" for p in sorted((ASSETS / "js").glob("*.js"))
-    )
+    # ui/js/keys.js first: the panels' scripts take its helpers as they load
+    ordered = sorted((ASSETS / "js").glob("*.js"), key=lambda p: (p.name != "keys.js", p.name))
+    scripts = "".join(f"<script>{p.read_text(encoding='utf-8')}</script>" for p in ordered)
     return {
         "css_paths": sorted((ASSETS / "css").glob("*.css")),
         "head": scripts or None,

@@ -78,13 +78,19 @@ def test_an_annotator_labels_blind_and_a_reviewer_sees_the_report(
         expect(
             page.locator('#sm-choice input[value="%s"]' % ("match" if n % 2 == 0 else "no_match"))
         ).to_be_checked()
-        page.keyboard.press("s")
+        page.keyboard.press("s" if n < 5 else "Control+Enter")  # the last pair by the other save key
         expect(page.locator("#sm-status")).to_contain_text(
             "Saved: " + ("Match" if n % 2 == 0 else "No match")
         )
         if n < 5:
             expect(page.locator("#sm-header")).not_to_have_text(header)
     expect(page.locator("#sm-header")).to_contain_text("Nothing left for you")
+    expect(page.locator("#sm-keys")).to_contain_text("m / n match / no match")
+    page.keyboard.press("?")  # the overlay gives the study its own keys: n is "no match" here
+    expect(page.locator("#stepgate-help")).to_contain_text("except the Step-match study")
+    expect(page.locator("#stepgate-help")).to_have_class(re.compile("stepgate-help-open"))
+    page.keyboard.press("Escape")
+    expect(page.locator("#stepgate-help")).not_to_have_class(re.compile("stepgate-help-open"))
     expect(page.locator("#sm-progress")).to_contain_text("You labelled 6 of 6")
     seen = page.content() + "".join(replies)
     for score in hidden:  # the encoder's scores are nowhere in the page or the event replies

@@ -12,7 +12,7 @@
   let lastDigitAt = 0;
 
   const panel = () => document.getElementById("ee-panel");
-  const shown = (el) => !!el && el.getClientRects().length > 0;
+  const { shown, inTextField, press, toggleAccordion } = window.stepgateKeys;
   const steps = () => Array.from(document.querySelectorAll("#ee-steps .ee-step"));
   const positionOf = (el) => {
     const match = /\bee-pos-(\d+)\b/.exec(el.className);
@@ -26,22 +26,9 @@
       || document.querySelector('#ee-choice input[type="radio"][aria-checked="true"]');
     return radio ? Number(radio.value) : null;
   };
-  const inTextField = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT"
-    || (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
   const setClass = (el, name, on) => {
     if (el && el.classList.contains(name) !== on) el.classList.toggle(name, on);
   };
-
-  function press(id) {
-    const el = document.getElementById(id);
-    const button = el && (el.tagName === "BUTTON" ? el : el.querySelector("button"));
-    if (button && !button.disabled) button.click();
-  }
-
-  function toggleAccordion(id) {
-    const label = document.querySelector(`#${id} > button, #${id} .label-wrap`);
-    if (label) label.click();
-  }
 
   function noticeNewItem(list) {
     if ((list[0] || null) === firstStep) return;

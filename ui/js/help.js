@@ -2,8 +2,7 @@
 (() => {
   if (window.stepgateHelp) return;
   window.stepgateHelp = true;
-  const typing = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
-    (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
+  const { inTextField: typing } = window.stepgateKeys;
   const box = () => document.getElementById("stepgate-help");
   document.addEventListener("keydown", (event) => {
     const help = box();

@@ -3,14 +3,7 @@
 // Acts only while the panel is visible and focus is not in a text field.
 (() => {
   "use strict";
-  const shown = (el) => !!el && el.getClientRects().length > 0;
-  const inTextField = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT"
-    || (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
-  const press = (id) => {
-    const el = document.getElementById(id);
-    const button = el && (el.tagName === "BUTTON" ? el : el.querySelector("button"));
-    if (button && !button.disabled) button.click();
-  };
+  const { shown, inTextField, press } = window.stepgateKeys;
   const toggle = (n) => {
     const boxes = document.querySelectorAll('#pc-checklist input[type="checkbox"]');
     if (boxes[n]) boxes[n].click();

@@ -3,19 +3,8 @@
 (() => {
   "use strict";
   const panel = () => document.getElementById("qg-panel");
-  const shown = (el) => !!el && el.getClientRects().length > 0;
-  const inTextField = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT"
-    || (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
-  const press = (id) => {
-    const el = document.getElementById(id);
-    const button = el && (el.tagName === "BUTTON" ? el : el.querySelector("button"));
-    if (button && !button.disabled) button.click();
-  };
+  const { shown, inTextField, press, toggleAccordion: toggle } = window.stepgateKeys;
   const criteria = () => Array.from(document.querySelectorAll('#qg-criteria input[type="checkbox"]'));
-  const toggle = (id) => {
-    const label = document.querySelector(`#${id} > button, #${id} .label-wrap`);
-    if (label) label.click();
-  };
   // s: Accept when all four criteria hold, else Reject (which asks for the reason if there is none).
   const save = () => press(criteria().length && criteria().every((box) => box.checked) ? "qg-accept" : "qg-reject");
 

@@ -8,9 +8,7 @@
     e: ["step-review-difficulty", "easy"], m: ["step-review-difficulty", "medium"], h: ["step-review-difficulty", "hard"],
   };
   const BUTTONS = { s: "step-review-save", n: "step-review-next", p: "step-review-previous", x: "step-review-skip" };
-  const visible = (el) => !!el && el.getClientRects().length > 0;
-  const typing = (el) => !!el && (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
-    (el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type)));
+  const { shown: visible, inTextField: typing } = window.stepgateKeys;
   const click = (id) => { const b = document.getElementById(id); if (visible(b) && !b.disabled) b.click(); };
   const FIGURE = "#step-review-image img[data-testid='detailed-image']";  // the gallery's large image
   // Click to enlarge: the problem image over the whole window; a click or Esc closes it.

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import html
 
-__all__ = ["EARLIEST_ERROR_GUIDANCE", "MOVES", "PANEL_KEYS", "help_html", "keys_line"]
+__all__ = [
+    "EARLIEST_ERROR_GUIDANCE",
+    "MOVES",
+    "PANEL_KEYS",
+    "PANEL_MOVES",
+    "help_html",
+    "keys_line",
+    "moves_of",
+]
 
 MOVES: list[tuple[str, str]] = [
     ("s  or  Ctrl+Enter", "save"),
@@ -42,7 +50,11 @@ PANEL_KEYS: dict[str, list[tuple[str, str]]] = {
         ("z", "enlarge the image"),
     ],
     "Perturbation check": [("1 2 …", "tick or untick the checklist's items in order (a ticked item holds)")],
+    "Step-match study": [("m / n", "match / no match")],
 }
+# A panel that offers only some of the moves, by their keys: a step-match study shows one pair at a time,
+# blind, with no labels of one's own to page back through (and there n answers "no match").
+PANEL_MOVES: dict[str, tuple[str, ...]] = {"Step-match study": ("s  or  Ctrl+Enter", "x", "?")}
 # ProcessBench's guidance to its annotators (what counts as an error), "typically but non-inclusively".
 EARLIEST_ERROR_GUIDANCE = [
     ("Mathematical error", "a wrong calculation, algebraic manipulation or wrongly applied formula"),
@@ -55,9 +67,15 @@ EARLIEST_ERROR_GUIDANCE = [
 ]
 
 
+def moves_of(panel: str) -> list[tuple[str, str]]:
+    """The shared moves the panel offers (all of them unless PANEL_MOVES names fewer)."""
+    offered = PANEL_MOVES.get(panel)
+    return [move for move in MOVES if offered is None or move[0] in offered]
+
+
 def keys_line(panel: str) -> str:
-    """The one-line reminder under a panel: its choices, then the shared moves."""
-    keys = [*PANEL_KEYS.get(panel, []), *MOVES]
+    """The one-line reminder under a panel: its choices, then its moves."""
+    keys = [*PANEL_KEYS.get(panel, []), *moves_of(panel)]
     return " · ".join(f"**{html.escape(k)}** {html.escape(what.split(':')[0])}" for k, what in keys)
 
 
@@ -70,11 +88,12 @@ def help_html() -> str:
     """The overlay: the shared moves, each panel's choices, and ProcessBench's error guidance."""
     parts = [
         "<div class='stepgate-help-box' role='dialog' aria-label='Keys and guidance'>",
-        "<h3>Keys (every annotation panel)</h3>",
+        f"<h3>Keys (every annotation panel{''.join(f', except the {html.escape(p)}' for p in PANEL_MOVES)})</h3>",
         _table(MOVES),
     ]
     for panel, rows in PANEL_KEYS.items():
-        parts += [f"<h4>{html.escape(panel)}</h4>", _table(rows)]
+        own = moves_of(panel) if panel in PANEL_MOVES else []  # a panel with fewer moves lists its own
+        parts += [f"<h4>{html.escape(panel)}</h4>", _table([*rows, *own])]
     guidance = "".join(
         f"<li><b>{html.escape(a)}</b>: {html.escape(b)}</li>" for a, b in EARLIEST_ERROR_GUIDANCE
     )
