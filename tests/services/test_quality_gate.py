@@ -266,9 +266,9 @@ def test_step_tools_move_insert_delete_and_text(ctx: AppContext) -> None:
 
 def test_jump_by_index_and_the_slider(ctx: AppContext) -> None:
     shown = open_tab(ctx, "ann")
-    out = panel.on_jump(ctx, 3.0, shown["current"], as_user("ann"))
+    out = panel.KIT.on_jump(ctx, 3.0, shown["current"], as_user("ann"))
     assert "Index 3 / 10" in out["header"] and "Jumped to index 3" in out["status"]
-    out = panel.on_jump(ctx, "nope", shown["current"], as_user("ann"))
+    out = panel.KIT.on_jump(ctx, "nope", shown["current"], as_user("ann"))
     assert "Cannot open item" in out["status"]
 
 

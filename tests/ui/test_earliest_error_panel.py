@@ -190,7 +190,7 @@ def test_a_done_item_shows_its_own_label_and_a_new_save_is_a_correction(ctx: App
     _, shown = open_tab(ctx, "ann")
     item_id = shown[CURRENT]["item_id"]
     after = panel.on_save(ctx, 2, shown[CURRENT], as_user("ann"))
-    back = panel.on_previous(ctx, after[CURRENT], as_user("ann"))
+    back = panel.KIT.on_previous(ctx, after[CURRENT], as_user("ann"))
     assert back[CURRENT]["item_id"] == item_id and back[CURRENT]["state"] == "done"
     assert back[CHOICE].value == 2 and "you labelled it **Step 3**" in back[HEADER]
     corrected = panel.on_save(ctx, 5, back[CURRENT], as_user("ann"))
@@ -214,8 +214,8 @@ def test_a_first_label_goes_on_to_new_work_and_a_correction_to_the_next_of_ones_
     assert held not in labelled
     retried = panel.on_save(ctx, 1, shown[CURRENT], as_user("ann"))  # the first save sent again
     assert "Already saved" in retried[STATUS] and retried[CURRENT]["item_id"] == labelled[1]
-    back = panel.on_previous(
-        ctx, panel.on_previous(ctx, second[CURRENT], as_user("ann"))[CURRENT], as_user("ann")
+    back = panel.KIT.on_previous(
+        ctx, panel.KIT.on_previous(ctx, second[CURRENT], as_user("ann"))[CURRENT], as_user("ann")
     )
     assert back[CURRENT]["item_id"] == labelled[0]
     corrected = panel.on_save(ctx, 3, back[CURRENT], as_user("ann"))
@@ -227,7 +227,7 @@ def test_a_first_label_goes_on_to_new_work_and_a_correction_to_the_next_of_ones_
 def test_skip_gives_the_item_to_the_next_annotator(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
     skipped = shown[CURRENT]["item_id"]
-    after = panel.on_skip(ctx, shown[CURRENT], as_user("ann"))
+    after = panel.KIT.on_skip(ctx, shown[CURRENT], as_user("ann"))
     assert after[CURRENT]["item_id"] != skipped and "Skipped" in after[STATUS]
     _, bob = open_tab(ctx, "bob")
     assert bob[CURRENT]["item_id"] == skipped
@@ -235,17 +235,17 @@ def test_skip_gives_the_item_to_the_next_annotator(ctx: AppContext) -> None:
 
 def test_next_on_the_current_item_says_to_save_or_skip(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
-    result = panel.on_next(ctx, shown[CURRENT], as_user("ann"))
+    result = panel.KIT.on_next(ctx, shown[CURRENT], as_user("ann"))
     assert "save it, or skip it" in result[STATUS]
     assert CURRENT not in result  # the item stays as it is
 
 
 def test_jump_opens_an_item_by_number_and_explains_a_bad_reference(ctx: AppContext) -> None:
     _, shown = open_tab(ctx, "ann")
-    opened = panel.on_jump(ctx, "5", shown[CURRENT], as_user("ann"))
+    opened = panel.KIT.on_jump(ctx, "5", shown[CURRENT], as_user("ann"))
     assert "5 of 174" in opened[HEADER] and opened["jump"] == ""
     with pytest.warns(UserWarning):
-        failed = panel.on_jump(ctx, "<b>nope</b>", shown[CURRENT], as_user("ann"))
+        failed = panel.KIT.on_jump(ctx, "<b>nope</b>", shown[CURRENT], as_user("ann"))
     assert "Cannot open item" in failed[STATUS] and "<b>" not in failed[STATUS]
 
 
@@ -277,7 +277,7 @@ def test_all_steps_correct_is_a_choice_of_its_own_and_switching_to_the_same_data
     radio, status = chosen["choice"], chosen["chosen"]
     assert radio.value == step_list.ALL_CORRECT and draft_of(ctx, "ann", shown[CURRENT]) == -1
     assert "All steps are correct" in status
-    assert panel.on_dataset_change(ctx, DEMO, shown[CURRENT], as_user("ann")) == {}
+    assert panel.KIT.on_dataset_change(ctx, DEMO, shown[CURRENT], as_user("ann")) == {}
 
 
 def test_a_request_without_a_known_user_is_refused(ctx: AppContext) -> None:

@@ -110,9 +110,9 @@ def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_p
     work = open_sample(ctx)["work"]
     again = panel.on_tab_open(ctx, DATASET, work, as_user("ann"))
     assert set(again) == {"dataset", "exports", "disputes"}  # the sample on the page stays as it is
-    other = panel.on_dataset_change(ctx, "qwq-earliest-error", work, as_user("ann"))
+    other = panel.KIT.on_dataset_change(ctx, "qwq-earliest-error", work, as_user("ann"))
     assert "is a earliest\\_error dataset, not step\\_review" in view(other)["status"]
-    panel.on_dataset_change(ctx, "second", work, as_user("ann"))  # remembered for ann, on the server
+    panel.KIT.on_dataset_change(ctx, "second", work, as_user("ann"))  # remembered for ann, on the server
     with ctx.store.writing() as tx:
         write_records(
             tx,
@@ -128,7 +128,7 @@ def test_coming_back_to_the_tab_keeps_the_sample_and_the_dataset_is_remembered_p
             ],
             "test",
         )
-    panel.on_dataset_change(ctx, "second", work, as_user("ann"))
+    panel.KIT.on_dataset_change(ctx, "second", work, as_user("ann"))
     shown = panel.on_tab_open(ctx, DATASET, {}, as_user("ann"))  # a reload
     picker = shown["dataset"]
     assert picker["value"] == "second" and shown["work"]["external_id"] == "s-1"

@@ -328,6 +328,30 @@ class AnnotationKit:
         out = self.show(ctx, user, dataset, shown, said(message) if message else "")
         return {**out, "jump": ""} if how == "jump" else out
 
+    # --- the handlers a panel binds as they are ------------------------------------------------------
+
+    def on_dataset_change(
+        self, ctx: AppContext, dataset: str | None, current: Any, request: gr.Request
+    ) -> dict[str, Any]:
+        """Another dataset picked: its next item for this user (the one already shown stays as it is)."""
+        return self.on_dataset(ctx, self.user(ctx, request), dataset, current)
+
+    def on_previous(self, ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
+        """Back through the user's own labels, newest first."""
+        return self.step(ctx, request, current, "previous")
+
+    def on_next(self, ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
+        """Forward through the user's own labels, then on to the item they hold or new work."""
+        return self.step(ctx, request, current, "next")
+
+    def on_skip(self, ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
+        """The item back to the pool for others; it comes back to this user after the rest."""
+        return self.step(ctx, request, current, "skip")
+
+    def on_jump(self, ctx: AppContext, ref: Any, current: Any, request: gr.Request) -> dict[str, Any]:
+        """An item by its id or its number in the dataset (a box and Go, or an index slider)."""
+        return self.step(ctx, request, current, "jump", ref)
+
     # --- saving -----------------------------------------------------------------------------------
 
     def submit(

@@ -31,12 +31,7 @@ __all__ = [
     "build",
     "on_all_correct",
     "on_choose",
-    "on_dataset_change",
-    "on_jump",
-    "on_next",
-    "on_previous",
     "on_save",
-    "on_skip",
     "on_statistics",
     "on_tab_open",
 ]
@@ -141,12 +136,6 @@ def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.
     return KIT.on_tab(ctx, KIT.user(ctx, request), dataset, current, {})
 
 
-def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Another dataset: its next item for this annotator (the one already shown stays); remembered for
-    this annotator, so a reload or another tab opens it again."""
-    return KIT.on_dataset(ctx, KIT.user(ctx, request), dataset, current)
-
-
 def on_choose(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> dict[str, Any]:
     """A click on a step (or a key): kept as this user's draft on the server until it is saved."""
     user, current = KIT.user(ctx, request), Current.of(state)
@@ -207,26 +196,6 @@ def on_save(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> di
     following = f"item {escape_text(shown.item.external_id)}" if shown else "nothing left for you here"
     message = f"✓ {saved}: **{step_list.label_title(label)}**. Next item: {following}."
     return KIT.show(ctx, user, dataset, shown, message)
-
-
-def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Give the item back to the pool for others; it comes back to this annotator last."""
-    return KIT.step(ctx, request, current, "skip")
-
-
-def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Back through the annotator's own labels, newest first."""
-    return KIT.step(ctx, request, current, "previous")
-
-
-def on_next(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Forward through the annotator's own labels, then on to the item they hold or a new one."""
-    return KIT.step(ctx, request, current, "next")
-
-
-def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Open an item by its id or its number in the dataset."""
-    return KIT.step(ctx, request, current, "jump", ref)
 
 
 def build(ctx: AppContext, tab: gr.Tab) -> None:
@@ -298,16 +267,16 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     private = quick_events()
     heavy = {"api_visibility": "private", "show_progress": "minimal"}
     opened(shown.bind(on_tab_open, ctx), [dataset, current], [dataset, *item], **private)
-    dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
+    dataset.input(item.bind(KIT.on_dataset_change, ctx), [dataset, current], list(item), **private)
     choice.input(
         item.bind(on_choose, ctx), [choice, current], [chosen], trigger_mode="always_last", **private
     )
     all_correct.click(item.bind(on_all_correct, ctx), [current], [choice, chosen], **private)
     save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
-    skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
-    previous.click(item.bind(on_previous, ctx), [current], list(item), **private)
-    following.click(item.bind(on_next, ctx), [current], list(item), **private)
+    skip.click(item.bind(KIT.on_skip, ctx), [current], list(item), **private)
+    previous.click(item.bind(KIT.on_previous, ctx), [current], list(item), **private)
+    following.click(item.bind(KIT.on_next, ctx), [current], list(item), **private)
     for event in (jump.submit, go.click):
-        event(shown.bind(on_jump, ctx), [jump, current], [*item, jump], **private)
+        event(shown.bind(KIT.on_jump, ctx), [jump, current], [*item, jump], **private)
     for event in (stats.expand, refresh.click):
         event(stats_out.bind(on_statistics, ctx), [dataset], list(stats_out), **heavy)

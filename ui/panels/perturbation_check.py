@@ -30,13 +30,8 @@ from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
 
 __all__ = [
     "build",
-    "on_dataset_change",
     "on_history",
-    "on_jump",
-    "on_next",
-    "on_previous",
     "on_save",
-    "on_skip",
     "on_tab_open",
 ]
 
@@ -128,10 +123,6 @@ def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.
     return KIT.on_tab(ctx, user, dataset, current, {"admin_box": gr.Accordion(visible=user.is_admin)})
 
 
-def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    return KIT.on_dataset(ctx, KIT.user(ctx, request), dataset, current)
-
-
 def on_save(ctx: AppContext, ticked: Any, state: Any, request: gr.Request) -> dict[str, Any]:
     """Store the verdicts (ticked items hold, the rest fail) and show the next variant."""
     user, current = KIT.user(ctx, request), Current.of(state)
@@ -154,25 +145,6 @@ def on_save(ctx: AppContext, ticked: Any, state: Any, request: gr.Request) -> di
     if shown is None:
         message += " " + annotate.why_nothing_left(ctx.store, user, dataset)
     return KIT.show(ctx, user, dataset, shown, message)
-
-
-def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    return KIT.step(ctx, request, current, "skip")
-
-
-def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Back through the checker's own checks, newest first."""
-    return KIT.step(ctx, request, current, "previous")
-
-
-def on_next(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Forward through the checker's own checks, then on to new work."""
-    return KIT.step(ctx, request, current, "next")
-
-
-def on_jump(ctx: AppContext, ref: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Open a unit by its id or its number in the dataset."""
-    return KIT.step(ctx, request, current, "jump", ref)
 
 
 def on_history(ctx: AppContext, dataset: str | None, current: Any, request: gr.Request) -> dict[str, Any]:
@@ -275,13 +247,13 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     opened = Outputs(dataset=dataset, admin_box=admin_box, **item.components)
     private = quick_events()
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
-    dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
+    dataset.input(item.bind(KIT.on_dataset_change, ctx), [dataset, current], list(item), **private)
     save.click(item.bind(on_save, ctx), [checklist, current], list(item), **private)
-    skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
-    previous.click(item.bind(on_previous, ctx), [current], list(item), **private)
-    following.click(item.bind(on_next, ctx), [current], list(item), **private)
+    skip.click(item.bind(KIT.on_skip, ctx), [current], list(item), **private)
+    previous.click(item.bind(KIT.on_previous, ctx), [current], list(item), **private)
+    following.click(item.bind(KIT.on_next, ctx), [current], list(item), **private)
     jumped = Outputs(jump=jump, **item.components)
-    go.click(jumped.bind(on_jump, ctx), [jump, current], list(jumped), **private)
-    jump.submit(jumped.bind(on_jump, ctx), [jump, current], list(jumped), **private)
+    go.click(jumped.bind(KIT.on_jump, ctx), [jump, current], list(jumped), **private)
+    jump.submit(jumped.bind(KIT.on_jump, ctx), [jump, current], list(jumped), **private)
     history = Outputs(warnings=warnings, variants=variants)
     show.click(history.bind(on_history, ctx), [dataset, current], list(history), api_visibility="private")

@@ -43,17 +43,12 @@ from ui.render import LATEX_DELIMITERS, escape_text
 
 __all__ = [
     "build",
-    "on_dataset_change",
     "on_decide",
     "on_delete_step",
     "on_draft",
     "on_insert_step",
-    "on_jump",
     "on_move_step",
-    "on_next",
-    "on_previous",
     "on_select_step",
-    "on_skip",
     "on_steps_from_text",
     "on_tab_open",
     "on_text_open",
@@ -185,10 +180,6 @@ def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.
     return KIT.on_tab(ctx, user, dataset, current, reviewers)
 
 
-def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    return KIT.on_dataset(ctx, KIT.user(ctx, request), dataset, current)
-
-
 def payload_of(verdict: str, table: Any, criteria: Any, reason: str) -> dict[str, Any]:
     """The label from the panel's controls; "save" means accept when all four criteria hold."""
     held = set(criteria or [])
@@ -230,25 +221,6 @@ def on_decide(
         title = f"**Item {escape_text(current.external_id)}, just saved**"
         result["lineage"] = f"{title}\n\n{saved}\n\n**This item**\n\n{result['lineage']}"
     return result
-
-
-def on_previous(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Back through the annotator's own labels, newest first."""
-    return KIT.step(ctx, request, current, "previous")
-
-
-def on_next(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    """Forward through the annotator's own labels, then the item they hold or a new one."""
-    return KIT.step(ctx, request, current, "next")
-
-
-def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    return KIT.step(ctx, request, current, "skip")
-
-
-def on_jump(ctx: AppContext, ref: Any, current: Any, request: gr.Request) -> dict[str, Any]:
-    """The index box, Jump and the index slider: an item by its 1-based index or its id."""
-    return KIT.step(ctx, request, current, "jump", ref)
 
 
 def build(ctx: AppContext, tab: gr.Tab) -> None:
@@ -327,17 +299,17 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     private = quick_events()
     opened = Outputs(dataset=dataset, disputes_box=disputes_box, **item.components)
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
-    dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
+    dataset.input(item.bind(KIT.on_dataset_change, ctx), [dataset, current], list(item), **private)
     for button, word in ((accept, "accept"), (reject, "reject")):
         verdict = gr.State(word)
         button.click(
             item.bind(on_decide, ctx), [verdict, table, criteria, reason, current], list(item), **private
         )
-    previous.click(item.bind(on_previous, ctx), [current], list(item), **private)
-    following.click(item.bind(on_next, ctx), [current], list(item), **private)
-    skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
+    previous.click(item.bind(KIT.on_previous, ctx), [current], list(item), **private)
+    following.click(item.bind(KIT.on_next, ctx), [current], list(item), **private)
+    skip.click(item.bind(KIT.on_skip, ctx), [current], list(item), **private)
     for event, source in ((jump.submit, jump), (go.click, jump), (slider.release, slider)):
-        event(shown.bind(on_jump, ctx), [source, current], [*item, jump], **private)
+        event(shown.bind(KIT.on_jump, ctx), [source, current], [*item, jump], **private)
     table.select(editing.bind(on_select_step, ctx), [table], list(editing), **private)
     # Unsaved work is kept on the server: typed cells, marks, criteria, the reason, and each step tool.
     keeping = Outputs()

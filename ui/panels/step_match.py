@@ -32,11 +32,9 @@ from ui.render import LATEX_DELIMITERS, escape_text, safe_markdown
 __all__ = [
     "build",
     "on_choose",
-    "on_dataset_change",
     "on_report",
     "on_report_file",
     "on_save",
-    "on_skip",
     "on_tab_open",
 ]
 
@@ -104,10 +102,6 @@ def on_tab_open(ctx: AppContext, dataset: str | None, current: Any, request: gr.
     return KIT.on_tab(ctx, user, dataset, current, {"report_box": gr.Accordion(visible=user.can_see_labels)})
 
 
-def on_dataset_change(ctx: AppContext, dataset: str, current: Any, request: gr.Request) -> dict[str, Any]:
-    return KIT.on_dataset(ctx, KIT.user(ctx, request), dataset, current)
-
-
 def on_choose(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> dict[str, Any]:
     """A click or key: kept as this user's draft on the server until it is saved. It answers nothing:
     with m then s typed at once, a late reply would overwrite the next pair's "saved" line."""
@@ -133,10 +127,6 @@ def on_save(ctx: AppContext, choice: Any, state: Any, request: gr.Request) -> di
         return KIT.status(f"Not saved: {exc}", warn=True)
     saved = "Already saved" if receipt.duplicate else "Saved"
     return KIT.show(ctx, user, dataset, shown, f"✓ {saved}: **{TITLES[choice]}**.")
-
-
-def on_skip(ctx: AppContext, current: Any, request: gr.Request) -> dict[str, Any]:
-    return KIT.step(ctx, request, current, "skip")
 
 
 def _readable(table: pd.DataFrame) -> pd.DataFrame:
@@ -287,10 +277,10 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     )
     private = quick_events()
     tab.select(opened.bind(on_tab_open, ctx), [dataset, current], list(opened), **private)
-    dataset.input(item.bind(on_dataset_change, ctx), [dataset, current], list(item), **private)
+    dataset.input(item.bind(KIT.on_dataset_change, ctx), [dataset, current], list(item), **private)
     choice.input(Outputs().bind(on_choose, ctx), [choice, current], [], trigger_mode="always_last", **private)
     save.click(item.bind(on_save, ctx), [choice, current], list(item), **private)
-    skip.click(item.bind(on_skip, ctx), [current], list(item), **private)
+    skip.click(item.bind(KIT.on_skip, ctx), [current], list(item), **private)
     refresh.click(report.bind(on_report, ctx), [dataset], list(report), api_visibility="private")
     filed = Outputs(report_note=report_note, report_file=report_file)
     download.click(

@@ -35,7 +35,6 @@ __all__ = [
     "build",
     "next_after_save",
     "on_choice",
-    "on_dataset_change",
     "on_jump",
     "on_next",
     "on_previous",
@@ -64,14 +63,6 @@ def on_tab_open(ctx: AppContext, dataset_name: str | None, work: Any, request: g
         "disputes": gr.update(visible=user.can_see_labels),
     }
     return KIT.on_tab(ctx, user, dataset_name, work, extra)
-
-
-def on_dataset_change(
-    ctx: AppContext, dataset_name: str | None, work: Any, request: gr.Request
-) -> dict[str, Any]:
-    """Another dataset chosen: its next sample, and remembered for this annotator (for the next reload);
-    unsaved choices on the sample left stay as a draft."""
-    return KIT.on_dataset(ctx, KIT.user(ctx, request), dataset_name, work)
 
 
 def _leaving(ctx: AppContext, work: Current, shown: tuple, verb: str, name: str | None = None) -> Dataset:
@@ -285,7 +276,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
     saving = Outputs(saved=c["saved"], **sample.components)
     private = quick_events()
     tab.select(opening.bind(on_tab_open, ctx), [dataset, work], list(opening), **private)
-    dataset.select(sample.bind(on_dataset_change, ctx), [dataset, work], view_outputs, **private)
+    dataset.select(sample.bind(KIT.on_dataset_change, ctx), [dataset, work], view_outputs, **private)
     shown = [c[name] for name in ("original", "modification", "difficulty", "note", *FEATURES)]
     c["previous"].click(sample.bind(on_previous, ctx), [work, *shown], view_outputs, **private)
     c["next"].click(sample.bind(on_next, ctx), [work, *shown], view_outputs, **private)
