@@ -17,6 +17,8 @@ from typing import Any, Protocol
 import orjson
 import pandas as pd
 
+from importers.records import VERSION_LISTS, VERSION_VALUES
+
 __all__ = [
     "crystal_record",
     "prmbench_record",
@@ -221,17 +223,8 @@ ITEM_HEAD = (
     "external_id",
     "version",
     "version_reason",
-    "question",
-    "reference_answer",
-    "reference_solution",
-    "error_type",
-    "rationale",
-    "source",
-    "final_answer_correct",
-    "earliest_error",
-    "error_steps",
-    "modified_steps",
-    "options",
+    *VERSION_VALUES,
+    *VERSION_LISTS,
 )
 ITEM_TAIL = ("status", "decision", "target", "settled_at")
 ITEM_OBJECTS = {"head": ITEM_HEAD, "tail": ITEM_TAIL}  # what the store hands as JSON (ItemsJson)

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from exports.errors import ExportError
+from importers.records import VERSION_LISTS, VERSION_VALUES
 
 __all__ = ["FORMAT_VERSION", "IMAGE_MODES", "BundleExport", "write_stepgate"]
 
 FORMAT_VERSION = 1
 IMAGE_MODES = ("embedded", "paths")
-_JSON_FIELDS = ("error_steps", "modified_steps", "options", "meta")
+_JSON_FIELDS = (*VERSION_LISTS, "meta")
 
 
 @dataclass(frozen=True)
@@ -51,23 +52,7 @@ def _parsed(value: Any, default: Any) -> Any:
 
 
 def _version(row: dict[str, Any]) -> dict[str, Any]:
-    out = {
-        key: row[key]
-        for key in (
-            "version",
-            "parent_version",
-            "reason",
-            "created_at",
-            "question",
-            "reference_answer",
-            "reference_solution",
-            "error_type",
-            "rationale",
-            "source",
-            "final_answer_correct",
-            "earliest_error",
-        )
-    }
+    out = {key: row[key] for key in ("version", "parent_version", "reason", "created_at", *VERSION_VALUES)}
     for key in _JSON_FIELDS:
         out[key] = _parsed(row[key], {} if key == "meta" else [])
     out["steps"] = {role: list(texts) for role, texts in (row["steps"] or {}).items()}

@@ -10,7 +10,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["GOLD_SOURCES", "ImageData", "ImportProblem", "ItemRecord", "ParseResult"]
+__all__ = [
+    "GOLD_SOURCES",
+    "VERSION_LISTS",
+    "VERSION_VALUES",
+    "ImageData",
+    "ImportProblem",
+    "ItemRecord",
+    "ParseResult",
+]
+
+# What an item version holds beside its steps, images and meta, in the order the store's columns and the
+# exports list it: the plain values, then the lists (stored as JSON). ItemRecord holds each of them.
+VERSION_VALUES = (
+    "question",
+    "reference_answer",
+    "reference_solution",
+    "error_type",
+    "rationale",
+    "source",
+    "final_answer_correct",
+    "earliest_error",
+)
+VERSION_LISTS = ("error_steps", "modified_steps", "options")
 
 # How an item became gold: what the gold table records and a stepgate bundle may carry.
 GOLD_SOURCES = ("adjudicated", "consensus", "study", "import", "manual")

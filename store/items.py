@@ -16,6 +16,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from importers.records import VERSION_LISTS, VERSION_VALUES
 from store.cache import MISS
 from store.images import image_files, image_path
 
@@ -48,17 +49,8 @@ VERSION_COLUMNS = [
     "parent_id",
     "reason",
     "content_hash",
-    "question",
-    "reference_answer",
-    "reference_solution",
-    "error_type",
-    "rationale",
-    "source",
-    "final_answer_correct",
-    "earliest_error",
-    "error_steps",
-    "modified_steps",
-    "options",
+    *VERSION_VALUES,
+    *VERSION_LISTS,
     "meta",
 ]
 

@@ -681,3 +681,14 @@ def test_a_folder_given_as_the_file_is_a_whole_file_error(tmp_path):
     folder.mkdir()
     with pytest.raises(ImportFormatError, match=r"not-a-file\.jsonl"):
         parse_file(folder)
+
+
+def test_every_field_of_a_record_is_stored_and_exported_or_named_as_kept_apart() -> None:
+    """A field added to ItemRecord is in the version's columns and the exports' (VERSION_VALUES,
+    VERSION_LISTS), or one of the parts stored apart; never silently left out of both."""
+    from dataclasses import fields
+
+    from importers.records import VERSION_LISTS, VERSION_VALUES, ItemRecord
+
+    apart = {"external_id", "steps", "images", "meta", "line"}
+    assert {f.name for f in fields(ItemRecord)} == {*VERSION_VALUES, *VERSION_LISTS, *apart}
