@@ -339,11 +339,25 @@ def _label_in(tx: Tx, attempt: _Attempt) -> tuple[Receipt, int | None]:
         item,
         annotator,
         [*rows, stored],
-        first_label=all(r.annotator_id != annotator.id or r.task == annotation_log.RULING for r in rows),
+        first_label=_first_on_item(tx, item, annotator.id, rows),
         now=now,
         locked=locked,
     )
     return Receipt(stored.id, False), None
+
+
+def _first_on_item(
+    tx: Tx, item: ItemView, annotator_id: int, rows: list[annotation_log.StoredAnnotation]
+) -> bool:
+    """The annotator's first label on the item at any version (rows: this version's): what their progress
+    counts, once an item (Scheduler.labelled_by); another version's labels are looked for only where the
+    item has had one. A new version made after their label (a failed check's variant, a regeneration)
+    is not a new item of theirs, and a recount from the log says the same."""
+    if any(r.annotator_id == annotator_id and r.task != annotation_log.RULING for r in rows):
+        return False
+    return item.version == 1 or not annotation_log.labelled_another_version(
+        tx, item.item_id, annotator_id, item.version_id
+    )
 
 
 def _changed_since_opened(item: ItemView) -> Conflict:

@@ -28,6 +28,7 @@ __all__ = [
     "first_labels",
     "insert_annotation",
     "item_annotations",
+    "labelled_another_version",
     "labels_for_item",
     "latest_per_annotator",
     "my_history",
@@ -126,6 +127,16 @@ def item_annotations(db: Store | Tx, item_id: int, version_id: int) -> list[Stor
         f"SELECT {_COLUMNS} FROM annotations WHERE item_id = ? AND version_id = ?", [item_id, version_id]
     )
     return [_row(r) for r in sorted(rows)]
+
+
+def labelled_another_version(db: Store | Tx, item_id: int, annotator_id: int, version_id: int) -> bool:
+    """The annotator has a label (a ruling aside) on another version of the item."""
+    found = db.fetchone(
+        "SELECT 1 FROM annotations WHERE item_id = ? AND annotator_id = ? AND version_id <> ? AND task <> ? "
+        "LIMIT 1",
+        [item_id, annotator_id, version_id, RULING],
+    )
+    return found is not None
 
 
 def latest_per_annotator(rows: list[StoredAnnotation]) -> list[StoredAnnotation]:

@@ -73,12 +73,15 @@ def test_a_failed_check_comes_back_with_a_new_variant(browser: Browser, app: Ser
     expect(page.locator("#pc-header")).to_contain_text("mv-geometry-1:image")
     expect(page.locator("#pc-perturbed-image img")).to_be_visible()
     assert page.locator("#pc-perturbed-image img").get_attribute("src") != first_variant
-    page.locator("#pc-made").click()  # keyboard only from here: 1 and 2 tick I1 and I2, s saves
+    # keyboard only from here, as the panel's key line says: 1 and 2 tick I1 and I2, s saves
+    expect(page.locator("#pc-keys")).to_contain_text("1 2 … tick or untick the checklist")
+    page.locator("#pc-made").click()
     page.keyboard.press("1")
     page.keyboard.press("2")
     expect(page.locator("#pc-checklist input[type=checkbox]").nth(1)).to_be_checked()
     page.keyboard.press("s")
     expect(page.locator("#pc-status")).to_contain_text("the variant passed")
+    expect(page.locator("#pc-progress")).to_contain_text("You checked 1 of 1")  # one unit, two variants
     screenshot(page, "perturbation-check-passed")
     page.keyboard.press("p")  # back to the check just saved, then by number with g
     expect(page.locator("#pc-header")).to_contain_text("you checked it: pass")

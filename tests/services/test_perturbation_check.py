@@ -15,6 +15,7 @@ from PIL import Image
 from services import annotate, generator_settings, jobs, perturbation
 from services.access import OPERATOR
 from services.errors import InvalidInput, NotAllowed, ServiceError
+from services.leasing import leases_of
 from store import Store, datasets, items, state, users
 from store import jobs as queue
 from tasks import spec_for
@@ -255,3 +256,23 @@ def test_without_a_generator_text_variants_wait_spending_no_attempt_then_run(dem
     assert [r["status"] for r in rows] == [jobs.WAITING_FOR_GENERATOR] * 2
     generator_settings.configure(demo_store, OPERATOR, {"backend": "command", "command": FAKE})
     assert jobs.run_pending(demo_store).done == 2
+
+
+def test_a_checker_counts_a_unit_once_whatever_its_variants(demo_store: Store) -> None:
+    """The checker's own count (their progress line) is units checked, in memory as recounted from the log:
+    a variant made after their failed check is not a second unit when they check it ("You checked 2 of 1
+    variants" before), and the count stays when the pools are read again."""
+    perturbation.create_check_dataset(
+        demo_store, OPERATOR, "mathvista-quality-gate", "img-count", "image", limit=1
+    )
+    jobs.run_pending(demo_store)
+    ds = annotate.dataset_for(demo_store, "img-count")
+    cleo = users.add_user(demo_store, "cleo", "annotator")
+    first = _check(demo_store, "cleo", "img-count", "image", passes=False)
+    assert annotate.progress(demo_store, cleo, ds) == {"total": 1, "mine": 1}
+    jobs.run_pending(demo_store)  # the next variant of the same unit
+    second = _check(demo_store, "cleo", "img-count", "image", passes=True)
+    assert second.item_id == first.item_id and second.version > first.version
+    assert annotate.progress(demo_store, cleo, ds) == {"total": 1, "mine": 1}
+    leases_of(demo_store).invalidate()
+    assert annotate.progress(demo_store, cleo, ds) == {"total": 1, "mine": 1}

@@ -23,6 +23,7 @@ from tasks.perturbation_check import CHECKLISTS, perturbation_of
 from ui.auth import require_admin
 from ui.context import AppContext
 from ui.kit.annotation import AnnotationKit, Current, progress_line, quick_events
+from ui.kit.keymap import keys_line
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
@@ -56,6 +57,9 @@ def _how_made(record: dict[str, Any]) -> str:
         shown = ", ".join(f"{k} {v}" for k, v in (params[0] if params else {}).items() if k != "size")
         line += f" · operation: **{escape_text(str(record.get('operation')))}** ({escape_text(shown)})"
     return line
+
+
+SHORTCUTS = "**Keys** (**?** shows them all): " + keys_line("Perturbation check")
 
 
 def _checklist(kind: str | None) -> list[tuple[str, str]]:
@@ -225,6 +229,7 @@ def build(ctx: AppContext, tab: gr.Tab) -> None:
             go = gr.Button("Go", size="sm", min_width=60, elem_id="pc-go")
         status = gr.Markdown(elem_id="pc-status")
         progress = gr.Markdown(elem_id="pc-progress")
+        gr.Markdown(SHORTCUTS, elem_id="pc-keys")
         with gr.Accordion(
             "Variants and warnings (admins)", open=False, visible=False, elem_id="pc-admin"
         ) as admin_box:
