@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from itertools import filterfalse
 from typing import TYPE_CHECKING, Any, Protocol
 
+from store.annotations import RULING
 from store.cache import MISS
 from store.compact import load_open_targets, seeded_order
 from store.datasets import get_dataset
@@ -299,15 +300,16 @@ class Scheduler:
 
     def labelled_by(self, db: Store | Tx, dataset_id: int, annotator_id: int) -> int:
         """How many items of the dataset this annotator has labelled, at any version: a count over current
-        versions would drop when another annotator's verdict makes a new version (a blind leak)."""
+        versions would drop when another annotator's verdict makes a new version (a blind leak). A ruling
+        is not a label (services.annotate counts a first label on an item the same way)."""
         with self.lock:
             pool = self.pool(db, dataset_id)
             if annotator_id not in pool.mine:
                 pool.mine[annotator_id] = int(
                     db.scalar(
                         "SELECT count(DISTINCT a.item_id) FROM annotations a "
-                        "WHERE a.dataset_id = ? AND a.annotator_id = ?",
-                        [dataset_id, annotator_id],
+                        "WHERE a.dataset_id = ? AND a.annotator_id = ? AND a.task <> ?",
+                        [dataset_id, annotator_id, RULING],
                     )
                 ) + int(  # and their study items (each counts once per study)
                     db.scalar(

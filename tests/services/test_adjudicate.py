@@ -11,6 +11,7 @@ from importers.records import ItemRecord
 from services import adjudicate, annotate
 from services.errors import Conflict, NotAllowed
 from services.exports import export
+from services.leasing import leases_of
 from store import Store, datasets, users
 from store.annotations import annotations_frame
 from store.bulk import write_records
@@ -92,3 +93,8 @@ def test_annotators_cannot_rule_and_qc_never_counts_a_ruling_as_a_label(
     written = export(store, "log-jsonl", tmp_path / "log.jsonl")  # the raw log keeps the ruling
     rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert written.rows == 3 and any(r.get("annotator") == "judge" for r in rows)
+    # nor does the judge's own count: the same in memory and recounted from the log
+    judge, dataset = users.get_user(store, "judge"), annotate.dataset_for(store, "pair")
+    assert annotate.progress(store, judge, dataset)["mine"] == 0
+    leases_of(store).invalidate()
+    assert annotate.progress(store, judge, dataset)["mine"] == 0
