@@ -1,8 +1,9 @@
 """One keymap for every annotation panel, shown in one help overlay (press ?).
 
-The moves are the same keys in every panel; each panel adds only its own choices. The panels' key
-lines and the overlay are rendered from this table, so what the overlay says is what the keys do
-(ui/js/*.js implement them; the browser tests press every key listed here).
+The moves are the same keys in every panel that offers them (PANEL_MOVES names one that offers fewer);
+each panel adds only its own choices. The panels' key lines and the overlay are rendered from these
+tables, so what the overlay says is what the keys do (ui/js/*.js implement them, on ui/js/keys.js; the
+browser tests press every key listed here).
 """
 
 from __future__ import annotations
