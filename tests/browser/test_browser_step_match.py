@@ -71,6 +71,10 @@ def test_an_annotator_labels_blind_and_a_reviewer_sees_the_report(
     page.on("response", keep)
     open_study(page)
     expect(page.locator("#sm-report")).to_be_hidden()
+    first = page.locator("#sm-header").inner_text()
+    page.keyboard.press("x")  # skipped: the pair comes back after the rest
+    expect(page.locator("#sm-status")).to_contain_text("Skipped")
+    expect(page.locator("#sm-header")).not_to_have_text(first)
     for n in range(6):
         header = page.locator("#sm-header").inner_text()
         expect(page.locator("#sm-predicted")).not_to_be_empty()
