@@ -17,6 +17,7 @@ __all__ = [
     "PANEL_MOVES",
     "help_html",
     "keys_line",
+    "keys_reminder",
     "moves_of",
 ]
 
@@ -78,6 +79,11 @@ def keys_line(panel: str) -> str:
     """The one-line reminder under a panel: its choices, then its moves."""
     keys = [*PANEL_KEYS.get(panel, []), *moves_of(panel)]
     return " · ".join(f"**{html.escape(k)}** {html.escape(what.split(':')[0])}" for k, what in keys)
+
+
+def keys_reminder(panel: str) -> str:
+    """The key line a panel shows under its controls, as most panels word it."""
+    return "**Keys** (**?** shows them all): " + keys_line(panel)
 
 
 def _table(rows: list[tuple[str, str]]) -> str:

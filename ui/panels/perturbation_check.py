@@ -23,7 +23,7 @@ from tasks.perturbation_check import CHECKLISTS, perturbation_of
 from ui.auth import require_admin
 from ui.context import AppContext
 from ui.kit.annotation import AnnotationKit, Current, progress_line, quick_events
-from ui.kit.keymap import keys_line
+from ui.kit.keymap import keys_reminder
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
@@ -59,7 +59,7 @@ def _how_made(record: dict[str, Any]) -> str:
     return line
 
 
-SHORTCUTS = "**Keys** (**?** shows them all): " + keys_line("Perturbation check")
+SHORTCUTS = keys_reminder("Perturbation check")
 
 
 def _checklist(kind: str | None) -> list[tuple[str, str]]:

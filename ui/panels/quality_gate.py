@@ -22,7 +22,7 @@ from tasks import QUALITY_GATE
 from tasks.quality_gate import CRITERIA, STEP_ROLE
 from ui.context import AppContext
 from ui.kit.annotation import AnnotationKit, Current, quick_events
-from ui.kit.keymap import keys_line
+from ui.kit.keymap import keys_reminder
 from ui.kit.messages import said
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 NO_DATASET = "No quality-gate dataset yet: an admin imports one (a CRYSTAL file) in the Data tab."
-SHORTCUTS = "**Keys** (**?** shows them all): " + keys_line("Quality gate")
+SHORTCUTS = keys_reminder("Quality gate")
 CRITERION_CHOICES = [(f"{k.upper()} {c.name}: {c.asks}", k) for k, c in CRITERIA.items()]
 
 

@@ -23,7 +23,7 @@ from tasks import STEP_MATCH
 from ui.context import AppContext
 from ui.kit.annotation import AnnotationKit, Current, progress_line, quick_events
 from ui.kit.downloads import export_folder, offer_export
-from ui.kit.keymap import keys_line
+from ui.kit.keymap import keys_reminder
 from ui.kit.messages import refusal
 from ui.kit.outputs import Outputs
 from ui.kit.table import Table
@@ -40,7 +40,7 @@ __all__ = [
 
 CHOICES = [("Match (m)", "match"), ("No match (n)", "no_match")]
 TITLES = dict((value, title.split(" (")[0]) for title, value in CHOICES)
-SHORTCUTS = "**Keys** (**?** shows them all): " + keys_line("Step-match study")
+SHORTCUTS = keys_reminder("Step-match study")
 NO_DATASET = "No step-match study yet: an admin samples one in the Data tab (Step-match study)."
 ITEM = ("header", "question", "predicted", "reference", "choice", "status", "progress", "current")
 REPORT = ("report_note", "table", "sampling", "models", "humans", "calibration", "disagreements")
