@@ -100,13 +100,16 @@ def claim_session_hash(store: Store, session_hash: str, name: str, now: float) -
     """Bind a Gradio session_hash to a user on its first use, on any replica; returns its owner."""
     owner = store.scalar("SELECT name FROM gradio_sessions WHERE session_hash = ?", [session_hash])
     if owner is None:
-        # The primary key decides between two replicas binding one hash at once: one row wins.
-        store.execute(
-            "INSERT INTO gradio_sessions (session_hash, name, claimed_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (session_hash) DO NOTHING",
-            [session_hash, name, now],
-        )
-        owner = store.scalar("SELECT name FROM gradio_sessions WHERE session_hash = ?", [session_hash])
+        # A page's first events arrive together, each binding the same new hash. As a write transaction they
+        # take turns: DuckDB refuses an insert of a key another transaction has in flight, ON CONFLICT or not
+        # (the page's load then answered 500). Between replicas the primary key decides: one row wins.
+        with store.writing() as tx:
+            tx.execute(
+                "INSERT INTO gradio_sessions (session_hash, name, claimed_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (session_hash) DO NOTHING",
+                [session_hash, name, now],
+            )
+            owner = tx.scalar("SELECT name FROM gradio_sessions WHERE session_hash = ?", [session_hash])
     return str(owner)
 
 
